@@ -1,0 +1,49 @@
+# hivewire developer tasks. The README's two commands are `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYTEST_ARGS ?=
+
+.PHONY: help install demo test unit integration lint thrift thrift-check bench clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+install: $(BIN)/python  ## create .venv and install hivewire with its test dependencies
+	$(BIN)/python -m pip install -q -e '.[test]'
+
+demo: $(BIN)/python  ## install hivewire and run the embedded demo (local metastore + shim + listener)
+	./dev/prereqs.sh
+	$(BIN)/python -m pip install -q -e '.[spark]'
+	$(BIN)/hivewire demo
+
+test: install  ## install and run the whole test suite (unit + integration against real services)
+	./dev/prereqs.sh --with-thrift
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+unit: install  ## only the fast unit tests
+	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
+
+integration: install  ## only the integration tests (real HMS, ZooKeeper, Kafka mock, Spark)
+	./dev/prereqs.sh
+	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
+
+lint:  ## ruff and mypy
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+thrift:  ## regenerate thrift/hivewire_thrift from idl/ with Debian's thrift-compiler
+	$(BIN)/python idl/generate.py
+
+thrift-check:  ## fail if thrift/hivewire_thrift differs from what idl/ generates
+	$(BIN)/python idl/generate.py --check
+
+bench:  ## run every benchmark in bench/ and print the ratios
+	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

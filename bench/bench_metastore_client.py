@@ -1,0 +1,57 @@
+"""get_table calls per second: hivewire.MetastoreClient vs hmsclient, same server, same run.
+
+Usage: python bench/bench_metastore_client.py [--uri thrift://host:port] [--calls 2000]
+Without --uri a local Hive Metastore is started from pyspark's jars.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import interleaved, report
+from hmsclient import hmsclient
+
+import hivewire as hw
+from hivewire.local import LocalMetastore
+from hivewire.testing import make_database, make_table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--uri")
+    parser.add_argument("--calls", type=int, default=2000)
+    args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        uri = args.uri or stack.enter_context(LocalMetastore()).uri
+        ours = stack.enter_context(hw.MetastoreClient(uri))
+        with contextlib.suppress(hw.AlreadyExistsError):
+            ours.create_database(make_database("bench"))
+        with contextlib.suppress(hw.AlreadyExistsError):
+            ours.create_table(make_table("bench", "t", columns={f"c{i}": "string" for i in range(20)},
+                                         partition_keys={"dt": "string"}))
+        host, port = uri.removeprefix("thrift://").split(":")
+        peer = stack.enter_context(hmsclient.HMSClient(host=host, port=int(port)))
+
+        def hivewire_get_table() -> int:
+            for _ in range(args.calls):
+                ours.get_table("bench", "t")
+            return args.calls
+
+        def hmsclient_get_table() -> int:
+            for _ in range(args.calls):
+                peer.get_table("bench", "t")
+            return args.calls
+
+        rates = interleaved({"hmsclient get_table": hmsclient_get_table,
+                             "hivewire MetastoreClient.get_table": hivewire_get_table})
+        report(f"get_table against {uri} (thrift C extension: {hw.metastore.ACCELERATED})", rates,
+               "calls", "hmsclient get_table")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""hivewire's exception hierarchy.
+
+Every error hivewire raises on purpose derives from :class:`HivewireError`, and its message says what
+went wrong and, where there is one, what to do about it. Thrift, socket and Kafka exceptions are
+wrapped, with the original kept as ``__cause__``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class HivewireError(Exception):
+    """Base class of every error hivewire raises on purpose."""
+
+
+class ConfigError(HivewireError, ValueError):
+    """Invalid configuration. The message names the offending key."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+
+
+class PrerequisiteError(HivewireError):
+    """Something hivewire needs on this machine is missing (Java, pyspark, a compiler)."""
+
+
+class DecodeError(HivewireError, ValueError):
+    """A wire message could not be decoded. ``reason`` says why, in a few words."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class DiscoveryError(HivewireError):
+    """No metastore could be found through ZooKeeper."""
+
+
+class MetastoreError(HivewireError):
+    """A metastore call failed. ``uri`` is the metastore, ``method`` the Thrift method."""
+
+    def __init__(self, message: str, *, uri: str | None = None, method: str | None = None) -> None:
+        super().__init__(message)
+        self.uri = uri
+        self.method = method
+
+
+class NoSuchObjectError(MetastoreError):
+    """The database, table, partition or function does not exist."""
+
+
+class AlreadyExistsError(MetastoreError):
+    """The object being created already exists."""
+
+
+class InvalidObjectError(MetastoreError):
+    """The metastore rejected the object as invalid."""
+
+
+class InvalidOperationError(MetastoreError):
+    """The metastore refused the operation (for example dropping a non-empty database)."""
+
+
+class UnsupportedMethodError(MetastoreError):
+    """The metastore does not know the Thrift method (older or newer Hive version)."""
+
+
+class MetastoreConnectionError(MetastoreError):
+    """No metastore could be reached, or the connection broke during a call.
+
+    ``tried`` lists ``(uri, reason)`` for every URI attempted.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tried: Sequence[tuple[str, str]] = (),
+        uri: str | None = None,
+        method: str | None = None,
+    ) -> None:
+        super().__init__(message, uri=uri, method=method)
+        self.tried = list(tried)

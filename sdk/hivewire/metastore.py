@@ -1,0 +1,458 @@
+"""``MetastoreClient``: the generated Hive Metastore Thrift client with failover, timeouts and portable calls.
+
+The generated ``ThriftHiveMetastore.Client`` knows every method of our IDL but nothing about failover,
+timeouts, which Hive version it talks to, or useful errors. :class:`MetastoreClient` adds those:
+
+* it takes several URIs (or a resolver such as ZooKeeper discovery) and connects to the first that
+  answers; a dead host costs one connect timeout; when all fail the error names every URI and reason;
+* the portable methods (:meth:`~MetastoreClient.get_table`, ...) use the request-object call that new
+  servers prefer and fall back to the legacy call once a server answers "Invalid method name" (learnt
+  once per connection, since failover may land on another Hive version);
+* every other generated method is available under its Thrift name, with Thrift exceptions turned into
+  :mod:`hivewire.errors` exceptions that name the metastore and the object;
+* reads are retried once on a broken connection (after reconnecting, possibly to another URI); writes are
+  not, because the first attempt may have been applied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import random
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from urllib.parse import urlsplit
+
+from thrift.protocol import TBinaryProtocol, TCompactProtocol
+from thrift.Thrift import TApplicationException, TException
+from thrift.transport import TSocket, TTransport
+
+from hivewire.errors import (
+    AlreadyExistsError,
+    ConfigError,
+    InvalidObjectError,
+    InvalidOperationError,
+    MetastoreConnectionError,
+    MetastoreError,
+    NoSuchObjectError,
+    UnsupportedMethodError,
+)
+from hivewire_thrift.hive_metastore import ThriftHiveMetastore
+from hivewire_thrift.hive_metastore import ttypes as hms
+
+__all__ = ["ACCELERATED", "MetastoreClient", "MetastoreClientPool", "UriResolver", "parse_uri", "parse_uris"]
+
+log = logging.getLogger(__name__)
+
+try:
+    from thrift.protocol import fastbinary  # noqa: F401
+
+    ACCELERATED = True
+    """True when thrift's C extension is importable, so (de)serialisation runs in C."""
+except ImportError:  # pragma: no cover - depends on how thrift was installed
+    ACCELERATED = False
+
+DEFAULT_PORT = 9083
+Transport = Literal["buffered", "framed"]
+ProtocolName = Literal["binary", "compact"]
+_T = TypeVar("_T")
+
+
+def parse_uri(uri: str) -> tuple[str, int]:
+    """``thrift://host:port``, ``host:port`` or ``host`` -> ``(host, port)``."""
+    text = uri.strip()
+    if not text:
+        raise ConfigError("metastore uri", "empty URI")
+    parts = urlsplit(text if "://" in text else f"thrift://{text}")
+    if parts.scheme != "thrift":
+        raise ConfigError("metastore uri", f"{uri!r} is not a thrift:// URI")
+    try:
+        port = parts.port or DEFAULT_PORT
+    except ValueError as e:
+        raise ConfigError("metastore uri", f"{uri!r} has an invalid port") from e
+    if not parts.hostname:
+        raise ConfigError("metastore uri", f"{uri!r} has no host")
+    return parts.hostname, port
+
+
+def parse_uris(uris: str | Sequence[str]) -> list[str]:
+    """Normalise a comma-separated string or a list of URIs to ``thrift://host:port`` strings."""
+    items = uris.split(",") if isinstance(uris, str) else list(uris)
+    out = []
+    for item in items:
+        if item.strip():
+            host, port = parse_uri(item)
+            out.append(f"thrift://{host}:{port}")
+    if not out:
+        raise ConfigError("metastore uris", "no metastore URI given")
+    return out
+
+
+@runtime_checkable
+class UriResolver(Protocol):
+    """Where a :class:`MetastoreClient` gets its URIs from (a fixed list, or ZooKeeper discovery)."""
+
+    def uris(self) -> list[str]:
+        """The URIs to try, in order."""
+        ...
+
+    def refresh(self) -> list[str]:
+        """Called when every URI from :meth:`uris` failed: re-read the source and return new URIs."""
+        ...
+
+
+class _StaticResolver:
+    def __init__(self, uris: list[str], shuffle: bool) -> None:
+        self._uris = uris
+        self._shuffle = shuffle
+
+    def uris(self) -> list[str]:
+        uris = list(self._uris)
+        if self._shuffle:
+            random.shuffle(uris)
+        return uris
+
+    def refresh(self) -> list[str]:
+        return []
+
+
+# Methods whose request-object form is preferred, and the legacy form to fall back to.
+_NO_RETRY_PREFIXES = ("create_", "drop_", "alter_", "add_", "append_", "rename_", "exchange_", "truncate_",
+                      "fire_", "set", "lock", "unlock", "grant_", "revoke_", "update_", "delete_", "cm_",
+                      "commit_", "abort_", "open_", "allocate_", "compact", "heartbeat", "partition_name_has")
+
+
+def _describe(args: tuple[Any, ...]) -> str:
+    """A short, readable rendering of call arguments for error messages."""
+    parts = []
+    for a in args:
+        if isinstance(a, str):
+            parts.append(a if len(a) <= 80 else a[:77] + "...")
+        elif isinstance(a, list):
+            parts.append(f"[{len(a)} items]" if len(a) > 3 else ", ".join(map(str, a)))
+        elif isinstance(a, bool) or a is None:
+            continue
+        elif hasattr(a, "dbName") and hasattr(a, "tableName"):
+            parts.append(f"{a.dbName}.{a.tableName}")
+        elif hasattr(a, "dbName") and hasattr(a, "tblName"):
+            parts.append(f"{a.dbName}.{a.tblName}")
+        elif hasattr(a, "name") and isinstance(getattr(a, "name", None), str):
+            parts.append(a.name)
+        else:
+            parts.append(type(a).__name__)
+    return ", ".join(parts)
+
+
+_ERROR_TYPES: dict[type, type[MetastoreError]] = {
+    hms.NoSuchObjectException: NoSuchObjectError,
+    hms.UnknownDBException: NoSuchObjectError,
+    hms.UnknownTableException: NoSuchObjectError,
+    hms.UnknownPartitionException: NoSuchObjectError,
+    hms.AlreadyExistsException: AlreadyExistsError,
+    hms.InvalidObjectException: InvalidObjectError,
+    hms.InvalidOperationException: InvalidOperationError,
+}
+
+
+class MetastoreClient:
+    """A connection to a Hive Metastore, with failover across URIs.
+
+    ``uris`` is ``"thrift://h1:9083,thrift://h2:9083"``, a list of such URIs, or a :class:`UriResolver`.
+    ``timeout`` bounds each call (seconds), ``connect_timeout`` each connection attempt. ``transport`` and
+    ``protocol`` must match the server's ``metastore.thrift.framed.transport.enabled`` and
+    ``...compact.protocol.enabled`` (the defaults match Hive's defaults). ``ugi`` (``"user:group1,group2"``
+    or ``(user, [groups])``) is sent with ``set_ugi`` after every connect, as Hive's Java client does.
+    ``selection="random"`` shuffles the URIs like Hive's default ``metastore.thrift.uri.selection``.
+
+    The connection opens lazily on the first call, or explicitly with :meth:`open` / ``with``.
+
+    Thread safety: an instance holds one connection and must be used by one thread at a time. Share a
+    :class:`MetastoreClientPool` between threads instead.
+    """
+
+    def __init__(
+        self,
+        uris: str | Sequence[str] | UriResolver,
+        *,
+        timeout: float = 60.0,
+        connect_timeout: float = 5.0,
+        transport: Transport = "buffered",
+        protocol: ProtocolName = "binary",
+        ugi: str | tuple[str, Sequence[str]] | None = None,
+        selection: Literal["sequential", "random"] = "sequential",
+    ) -> None:
+        self._resolver: UriResolver = (
+            uris if isinstance(uris, UriResolver)
+            else _StaticResolver(parse_uris(uris), shuffle=selection == "random")
+        )
+        if transport not in ("buffered", "framed"):
+            raise ConfigError("transport", f"{transport!r} is not 'buffered' or 'framed'")
+        if protocol not in ("binary", "compact"):
+            raise ConfigError("protocol", f"{protocol!r} is not 'binary' or 'compact'")
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.transport = transport
+        self.protocol = protocol
+        self.ugi = _parse_ugi(ugi)
+        self._trans: TTransport.TTransportBase | None = None
+        self._client: Any = None
+        self._uri: str | None = None
+        self._unsupported: set[str] = set()
+
+    # -- connection -----------------------------------------------------------------------------------
+    @property
+    def uri(self) -> str | None:
+        """The URI of the metastore this client is connected to, or None."""
+        return self._uri
+
+    @property
+    def is_open(self) -> bool:
+        return self._client is not None
+
+    @property
+    def unsupported_methods(self) -> frozenset[str]:
+        """Request-object methods the connected server lacks (learnt from "Invalid method name")."""
+        return frozenset(self._unsupported)
+
+    @property
+    def raw(self) -> Any:
+        """The generated ``ThriftHiveMetastore.Client`` (opens the connection); no error translation."""
+        self._ensure_open()
+        return self._client
+
+    def open(self) -> MetastoreClient:
+        """Connect to the first URI that answers. Raises :class:`MetastoreConnectionError` naming each URI."""
+        if self._client is not None:
+            return self
+        tried: list[tuple[str, str]] = []
+        candidates = self._resolver.uris()
+        for attempt in range(2):
+            for uri in candidates:
+                try:
+                    self._connect(uri)
+                    return self
+                except (TException, OSError) as e:
+                    tried.append((uri, _reason(e)))
+                    log.debug("metastore %s: connect failed: %s", uri, e)
+            if attempt == 0:
+                # Every known URI failed: let the resolver look again (ZooKeeper may know new ones).
+                candidates = self._resolver.refresh()
+                if not candidates:
+                    break
+        detail = "; ".join(f"{u}: {r}" for u, r in tried) or "no URI to try"
+        raise MetastoreConnectionError(f"could not connect to any metastore ({detail})", tried=tried)
+
+    def _connect(self, uri: str) -> None:
+        host, port = parse_uri(uri)
+        sock = TSocket.TSocket(host, port)
+        sock.setTimeout(int(self.connect_timeout * 1000))
+        trans: TTransport.TTransportBase = (
+            TTransport.TFramedTransport(sock) if self.transport == "framed" else TTransport.TBufferedTransport(sock)
+        )
+        trans.open()
+        sock.setTimeout(int(self.timeout * 1000))
+        proto = (
+            TCompactProtocol.TCompactProtocolAccelerated(trans)
+            if self.protocol == "compact"
+            else TBinaryProtocol.TBinaryProtocolAccelerated(trans)
+        )
+        client = ThriftHiveMetastore.Client(proto)
+        if self.ugi is not None:
+            try:
+                client.set_ugi(self.ugi[0], list(self.ugi[1]))
+            except TApplicationException as e:
+                # Hive's Java client tolerates this too ("new client talking to old server").
+                log.warning("metastore %s: set_ugi failed (%s); continuing without it", uri, e)
+        self._trans, self._client, self._uri = trans, client, uri
+        self._unsupported = set()
+
+    def close(self) -> None:
+        """Close the connection. The client can be opened again."""
+        trans, self._trans, self._client, self._uri = self._trans, None, None, None
+        if trans is not None:
+            with contextlib.suppress(Exception):
+                trans.close()
+
+    def __enter__(self) -> MetastoreClient:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ensure_open(self) -> None:
+        if self._client is None:
+            self.open()
+
+    # -- calls ------------------------------------------------------------------------------------------
+    def call(self, method: str, *args: Any) -> Any:
+        """Call a Thrift method by name, translating errors; reads are retried once after reconnecting."""
+        retries = 0 if method.startswith(_NO_RETRY_PREFIXES) else 1
+        while True:
+            self._ensure_open()
+            uri = self._uri
+            try:
+                return getattr(self._client, method)(*args)
+            except TApplicationException as e:
+                if e.type == TApplicationException.UNKNOWN_METHOD:
+                    raise UnsupportedMethodError(
+                        f"{uri}: the metastore does not know {method}() ({e.message})", uri=uri, method=method
+                    ) from e
+                raise MetastoreError(f"{uri} {method}({_describe(args)}): {e.message or e}", uri=uri,
+                                     method=method) from e
+            except (TTransport.TTransportException, OSError, EOFError) as e:
+                self.close()
+                if retries > 0:
+                    retries -= 1
+                    log.info("metastore %s: %s failed (%s); reconnecting", uri, method, _reason(e))
+                    continue
+                raise MetastoreConnectionError(
+                    f"{uri} {method}({_describe(args)}): connection failed: {_reason(e)}",
+                    tried=[(uri or "?", _reason(e))], uri=uri, method=method,
+                ) from e
+            except TException as e:
+                cls = _ERROR_TYPES.get(type(e), MetastoreError)
+                message = getattr(e, "message", None) or type(e).__name__
+                raise cls(f"{uri} {method}({_describe(args)}): {message}", uri=uri, method=method) from e
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_") or not hasattr(ThriftHiveMetastore.Iface, name):
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+        return lambda *args: self.call(name, *args)
+
+    def _portable(self, preferred: str, call_new: Callable[[], _T], legacy: str,
+                  call_old: Callable[[], _T]) -> _T:
+        """Try ``preferred``; on "Invalid method name", remember that and use ``legacy`` on this connection."""
+        self._ensure_open()
+        if preferred not in self._unsupported:
+            try:
+                return call_new()
+            except UnsupportedMethodError:
+                log.info("metastore %s has no %s(); using %s() on this connection", self._uri, preferred, legacy)
+                self._unsupported.add(preferred)
+        return call_old()
+
+    # -- portable methods -----------------------------------------------------------------------------
+    def get_table(self, db_name: str, table_name: str) -> Any:
+        """The table ``db_name.table_name`` (``get_table_req``, or ``get_table`` on servers without it)."""
+        return self._portable(
+            "get_table_req",
+            lambda: self.call("get_table_req", hms.GetTableRequest(dbName=db_name, tblName=table_name)).table,
+            "get_table",
+            lambda: self.call("get_table", db_name, table_name),
+        )
+
+    def get_tables(self, db_name: str, table_names: Sequence[str]) -> list[Any]:
+        """Several tables of one database in one call; missing names are left out."""
+        names = list(table_names)
+        return self._portable(
+            "get_table_objects_by_name_req",
+            lambda: list(self.call("get_table_objects_by_name_req",
+                                   hms.GetTablesRequest(dbName=db_name, tblNames=names)).tables),
+            "get_table_objects_by_name",
+            lambda: list(self.call("get_table_objects_by_name", db_name, names)),
+        )
+
+    def get_partitions_by_names(self, db_name: str, table_name: str, names: Sequence[str]) -> list[Any]:
+        """Partitions by name (``"dt=2024-01-01/hr=00"``); missing names are left out."""
+        names = list(names)
+        return self._portable(
+            "get_partitions_by_names_req",
+            lambda: list(self.call("get_partitions_by_names_req", hms.GetPartitionsByNamesRequest(
+                db_name=db_name, tbl_name=table_name, names=names)).partitions),
+            "get_partitions_by_names",
+            lambda: list(self.call("get_partitions_by_names", db_name, table_name, names)),
+        )
+
+    def alter_table(self, db_name: str, table_name: str, new_table: Any,
+                    environment_context: Any = None) -> None:
+        """Alter (or rename) a table (``alter_table_req`` on 3.x+, ``alter_table_with_environment_context`` before)."""
+        self._portable(
+            "alter_table_req",
+            lambda: self.call("alter_table_req", hms.AlterTableRequest(
+                dbName=db_name, tableName=table_name, table=new_table, environmentContext=environment_context)),
+            "alter_table_with_environment_context",
+            lambda: self.call("alter_table_with_environment_context", db_name, table_name, new_table,
+                              environment_context),
+        )
+
+    def get_partitions(self, db_name: str, table_name: str, max_parts: int = -1) -> list[Any]:
+        """All partitions (or the first ``max_parts``; Hive caps this i16 at 32767, so -1 means all)."""
+        return list(self.call("get_partitions", db_name, table_name, max_parts))
+
+    def get_partition_names(self, db_name: str, table_name: str, max_parts: int = -1) -> list[str]:
+        return list(self.call("get_partition_names", db_name, table_name, max_parts))
+
+    def get_partitions_by_filter(self, db_name: str, table_name: str, filter: str,
+                                 max_parts: int = -1) -> list[Any]:
+        """Partitions matching a Hive filter expression such as ``dt > "2024-01-01"``."""
+        return list(self.call("get_partitions_by_filter", db_name, table_name, filter, max_parts))
+
+
+class MetastoreClientPool:
+    """A bounded pool of :class:`MetastoreClient` for many threads::
+
+        pool = MetastoreClientPool(lambda: MetastoreClient(uris), size=4)
+        with pool.client() as c:
+            c.get_table("db", "t")
+
+    A client whose call raised :class:`MetastoreConnectionError` is closed before it goes back, so the next
+    user reconnects (possibly to another URI).
+    """
+
+    def __init__(self, factory: Callable[[], MetastoreClient], size: int = 4) -> None:
+        if size < 1:
+            raise ConfigError("pool size", "must be at least 1")
+        self._factory = factory
+        self._idle: queue.LifoQueue[MetastoreClient] = queue.LifoQueue()
+        self._slots = threading.BoundedSemaphore(size)
+        self._closed = False
+
+    @contextlib.contextmanager
+    def client(self, timeout: float | None = None) -> Iterator[MetastoreClient]:
+        if self._closed:
+            raise MetastoreError("the metastore client pool is closed")
+        if not self._slots.acquire(timeout=timeout):
+            raise MetastoreError("no metastore client became free in time")
+        try:
+            try:
+                c = self._idle.get_nowait()
+            except queue.Empty:
+                c = self._factory()
+            try:
+                yield c
+            except MetastoreConnectionError:
+                c.close()
+                raise
+            finally:
+                if self._closed:
+                    c.close()
+                else:
+                    self._idle.put(c)
+        finally:
+            self._slots.release()
+
+    def close(self) -> None:
+        self._closed = True
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                return
+
+
+def _reason(e: BaseException) -> str:
+    text = str(e) or type(e).__name__
+    return text.splitlines()[0][:200]
+
+
+def _parse_ugi(ugi: str | tuple[str, Sequence[str]] | None) -> tuple[str, list[str]] | None:
+    if ugi is None:
+        return None
+    if isinstance(ugi, str):
+        user, _, groups = ugi.partition(":")
+        if not user:
+            raise ConfigError("ugi", f"{ugi!r} is not 'user' or 'user:group1,group2'")
+        return user, [g for g in groups.split(",") if g]
+    return ugi[0], list(ugi[1])

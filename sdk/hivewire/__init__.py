@@ -23,6 +23,7 @@ from hivewire.errors import (
     PrerequisiteError,
     UnsupportedMethodError,
 )
+from hivewire.discovery import discover_metastores
 from hivewire.metastore import MetastoreClient, MetastoreClientPool
 
 __version__ = "0.1.0"
@@ -43,9 +44,10 @@ __all__ = [
     "PrerequisiteError",
     "UnsupportedMethodError",
     "__version__",
+    "discover_metastores",
 ]
 
-_LAZY_SUBMODULES = {"local", "testing"}
+_LAZY_SUBMODULES = {"local", "spark", "testing"}
 
 
 def __getattr__(name: str) -> Any:

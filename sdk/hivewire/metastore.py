@@ -201,6 +201,40 @@ class MetastoreClient:
         self._uri: str | None = None
         self._unsupported: set[str] = set()
 
+    @classmethod
+    def from_zookeeper(cls, quorum: str, namespace: str = "hive_metastore", **client_kwargs: Any) -> MetastoreClient:
+        """A client on the metastores registered in ZooKeeper under ``/<namespace>`` (HIVE-20794).
+
+        ``quorum`` is ``"zk1:2181,zk2:2181"``; ``client_kwargs`` go to the constructor. The URIs come from a
+        watching :class:`~hivewire.discovery.ZooKeeperResolver` shared by every client of that quorum and
+        namespace: each connection picks a live metastore at random, and ZooKeeper is re-read when every
+        known metastore fails. Raises :class:`~hivewire.errors.DiscoveryError` when none is registered.
+        """
+        # Discovery (kazoo) is a higher layer, imported only when asked for: an allowed exception listed in
+        # docs/architecture.md and tests/unit/test_layering.py.
+        from hivewire import discovery
+
+        resolver = discovery.shared_resolver(discovery.DiscoveryConfig(quorum=quorum, namespace=namespace))
+        resolver.require()
+        return cls(resolver, **client_kwargs)
+
+    @classmethod
+    def from_hive_conf(cls, conf_or_hive_site_path: Any, **client_kwargs: Any) -> MetastoreClient:
+        """A client configured the way Hive's is, from a mapping of Hive keys or a ``hive-site.xml`` path.
+
+        Reads ``metastore.thrift.uris`` / ``hive.metastore.uris``, ``metastore.service.discovery.mode``
+        (``zookeeper``: the URIs hold the ZooKeeper quorum, see :mod:`hivewire.discovery`), the
+        ``metastore.zookeeper.*`` keys with their aliases, and the transport, protocol, URI selection and
+        socket timeout keys. ``client_kwargs`` override what the configuration implies.
+        """
+        from hivewire import discovery  # see from_zookeeper
+
+        conf = discovery.load_conf(conf_or_hive_site_path)
+        uris = discovery.metastore_uris_from_conf(conf, shared=True)
+        if isinstance(uris, discovery.ZooKeeperResolver):
+            uris.require()
+        return cls(uris, **{**discovery.hive_client_options(conf), **client_kwargs})
+
     # -- connection -----------------------------------------------------------------------------------
     @property
     def uri(self) -> str | None:

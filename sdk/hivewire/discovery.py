@@ -1,0 +1,764 @@
+"""Hive Metastore discovery through ZooKeeper (HIVE-20794), read the way Hive 4's client reads it.
+
+A Hive 4 metastore with ``metastore.service.discovery.mode=zookeeper`` registers an ephemeral sequential
+znode ``/<namespace>/<host:port><10-digit sequence>`` whose data is ``host:port`` (UTF-8). Hive's client
+lists the children of ``/<namespace>``, reads each child's data and prefixes ``thrift://``. This module does
+the same and also copes with what is found in the wild: HiveServer2-style names
+(``serverUri=h:p;version=...;sequence=...``) and ``k=v;...`` data, empty data (the address is then taken from
+the name), duplicates, and nodes that vanish between the two reads.
+
+Unlike Hive's client, which reads ZooKeeper once when it starts, :class:`ZooKeeperResolver` keeps the list
+current with a children watch and re-reads ZooKeeper on demand (:meth:`ZooKeeperResolver.refresh`), which
+:class:`~hivewire.metastore.MetastoreClient` calls when every known metastore has failed.
+
+Configuration follows Hive: :meth:`DiscoveryConfig.from_conf` / :meth:`DiscoveryConfig.from_hive_site` read
+``metastore.*`` keys with their ``hive.metastore.zookeeper.*`` and ``hive.zookeeper.*`` aliases and Hive's
+defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import random
+import re
+import threading
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException, NoAuthError, NoNodeError
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+from kazoo.retry import KazooRetry
+
+from hivewire.errors import ConfigError, DiscoveryError
+from hivewire.metastore import parse_uris
+
+__all__ = [
+    "DEFAULT_CLIENT_PORT",
+    "DEFAULT_NAMESPACE",
+    "ConfSource",
+    "DiscoveryConfig",
+    "ZooKeeperResolver",
+    "close_shared_resolvers",
+    "discover_metastores",
+    "discovery_mode",
+    "hive_client_options",
+    "load_conf",
+    "load_hive_site",
+    "metastore_uris_from_conf",
+    "parse_registration",
+    "shared_resolver",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_NAMESPACE = "hive_metastore"
+DEFAULT_CLIENT_PORT = 2181
+
+ConfSource = Mapping[str, str] | str | os.PathLike[str]
+"""A Hive configuration: a mapping of keys to values, or the path of a ``hive-site.xml``."""
+
+# Long-lived clients (resolver, sidecar) must never give up reconnecting; this caps the wait between
+# attempts so that a ZooKeeper that comes back is noticed within a few seconds.
+_RECONNECT_MAX_DELAY = 5.0
+
+# Hive's key spellings, in the order MetastoreConf (and the older docs) look them up.
+_MODE_KEYS = ("metastore.service.discovery.mode", "hive.metastore.service.discovery.mode")
+_URIS_KEYS = ("metastore.thrift.uris", "hive.metastore.uris")
+_ZK_PREFIXES = ("metastore.zookeeper.", "hive.metastore.zookeeper.", "hive.zookeeper.")
+
+
+# -- parsing of registrations ---------------------------------------------------------------------------
+
+_SEQUENCE = re.compile(r"(\d{10})$")
+_NAME_WITH_PORT = re.compile(r"(?P<host>.+):(?P<digits>\d+)")
+# Keys under which a HiveServer2-style (k=v;...) registration carries the server's address.
+_ADDRESS_KEYS = ("hive.metastore.uri", "hive.server2.instance.uri", "serverUri", "instance.uri")
+
+
+def _host_port(text: str) -> str | None:
+    """``host:port`` (or ``[v6]:port``, or with a ``thrift://`` prefix) -> normalised ``host:port``, else None."""
+    text = text.strip()
+    if text.startswith("thrift://"):
+        text = text[len("thrift://"):]
+    text = text.rstrip("/")
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return None
+    if host.startswith("[") != host.endswith("]") or any(c in host for c in " /;=,"):
+        return None
+    return f"{host}:{int(port)}"
+
+
+def _pairs(text: str) -> dict[str, str]:
+    out = {}
+    for item in text.split(";"):
+        key, sep, value = item.partition("=")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _from_pairs(pairs: Mapping[str, str]) -> str | None:
+    for key in _ADDRESS_KEYS:
+        if pairs.get(key):
+            return _host_port(pairs[key])
+    host, port = pairs.get("hive.server2.thrift.bind.host"), pairs.get("hive.server2.thrift.port")
+    return _host_port(f"{host}:{port}") if host and port else None
+
+
+def _from_name(name: str) -> str | None:
+    if "=" in name:  # HiveServer2 style: serverUri=host:port;version=...;sequence=0000000012
+        return _from_pairs(_pairs(name))
+    match = _NAME_WITH_PORT.fullmatch(name)
+    if not match:
+        return None
+    digits = match["digits"]
+    # Hive 4 glues the 10-digit sequence to the port ("h:90830000000007"); a node created without
+    # the sequence flag has just the port.
+    if len(digits) > 10:
+        digits = digits[:-10]
+    elif len(digits) > 5:
+        return None
+    return _host_port(f"{match['host']}:{digits}")
+
+
+def parse_registration(name: str, data: bytes | str | None) -> str | None:
+    """The ``host:port`` a registration znode advertises, or None when it names no address.
+
+    ``data`` is read first, as Hive 4's client does (``host:port``, or ``k=v;...`` with
+    ``hive.server2.instance.uri``/``serverUri``); when it is empty or unreadable the child ``name`` is used
+    (``host:port`` plus Hive's 10-digit sequence, or HiveServer2's ``serverUri=host:port;...;sequence=N``).
+    """
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else (data or "")
+    text = text.strip()
+    if text:
+        found = _from_pairs(_pairs(text)) if "=" in text else _host_port(text)
+        if found:
+            return found
+    return _from_name(name)
+
+
+def _sort_key(child: str) -> tuple[int, str]:
+    # Registration order (the ZooKeeper sequence), so output is stable; get_children's order is not.
+    match = _SEQUENCE.search(child)
+    return (int(match.group(1)) if match else 10**10, child)
+
+
+def _to_uris(entries: Iterable[tuple[str, bytes | None]], where: str) -> list[str]:
+    uris: list[str] = []
+    for name, data in sorted(entries, key=lambda e: _sort_key(e[0])):
+        address = parse_registration(name, data)
+        if address is None:
+            log.warning("ZooKeeper %s/%s advertises no host:port (data %r); ignored", where, name, data)
+            continue
+        uri = f"thrift://{address}"
+        if uri not in uris:  # a restarted sidecar or a retried create can leave two nodes for one server
+            uris.append(uri)
+    return uris
+
+
+# -- configuration --------------------------------------------------------------------------------------
+
+def _empty(value: object) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _lookup(conf: Mapping[str, str], keys: Iterable[str]) -> tuple[str, str] | None:
+    """The first of ``keys`` set (to something other than blanks) in ``conf``, with its value."""
+    for key in keys:
+        value = conf.get(key)
+        if not _empty(value):
+            return key, str(value).strip()
+    return None
+
+
+def _zk_keys(suffix: str) -> list[str]:
+    return [prefix + suffix for prefix in _ZK_PREFIXES]
+
+
+_TIME_UNITS = {
+    "d": 86400.0, "day": 86400.0, "days": 86400.0,
+    "h": 3600.0, "hour": 3600.0, "hours": 3600.0,
+    "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
+    "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
+    "ms": 1e-3, "msec": 1e-3, "msecs": 1e-3, "millisecond": 1e-3, "milliseconds": 1e-3,
+    "us": 1e-6, "usec": 1e-6, "usecs": 1e-6, "microsecond": 1e-6, "microseconds": 1e-6,
+    "ns": 1e-9, "nsec": 1e-9, "nsecs": 1e-9, "nanosecond": 1e-9, "nanoseconds": 1e-9,
+}
+_TIME = re.compile(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]*)")
+
+
+def _parse_time(key: str, value: str, default_unit: float) -> float:
+    """Hive's time values: ``15s``, ``120000ms``, or a bare number in the key's own unit -> seconds."""
+    match = _TIME.fullmatch(value.strip())
+    unit = match.group(2).lower() if match else ""
+    if not match or (unit and unit not in _TIME_UNITS):
+        raise ConfigError(key, f"{value!r} is not a time such as '15s' or '120000ms'")
+    seconds = float(match.group(1)) * (_TIME_UNITS[unit] if unit else default_unit)
+    if seconds <= 0:
+        raise ConfigError(key, f"{value!r} must be more than zero")
+    return seconds
+
+
+def _parse_int(key: str, value: str, minimum: int, maximum: int | None = None) -> int:
+    try:
+        number = int(value.strip())
+    except ValueError:
+        raise ConfigError(key, f"{value!r} is not a whole number") from None
+    if number < minimum or (maximum is not None and number > maximum):
+        bounds = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
+        raise ConfigError(key, f"{value!r} must be {bounds}")
+    return number
+
+
+def _parse_bool(key: str, value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered not in ("true", "false"):
+        raise ConfigError(key, f"{value!r} is not 'true' or 'false'")
+    return lowered == "true"
+
+
+def _normalize_namespace(namespace: str, key: str = "namespace") -> str:
+    ns = namespace.strip().strip("/")
+    if not ns or any(part in ("", ".", "..") for part in ns.split("/")):
+        raise ConfigError(key, f"{namespace!r} is not a ZooKeeper node name such as 'hive_metastore'")
+    return ns
+
+
+def _normalize_quorum(quorum: str, client_port: int, key: str = "quorum") -> str:
+    """Hive's rule: split on ``,`` and append the client port to every host that has no ``:``."""
+    text = quorum.strip()
+    if "://" in text:
+        raise ConfigError(key, f"{quorum!r}: in ZooKeeper discovery mode this holds the ZooKeeper quorum as "
+                               "host[:port] entries (zk1:2181,zk2:2181), not thrift:// URIs")
+    chroot = ""
+    if "/" in text:  # kazoo (like the Java client) accepts a chroot after the last host
+        text, _, rest = text.partition("/")
+        chroot = "/" + rest
+    hosts = [h.strip() for h in text.split(",") if h.strip()]
+    if not hosts:
+        raise ConfigError(key, "no ZooKeeper host given; set it to the ensemble, such as zk1:2181,zk2:2181")
+    return ",".join(h if ":" in h else f"{h}:{client_port}" for h in hosts) + chroot
+
+
+def _parse_auth(key: str, value: str) -> tuple[tuple[str, str], ...]:
+    """``digest:user:password[,scheme:credential...]`` -> kazoo ``auth_data``."""
+    out = []
+    for item in value.split(","):
+        scheme, sep, credential = item.strip().partition(":")
+        if not sep or not scheme or not credential:
+            raise ConfigError(key, f"{item.strip()!r} is not 'scheme:credential' such as 'digest:user:password'")
+        out.append((scheme, credential))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class DiscoveryConfig:
+    """Where and how to read metastore registrations from ZooKeeper. Times are in seconds.
+
+    The defaults are Hive's (``MetastoreConf``): namespace ``hive_metastore``, session timeout 120 s,
+    connection timeout 15 s, 3 retries starting at 1 s. ``auth_data`` holds kazoo credentials such as
+    ``(("digest", "user:password"),)``; ``use_ssl`` with PEM ``certfile``/``keyfile``/``ca`` turns on TLS.
+    """
+
+    quorum: str
+    namespace: str = DEFAULT_NAMESPACE
+    session_timeout: float = 120.0
+    connection_timeout: float = 15.0
+    max_retries: int = 3
+    base_sleep: float = 1.0
+    auth_data: tuple[tuple[str, str], ...] = ()
+    use_ssl: bool = False
+    certfile: str | None = None
+    keyfile: str | None = None
+    keyfile_password: str | None = None
+    ca: str | None = None
+    verify_certs: bool = True
+
+    def __post_init__(self) -> None:
+        # Frozen: normalise through object.__setattr__ so equal settings hash equal (shared resolvers).
+        object.__setattr__(self, "quorum", _normalize_quorum(self.quorum, DEFAULT_CLIENT_PORT))
+        object.__setattr__(self, "namespace", _normalize_namespace(self.namespace))
+        object.__setattr__(self, "auth_data", tuple((str(s), str(c)) for s, c in self.auth_data))
+        for name in ("session_timeout", "connection_timeout", "base_sleep"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(name, f"{getattr(self, name)!r} must be more than zero seconds")
+        if self.max_retries < 0:
+            raise ConfigError("max_retries", f"{self.max_retries!r} must be zero or more")
+
+    @property
+    def path(self) -> str:
+        """The namespace znode, ``/<namespace>``."""
+        return "/" + self.namespace
+
+    @classmethod
+    def from_conf(cls, conf: Mapping[str, str], *, quorum: str | None = None,
+                  namespace: str | None = None) -> DiscoveryConfig:
+        """Read Hive's keys from a mapping (``metastore.*`` first, then the ``hive.*`` aliases, then defaults).
+
+        The quorum comes from ``metastore.thrift.uris`` / ``hive.metastore.uris`` (host[:port] entries; hosts
+        without a port get ``metastore.zookeeper.client.port``, default 2181), unless ``quorum`` is given.
+        hivewire's own keys: ``hivewire.zookeeper.auth`` (``digest:user:password``) and
+        ``hivewire.zookeeper.ssl.{certfile,keyfile,keyfile.password,ca,verify}`` (PEM files for kazoo).
+        Invalid values raise :class:`~hivewire.errors.ConfigError` naming the key.
+        """
+        def zk(suffix: str) -> tuple[str, str] | None:
+            return _lookup(conf, _zk_keys(suffix))
+
+        found = zk("client.port")
+        port = _parse_int(found[0], found[1], 1, 65535) if found else DEFAULT_CLIENT_PORT
+        if quorum is None:
+            uris = _lookup(conf, _URIS_KEYS)
+            if uris is None:
+                raise ConfigError(_URIS_KEYS[0], "not set; in ZooKeeper discovery mode it holds the ZooKeeper "
+                                                 "quorum, such as zk1:2181,zk2:2181")
+            quorum = _normalize_quorum(uris[1], port, uris[0])
+        else:
+            quorum = _normalize_quorum(quorum, port)
+        kwargs: dict[str, Any] = {"quorum": quorum}
+        if namespace is not None:
+            kwargs["namespace"] = namespace
+        elif found := zk("namespace"):
+            kwargs["namespace"] = _normalize_namespace(found[1], found[0])
+        if found := zk("session.timeout"):
+            kwargs["session_timeout"] = _parse_time(*found, default_unit=1e-3)
+        if found := zk("connection.timeout"):
+            kwargs["connection_timeout"] = _parse_time(*found, default_unit=1.0)
+        if found := zk("connection.max.retries"):
+            kwargs["max_retries"] = _parse_int(*found, minimum=0)
+        if found := zk("connection.basesleeptime"):
+            kwargs["base_sleep"] = _parse_time(*found, default_unit=1e-3)
+        if found := _lookup(conf, ["hivewire.zookeeper.auth"]):
+            kwargs["auth_data"] = _parse_auth(*found)
+        kwargs.update(_ssl_options(conf))
+        return cls(**kwargs)
+
+    @classmethod
+    def from_hive_site(cls, path: str | os.PathLike[str], *, quorum: str | None = None,
+                       namespace: str | None = None) -> DiscoveryConfig:
+        """:meth:`from_conf` on the properties of a ``hive-site.xml``."""
+        return cls.from_conf(load_hive_site(path), quorum=quorum, namespace=namespace)
+
+
+def _ssl_options(conf: Mapping[str, str]) -> dict[str, Any]:
+    """Hive's ``metastore.zookeeper.ssl.*`` keys, mapped onto kazoo's PEM-file TLS options."""
+    out: dict[str, Any] = {}
+    enabled = _lookup(conf, _zk_keys("ssl.client.enable"))
+    if enabled:
+        out["use_ssl"] = _parse_bool(*enabled)
+    stores = {"keystore": ("certfile", "keyfile"), "truststore": ("ca",)}
+    for store, targets in stores.items():
+        location = _lookup(conf, _zk_keys(f"ssl.{store}.location"))
+        if location is None:
+            continue
+        kind = _lookup(conf, _zk_keys(f"ssl.{store}.type"))
+        store_type = kind[1].upper() if kind else ("PEM" if location[1].lower().endswith((".pem", ".crt")) else "")
+        if store_type != "PEM":
+            # Java reads JKS/PKCS12 stores; kazoo (Python's ssl module) reads PEM only.
+            raise ConfigError(location[0], f"{location[1]!r} is a {store_type or 'JKS/PKCS12'} store; kazoo needs "
+                                           "PEM files: convert it (openssl pkcs12 -in store.p12 -out store.pem "
+                                           "-nodes) or set hivewire.zookeeper.ssl.certfile/keyfile/ca")
+        for target in targets:
+            out[target] = location[1]
+        password = _lookup(conf, _zk_keys(f"ssl.{store}.password"))
+        if password and store == "keystore":
+            out["keyfile_password"] = password[1]
+    own = {"certfile": "hivewire.zookeeper.ssl.certfile", "keyfile": "hivewire.zookeeper.ssl.keyfile",
+           "keyfile_password": "hivewire.zookeeper.ssl.keyfile.password", "ca": "hivewire.zookeeper.ssl.ca"}
+    for field, key in own.items():
+        if found := _lookup(conf, [key]):
+            out[field] = found[1]
+    if found := _lookup(conf, ["hivewire.zookeeper.ssl.verify"]):
+        out["verify_certs"] = _parse_bool(*found)
+    for field in ("certfile", "keyfile", "ca"):
+        if field in out and not Path(out[field]).is_file():
+            raise ConfigError(f"ZooKeeper TLS {field}", f"{out[field]!r} is not a readable file")
+    return out
+
+
+def load_hive_site(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The ``<property><name>/<value>`` pairs of a Hadoop-style XML file such as ``hive-site.xml``.
+
+    ``${key}`` and ``${env.NAME}`` references are expanded, as Hadoop's Configuration does.
+    """
+    file = Path(path)
+    try:
+        root = ET.parse(file).getroot()
+    except OSError as e:
+        raise ConfigError(str(file), f"cannot read it ({e.strerror or e})") from e
+    except ET.ParseError as e:
+        raise ConfigError(str(file), f"is not valid XML ({e})") from e
+    conf: dict[str, str] = {}
+    for prop in root.iter("property"):
+        name, value = prop.findtext("name"), prop.findtext("value")
+        if name and name.strip():
+            conf[name.strip()] = (value or "").strip()
+    return _expand(conf)
+
+
+_VARIABLE = re.compile(r"\$\{([^}$]+)\}")
+
+
+def _expand(conf: dict[str, str]) -> dict[str, str]:
+    def one(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name.startswith("env."):
+            return os.environ.get(name[4:], match.group(0))
+        return conf.get(name, match.group(0))
+
+    out = dict(conf)
+    for key, value in conf.items():
+        for _ in range(20):  # Hadoop's bound on nested substitutions
+            expanded = _VARIABLE.sub(one, value)
+            if expanded == value:
+                break
+            value = expanded
+        out[key] = value
+    return out
+
+
+def load_conf(conf: ConfSource) -> dict[str, str]:
+    """A mapping as a plain dict, or the properties of the ``hive-site.xml`` at that path."""
+    if isinstance(conf, Mapping):
+        return {str(k): str(v) for k, v in conf.items() if v is not None}
+    return load_hive_site(conf)
+
+
+def discovery_mode(conf: Mapping[str, str]) -> str:
+    """``"zookeeper"``, or ``""`` for fixed URIs: ``metastore.service.discovery.mode`` or its ``hive.*`` alias."""
+    found = _lookup(conf, _MODE_KEYS)
+    if found is None:
+        return ""
+    mode = found[1].lower()
+    if mode != "zookeeper":
+        raise ConfigError(found[0], f"{found[1]!r} is not a discovery mode: leave it empty for fixed URIs in "
+                                    "metastore.thrift.uris, or set it to 'zookeeper'")
+    return mode
+
+
+def hive_client_options(conf: ConfSource) -> dict[str, Any]:
+    """:class:`~hivewire.metastore.MetastoreClient` keyword arguments implied by Hive's client keys.
+
+    ``metastore.thrift.framed.transport.enabled``, ``...compact.protocol.enabled``,
+    ``metastore.thrift.uri.selection`` and ``metastore.client.socket.timeout`` (with their ``hive.*`` aliases).
+    """
+    values = load_conf(conf)
+    out: dict[str, Any] = {}
+    if found := _lookup(values, ["metastore.thrift.framed.transport.enabled",
+                                 "hive.metastore.thrift.framed.transport.enabled"]):
+        out["transport"] = "framed" if _parse_bool(*found) else "buffered"
+    if found := _lookup(values, ["metastore.thrift.compact.protocol.enabled",
+                                 "hive.metastore.thrift.compact.protocol.enabled"]):
+        out["protocol"] = "compact" if _parse_bool(*found) else "binary"
+    if found := _lookup(values, ["metastore.thrift.uri.selection", "hive.metastore.uri.selection"]):
+        if found[1].upper() not in ("RANDOM", "SEQUENTIAL"):
+            raise ConfigError(found[0], f"{found[1]!r} is not RANDOM or SEQUENTIAL")
+        out["selection"] = found[1].lower()
+    if found := _lookup(values, ["metastore.client.socket.timeout", "hive.metastore.client.socket.timeout"]):
+        out["timeout"] = _parse_time(*found, default_unit=1.0)
+    return out
+
+
+# -- reading ZooKeeper ----------------------------------------------------------------------------------
+
+def _kazoo_client(config: DiscoveryConfig, *, long_lived: bool,
+                  extra_auth: Iterable[tuple[str, str]] = ()) -> KazooClient:
+    """A kazoo client with Hive's retry settings (Curator's ExponentialBackoffRetry(baseSleep, maxRetries)).
+
+    A long-lived client reconnects forever (with capped backoff): a resolver or a sidecar must outlive a
+    ZooKeeper restart. Commands are retried ``max_retries`` times either way.
+    """
+    command_retry = KazooRetry(max_tries=config.max_retries + 1, delay=config.base_sleep, backoff=2,
+                               max_delay=max(config.base_sleep, _RECONNECT_MAX_DELAY))
+    connection_retry = KazooRetry(max_tries=-1 if long_lived else config.max_retries + 1,
+                                  delay=min(config.base_sleep, 1.0), backoff=2,
+                                  max_delay=_RECONNECT_MAX_DELAY)
+    ssl: dict[str, Any] = {}
+    if config.use_ssl:
+        ssl = {"use_ssl": True, "certfile": config.certfile, "keyfile": config.keyfile,
+               "keyfile_password": config.keyfile_password, "ca": config.ca, "verify_certs": config.verify_certs}
+    return KazooClient(hosts=config.quorum, timeout=config.session_timeout,
+                       auth_data=[*config.auth_data, *extra_auth] or None,
+                       connection_retry=connection_retry, command_retry=command_retry, **ssl)
+
+
+def _connect(zk: KazooClient, config: DiscoveryConfig) -> None:
+    try:
+        zk.start(timeout=config.connection_timeout)
+    except Exception as e:  # kazoo raises its handler's timeout type, or SSL/socket errors
+        raise DiscoveryError(
+            f"could not connect to ZooKeeper at {config.quorum} within {config.connection_timeout:g} s ({e}). "
+            "Check the quorum (metastore.thrift.uris in discovery mode), that ZooKeeper is running, and its "
+            "TLS settings"
+        ) from e
+
+
+def _nothing_registered(config: DiscoveryConfig, detail: str) -> DiscoveryError:
+    return DiscoveryError(
+        f"No metastore service discovered in ZooKeeper at {config.quorum} under {config.path} ({detail}). "
+        "Please ensure that at least one metastore server is online: a Hive 4 metastore with "
+        "metastore.service.discovery.mode=zookeeper, or `hivewire register` next to an older one, using the "
+        f"same namespace (metastore.zookeeper.namespace={config.namespace})"
+    )
+
+
+def _read(zk: KazooClient, config: DiscoveryConfig, children: Iterable[str] | None = None) -> list[str]:
+    """Registered URIs under the namespace (NoNodeError when it does not exist)."""
+    path = config.path
+    if children is None:
+        children = zk.retry(zk.get_children, path)
+    entries: list[tuple[str, bytes | None]] = []
+    for child in children:
+        try:
+            data, _stat = zk.retry(zk.get, f"{path}/{child}")
+        except NoNodeError:
+            continue  # withdrawn between listing and reading
+        entries.append((child, data))
+    return _to_uris(entries, path)
+
+
+def _read_or_raise(zk: KazooClient, config: DiscoveryConfig) -> list[str]:
+    try:
+        uris = _read(zk, config)
+    except NoNodeError:
+        raise _nothing_registered(config, f"the znode {config.path} does not exist") from None
+    except NoAuthError as e:
+        raise DiscoveryError(
+            f"ZooKeeper at {config.quorum} does not let this client read {config.path}: give credentials "
+            "(auth_data=[('digest', 'user:password')], or hivewire.zookeeper.auth in the configuration)"
+        ) from e
+    except KazooException as e:
+        raise DiscoveryError(f"reading {config.path} from ZooKeeper at {config.quorum} failed: "
+                             f"{type(e).__name__} {e}") from e
+    if not uris:
+        raise _nothing_registered(config, "no registration under it")
+    return uris
+
+
+def _config(quorum: str | DiscoveryConfig, namespace: str | None, options: Mapping[str, Any]) -> DiscoveryConfig:
+    if isinstance(quorum, DiscoveryConfig):
+        changes = dict(options)
+        if namespace is not None:
+            changes["namespace"] = namespace
+        return dataclasses.replace(quorum, **changes) if changes else quorum
+    try:
+        return DiscoveryConfig(quorum=quorum, namespace=namespace or DEFAULT_NAMESPACE, **options)
+    except TypeError as e:  # an unknown keyword
+        raise ConfigError("discovery option", f"{e}; the options are DiscoveryConfig's fields") from None
+
+
+def discover_metastores(quorum: str | DiscoveryConfig, namespace: str | None = None, *,
+                        client: KazooClient | None = None, **options: Any) -> list[str]:
+    """The ``thrift://host:port`` URIs of the metastores registered under ``/<namespace>``, in registration
+    order, without duplicates.
+
+    ``quorum`` is ``"zk1:2181,zk2:2181"`` or a :class:`DiscoveryConfig`; ``namespace`` defaults to
+    ``hive_metastore``; ``options`` are other :class:`DiscoveryConfig` fields (``auth_data``, ``use_ssl``, ...).
+    ``client`` is a started kazoo client to use instead of connecting. Raises
+    :class:`~hivewire.errors.DiscoveryError` when nothing is registered or ZooKeeper cannot be read.
+    """
+    config = _config(quorum, namespace, options)
+    if client is not None:
+        return _read_or_raise(client, config)
+    zk = _kazoo_client(config, long_lived=False)
+    _connect(zk, config)
+    try:
+        return _read_or_raise(zk, config)
+    finally:
+        zk.stop()
+        zk.close()
+
+
+class ZooKeeperResolver:
+    """A live view of the metastores registered in ZooKeeper, for :class:`~hivewire.metastore.MetastoreClient`.
+
+    A children watch on ``/<namespace>`` (re-armed when the namespace is created, deleted or the session
+    is lost) re-reads every child's data on each change. :meth:`uris` returns the current list shuffled
+    (Hive's default RANDOM selection); :meth:`refresh` re-reads ZooKeeper synchronously. Thread-safe.
+
+    Connects at construction and raises :class:`~hivewire.errors.DiscoveryError` if ZooKeeper cannot be
+    reached; an empty namespace is not an error here (see :meth:`require`). Close it with :meth:`close`.
+    """
+
+    def __init__(self, quorum: str | DiscoveryConfig, namespace: str | None = None, *, shuffle: bool = True,
+                 client: KazooClient | None = None, **options: Any) -> None:
+        self.config = _config(quorum, namespace, options)
+        self.shuffle = shuffle
+        self._lock = threading.Lock()
+        self._uris: list[str] = []
+        self._closed = False
+        self._generation = 0  # bumped to retire a children watch (returning False from it stops it)
+        self._watched_czxid: int | None = None  # the namespace node the current children watch is on
+        self._own_client = client is None
+        self._zk = client if client is not None else _kazoo_client(self.config, long_lived=True)
+        if self._own_client:
+            _connect(self._zk, self.config)
+        # DataWatch copes with a missing node (it watches for its creation); ChildrenWatch does not, so
+        # the data watch (re)creates the children watch whenever the namespace exists.
+        DataWatch(self._zk, self.config.path, self._on_namespace)
+
+    # -- watches (run in kazoo's callback thread, where blocking ZooKeeper calls are allowed) -----------
+    def _on_namespace(self, data: bytes | None, stat: Any, event: Any = None) -> bool | None:
+        # Three parameters: DataWatch retries a two-argument call on *any* TypeError, so accept the event.
+        with self._lock:
+            if self._closed:
+                return False
+            if stat is None:  # namespace missing or deleted
+                self._generation += 1
+                self._watched_czxid = None
+                self._uris = []
+                return None
+            if self._watched_czxid == stat.czxid:
+                return None  # same node, only its data changed: the children watch is still armed
+            # New (or re-created) namespace node: retire any old children watch and arm a new one.
+            self._watched_czxid = stat.czxid
+            self._generation += 1
+            generation = self._generation
+        try:
+            ChildrenWatch(self._zk, self.config.path, lambda children: self._on_children(generation, children))
+        except KazooException as e:
+            log.warning("could not watch %s in ZooKeeper (%s); will retry on the next change", self.config.path, e)
+            with self._lock:
+                self._watched_czxid = None
+        return None
+
+    def _on_children(self, generation: int, children: list[str]) -> bool:
+        with self._lock:
+            if self._closed or generation != self._generation:
+                return False
+        try:
+            uris = _read(self._zk, self.config, children)
+        except KazooException as e:
+            log.warning("could not read the registrations under %s (%s); keeping the previous list",
+                        self.config.path, e)
+            return True
+        with self._lock:
+            if generation == self._generation:
+                if uris != self._uris:
+                    log.info("metastores registered under %s: %s", self.config.path, ", ".join(uris) or "none")
+                self._uris = uris
+        return True
+
+    # -- UriResolver ------------------------------------------------------------------------------------
+    def uris(self) -> list[str]:
+        """The registered URIs, shuffled when ``shuffle`` (re-reads ZooKeeper if none is known)."""
+        with self._lock:
+            uris = list(self._uris)
+        if not uris:
+            return self.refresh()
+        if self.shuffle:
+            random.shuffle(uris)
+        return uris
+
+    def refresh(self) -> list[str]:
+        """Re-read ZooKeeper now and return the URIs (shuffled when ``shuffle``); [] if it cannot be read."""
+        if self._closed:
+            return []
+        try:
+            uris = _read(self._zk, self.config)
+        except NoNodeError:
+            uris = []
+        except KazooException as e:
+            log.warning("re-reading %s from ZooKeeper at %s failed: %s", self.config.path, self.config.quorum, e)
+            return []
+        with self._lock:
+            self._uris = list(uris)
+        if self.shuffle:
+            random.shuffle(uris)
+        return uris
+
+    def require(self) -> list[str]:
+        """:meth:`uris`, or :class:`~hivewire.errors.DiscoveryError` with Hive's advice when there are none."""
+        uris = self.uris()
+        if not uris:
+            raise _nothing_registered(self.config, "no registration under it, or the znode does not exist")
+        return uris
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Stop watching, and end the ZooKeeper session if this resolver opened it."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._generation += 1
+            self._uris = []
+        with _shared_lock:
+            if _shared.get(self.config) is self:
+                del _shared[self.config]
+        if self._own_client:
+            self._zk.stop()
+            self._zk.close()
+
+    def __enter__(self) -> ZooKeeperResolver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ZooKeeperResolver({self.config.quorum!r}, {self.config.namespace!r})"
+
+
+# One resolver (one ZooKeeper session, one watch) per configuration, shared by every client that
+# MetastoreClient.from_zookeeper / from_hive_conf makes: those clients cannot close a resolver, and a
+# pool of them must not open a session each.
+_shared: dict[DiscoveryConfig, ZooKeeperResolver] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_resolver(config: DiscoveryConfig) -> ZooKeeperResolver:
+    """The process-wide :class:`ZooKeeperResolver` for ``config`` (created on first use)."""
+    with _shared_lock:
+        resolver = _shared.get(config)
+        if resolver is not None and not resolver.closed:
+            return resolver
+    created = ZooKeeperResolver(config)  # connects: outside the lock
+    with _shared_lock:
+        existing = _shared.get(config)
+        if existing is not None and not existing.closed:
+            winner = existing
+        else:
+            _shared[config] = winner = created
+    if winner is not created:
+        created.close()
+    return winner
+
+
+def close_shared_resolvers() -> None:
+    """Close every shared resolver (their ZooKeeper sessions end)."""
+    with _shared_lock:
+        resolvers = list(_shared.values())
+        _shared.clear()
+    for resolver in resolvers:
+        resolver.close()
+
+
+def metastore_uris_from_conf(conf: ConfSource, *, shared: bool = False) -> list[str] | ZooKeeperResolver:
+    """What a Hive client would connect to, from a Hive configuration (a mapping or a ``hive-site.xml``).
+
+    With ``metastore.service.discovery.mode`` empty: the ``thrift://`` URIs of ``metastore.thrift.uris``.
+    With ``zookeeper``: a :class:`ZooKeeperResolver` (the process-wide one when ``shared``, which the caller
+    must not close; otherwise the caller owns it).
+    """
+    values = load_conf(conf)
+    if discovery_mode(values) == "zookeeper":
+        config = DiscoveryConfig.from_conf(values)
+        return shared_resolver(config) if shared else ZooKeeperResolver(config)
+    found = _lookup(values, _URIS_KEYS)
+    if found is None:
+        raise ConfigError(_URIS_KEYS[0], "not set: give the metastore URIs (thrift://host:9083), or set "
+                                         "metastore.service.discovery.mode=zookeeper and the ZooKeeper quorum")
+    try:
+        return parse_uris(found[1])
+    except ConfigError as e:
+        raise ConfigError(found[0], str(e)) from None

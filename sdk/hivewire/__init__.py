@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from hivewire.discovery import discover_metastores
 from hivewire.errors import (
     AlreadyExistsError,
     ConfigError,
@@ -23,7 +24,6 @@ from hivewire.errors import (
     PrerequisiteError,
     UnsupportedMethodError,
 )
-from hivewire.discovery import discover_metastores
 from hivewire.metastore import MetastoreClient, MetastoreClientPool
 
 __version__ = "0.1.0"

@@ -14,6 +14,7 @@ for the table. A malformed object then raises :class:`~hivewire.errors.DecodeErr
 
 from __future__ import annotations
 
+import copy
 import enum
 import html
 from collections.abc import Callable, Mapping
@@ -214,8 +215,9 @@ class ListenerEvent:
         _set = object.__setattr__
         for slot in ListenerEvent.__slots__:
             _set(new, slot, getattr(self, slot))
-        # Objects already converted are shared only if nothing is left to convert them from.
-        _set(new, "_values", {k: v for k, v in self._values.items() if k not in self._loaders})
+        # Objects already converted are dropped when they can be converted again from the (shared, never
+        # mutated) payload; the others (values of events built in Python, plain lists and maps) are copied.
+        _set(new, "_values", {k: _clone(v) for k, v in self._values.items() if k not in self._loaders})
         _set(new, "_handler", self._handler if handler is _MISSING else handler)
         if origin is not _MISSING:
             _set(new, "_origin", origin)
@@ -236,6 +238,9 @@ class ListenerEvent:
         return hash((self.event_type, self._db_name, self._table_name, self._status))
 
     def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; use .copy() or build a new event")
+
+    def __delattr__(self, name: str) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use .copy() or build a new event")
 
     def __repr__(self) -> str:
@@ -262,6 +267,27 @@ class ListenerEvent:
     def _summary(self) -> dict[str, Any]:
         """Type-specific facts for display (locations, partition values, ...)."""
         return {}
+
+
+_ATOMS = frozenset({str, int, float, bool, bytes, type(None), EventType})
+
+
+def _clone(value: Any) -> Any:
+    """A deep copy of an event value: Thrift objects, lists, maps and sets of them, or plain values."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is list:
+        return [_clone(v) for v in value]
+    if kind is dict:
+        return {k: _clone(v) for k, v in value.items()}
+    if kind is set:
+        return {_clone(v) for v in value}
+    if getattr(kind, "thrift_spec", None) is not None:  # a generated Thrift struct: copy its fields
+        new = object.__new__(kind)
+        new.__dict__.update({k: _clone(v) for k, v in value.__dict__.items()})
+        return new
+    return copy.deepcopy(value)
 
 
 def _table_names(table: Any) -> tuple[str | None, str | None]:

@@ -1,0 +1,345 @@
+"""Hand-written Apiary Kafka messages, and the events they hold written out independently as Thrift objects.
+
+The messages have the shape ExpediaGroup's ``JsonMetaStoreEventSerDe`` (Jackson) writes: the Thrift field
+names of the Hive version the listener was built against, every one of them present, unset ones ``null``,
+enums by name, binary as base64, and SkewedInfo's location map as a list of ``{"key": [...], "value": ...}``
+(see ``JacksonThriftSerializerTest`` in apiary-extensions for the Hive 2.3 and 3.1.3 key sets). The 4.x
+key sets follow the Hive 4 IDL. Nothing here is produced by ``hivewire.apiary``.
+
+``GOLDEN`` lists ``(name, message, expected event)`` for the seven Apiary types and hivewire's three
+database types, each in the Hive 2.3, 3.1 and 4.x field sets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hivewire.events import (
+    AddPartitionEvent,
+    AlterDatabaseEvent,
+    AlterPartitionEvent,
+    AlterTableEvent,
+    CreateDatabaseEvent,
+    CreateTableEvent,
+    DropDatabaseEvent,
+    DropPartitionEvent,
+    DropTableEvent,
+    InsertEvent,
+    ListenerEvent,
+)
+from hivewire_thrift.hive_metastore import ttypes as hms
+
+VERSIONS = {"2.3": "2.3.9", "3.1": "3.1.3", "4.0": "4.0.1"}
+
+PARQUET_IN = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"
+PARQUET_OUT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
+PARQUET_SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
+BASE = "s3://lake/sales.db/orders"
+
+# -- JSON, as the Java listener writes it -------------------------------------------------------------------
+
+
+def serde_json(version: str) -> dict[str, Any]:
+    serde: dict[str, Any] = {"name": None, "serializationLib": PARQUET_SERDE,
+                             "parameters": {"serialization.format": "1"}}
+    if version == "3.1":
+        serde.update({"description": None, "serializerClass": None, "deserializerClass": None, "serdeType": None})
+    elif version == "4.0":
+        serde.update({"description": "parquet", "serializerClass": None, "deserializerClass": None,
+                      "serdeType": "HIVE"})
+    return serde
+
+
+def sd_json(version: str, location: str = BASE) -> dict[str, Any]:
+    return {
+        "cols": [{"name": "id", "type": "bigint", "comment": "order id"},
+                 {"name": "country", "type": "string", "comment": None},
+                 {"name": "amount", "type": "decimal(10,2)", "comment": "in EUR, ünïcødé ✓"}],
+        "location": location,
+        "inputFormat": PARQUET_IN,
+        "outputFormat": PARQUET_OUT,
+        "compressed": False,
+        "numBuckets": 4,
+        "serdeInfo": serde_json(version),
+        "bucketCols": ["id"],
+        "sortCols": [{"col": "id", "order": 1}],
+        "parameters": {},
+        "skewedInfo": {
+            "skewedColNames": ["country"],
+            "skewedColValues": [["NL"], ["FR"]],
+            "skewedColValueLocationMaps": [{"key": ["NL"], "value": f"{location}/country=NL"},
+                                           {"key": ["FR"], "value": f"{location}/country=FR"}],
+        },
+        "storedAsSubDirectories": True,
+    }
+
+
+PRIVILEGES_JSON = {
+    "userPrivileges": {"alice": [{"privilege": "SELECT", "createTime": 1717000000, "grantor": "admin",
+                                  "grantorType": "USER", "grantOption": False}]},
+    "groupPrivileges": None,
+    "rolePrivileges": {"analysts": [{"privilege": "SELECT", "createTime": 1717000001, "grantor": "admin",
+                                     "grantorType": "ROLE", "grantOption": True},
+                                    {"privilege": "INSERT", "createTime": 1717000002, "grantor": None,
+                                     "grantorType": None, "grantOption": None}]},
+}
+
+COLSTATS_JSON = {
+    "statsDesc": {"isTblLevel": True, "dbName": "sales", "tableName": "orders", "partName": None,
+                  "lastAnalyzed": 1717171999, "catName": "hive"},
+    "statsObj": [
+        {"colName": "id", "colType": "bigint",
+         "statsData": {"booleanStats": None,
+                       "longStats": {"lowValue": 1, "highValue": 9000000000, "numNulls": 0, "numDVs": 120000,
+                                     "bitVectors": "SExMAQI=", "histogram": None},
+                       "doubleStats": None, "stringStats": None, "binaryStats": None, "decimalStats": None,
+                       "dateStats": None, "timestampStats": None}},
+        {"colName": "amount", "colType": "double",
+         "statsData": {"booleanStats": None, "longStats": None,
+                       "doubleStats": {"lowValue": 0.5, "highValue": 99.25, "numNulls": 3, "numDVs": 17,
+                                       "bitVectors": None, "histogram": None},
+                       "stringStats": None, "binaryStats": None, "decimalStats": None, "dateStats": None,
+                       "timestampStats": None}},
+    ],
+    "isStatsCompliant": True,
+    "engine": "hive",
+}
+
+
+def table_json(version: str, name: str = "orders", *, privileges: bool = True) -> dict[str, Any]:
+    table: dict[str, Any] = {
+        "tableName": name,
+        "dbName": "sales",
+        "owner": "etl",
+        "createTime": 1717171717,
+        "lastAccessTime": 0,
+        "retention": 0,
+        "sd": sd_json(version),
+        "partitionKeys": [{"name": "dt", "type": "string", "comment": "day"}],
+        "parameters": {"EXTERNAL": "TRUE", "transient_lastDdlTime": "1717171717", "comment": "<orders> & co"},
+        "viewOriginalText": None,
+        "viewExpandedText": None,
+        "tableType": "EXTERNAL_TABLE",
+        "privileges": PRIVILEGES_JSON if privileges else None,
+        "temporary": False,
+        "rewriteEnabled": False,
+    }
+    if version in ("3.1", "4.0"):
+        table.update({"creationMetadata": None, "catName": "hive", "ownerType": "USER"})
+    if version == "4.0":
+        table.update({
+            "writeId": 12,
+            "isStatsCompliant": True,
+            "colStats": COLSTATS_JSON,
+            "accessType": 8,
+            "requiredReadCapabilities": ["HIVEFULLACIDREAD"],
+            "requiredWriteCapabilities": None,
+            "id": 4711,
+            "fileMetadata": {"type": 1, "version": 1, "data": ["AAEC"]},
+            "dictionary": {"values": {"owners": ["ZXRs", ""]}},
+            "txnId": None,
+        })
+    return table
+
+
+def partition_json(version: str, dt: str, *, num_rows: str = "100") -> dict[str, Any]:
+    partition: dict[str, Any] = {
+        "values": [dt],
+        "dbName": "sales",
+        "tableName": "orders",
+        "createTime": 1717200000,
+        "lastAccessTime": 0,
+        "sd": sd_json(version, f"{BASE}/dt={dt}"),
+        "parameters": {"numFiles": "1", "numRows": num_rows, "transient_lastDdlTime": "1717200000"},
+        "privileges": None,
+    }
+    if version in ("3.1", "4.0"):
+        partition["catName"] = "hive"
+    if version == "4.0":
+        partition.update({"writeId": 13, "isStatsCompliant": None, "colStats": None, "fileMetadata": None})
+    return partition
+
+
+def database_json(version: str, *, description: str = "Sales data") -> dict[str, Any]:
+    database: dict[str, Any] = {
+        "name": "sales",
+        "description": description,
+        "locationUri": "s3://lake/sales.db",
+        "parameters": {"owner.team": "sales"},
+        "privileges": None,
+        "ownerName": "etl",
+        "ownerType": "ROLE",
+    }
+    if version in ("3.1", "4.0"):
+        database["catalogName"] = "hive"
+    if version == "4.0":
+        database.update({"createTime": 1717000000, "managedLocationUri": None, "type": "NATIVE",
+                         "connector_name": None, "remote_dbname": None})
+    return database
+
+
+CONTEXT_JSON = {"properties": {"DO_NOT_UPDATE_STATS": "true"}}
+
+
+def envelope(event_type: str, version: str, *, table_name: str | None = "orders", status: bool = True,
+             context: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
+    return {
+        "eventType": event_type,
+        "databaseName": "sales",
+        "tableName": table_name,
+        "qualifiedTableName": f"sales.{table_name}" if table_name else "sales",
+        "status": status,
+        "parameters": {"hive.version": VERSIONS[version], "DB_NOTIFICATION_EVENT_ID_KEY_NAME": "42"},
+        "environmentContext": context,
+        **fields,
+    }
+
+
+def messages(version: str) -> dict[str, dict[str, Any]]:
+    """The ten messages of one Hive field set, by event type."""
+    table, p1, p2 = table_json(version), partition_json(version, "2024-05-01"), partition_json(version, "2024-05-02")
+    return {
+        "ON_CREATE_TABLE": envelope("ON_CREATE_TABLE", version, context=CONTEXT_JSON, table=table),
+        "ON_ALTER_TABLE": envelope("ON_ALTER_TABLE", version,
+                                   oldTable=table_json(version, "orders_staging", privileges=False), newTable=table),
+        "ON_DROP_TABLE": envelope("ON_DROP_TABLE", version, status=False, table=table, deleteData=True),
+        "ON_ADD_PARTITION": envelope("ON_ADD_PARTITION", version, table=table, partitions=[p1, p2]),
+        "ON_ALTER_PARTITION": envelope("ON_ALTER_PARTITION", version, context=CONTEXT_JSON, table=table,
+                                       oldPartition=p1,
+                                       newPartition=partition_json(version, "2024-05-01", num_rows="250")),
+        "ON_DROP_PARTITION": envelope("ON_DROP_PARTITION", version, table=table, partitions=[p2],
+                                      deleteData=False),
+        "ON_INSERT": envelope("ON_INSERT", version, partitionKeyValues={"dt": "2024-05-01"},
+                              files=[f"{BASE}/dt=2024-05-01/part-00000.parquet",
+                                     f"{BASE}/dt=2024-05-01/part-00001.parquet"],
+                              fileChecksums=["9f2c", "77ab"]),
+        "ON_CREATE_DATABASE": envelope("ON_CREATE_DATABASE", version, table_name=None, database=database_json(version)),
+        "ON_ALTER_DATABASE": envelope("ON_ALTER_DATABASE", version, table_name=None,
+                                      oldDatabase=database_json(version, description="old"),
+                                      newDatabase=database_json(version)),
+        "ON_DROP_DATABASE": envelope("ON_DROP_DATABASE", version, table_name=None, database=database_json(version)),
+    }
+
+
+# -- The same content as Thrift objects, written out by hand -----------------------------------------------
+
+def expected_serde(version: str) -> Any:
+    if version == "4.0":
+        return hms.SerDeInfo(name=None, serializationLib=PARQUET_SERDE, parameters={"serialization.format": "1"},
+                             description="parquet", serdeType=hms.SerdeType.HIVE)
+    return hms.SerDeInfo(name=None, serializationLib=PARQUET_SERDE, parameters={"serialization.format": "1"})
+
+
+def expected_sd(version: str, location: str = BASE) -> Any:
+    return hms.StorageDescriptor(
+        cols=[hms.FieldSchema(name="id", type="bigint", comment="order id"),
+              hms.FieldSchema(name="country", type="string", comment=None),
+              hms.FieldSchema(name="amount", type="decimal(10,2)", comment="in EUR, ünïcødé ✓")],
+        location=location, inputFormat=PARQUET_IN, outputFormat=PARQUET_OUT, compressed=False, numBuckets=4,
+        serdeInfo=expected_serde(version), bucketCols=["id"], sortCols=[hms.Order(col="id", order=1)],
+        parameters={},
+        skewedInfo=hms.SkewedInfo(skewedColNames=["country"], skewedColValues=[["NL"], ["FR"]],
+                                  skewedColValueLocationMaps={("NL",): f"{location}/country=NL",
+                                                              ("FR",): f"{location}/country=FR"}),
+        storedAsSubDirectories=True)
+
+
+EXPECTED_PRIVILEGES = hms.PrincipalPrivilegeSet(
+    userPrivileges={"alice": [hms.PrivilegeGrantInfo(privilege="SELECT", createTime=1717000000, grantor="admin",
+                                                     grantorType=hms.PrincipalType.USER, grantOption=False)]},
+    groupPrivileges=None,
+    rolePrivileges={"analysts": [
+        hms.PrivilegeGrantInfo(privilege="SELECT", createTime=1717000001, grantor="admin",
+                               grantorType=hms.PrincipalType.ROLE, grantOption=True),
+        hms.PrivilegeGrantInfo(privilege="INSERT", createTime=1717000002, grantor=None, grantorType=None,
+                               grantOption=None)]},
+)
+
+EXPECTED_COLSTATS = hms.ColumnStatistics(
+    statsDesc=hms.ColumnStatisticsDesc(isTblLevel=True, dbName="sales", tableName="orders", partName=None,
+                                       lastAnalyzed=1717171999, catName="hive"),
+    statsObj=[
+        hms.ColumnStatisticsObj(colName="id", colType="bigint", statsData=hms.ColumnStatisticsData(
+            longStats=hms.LongColumnStatsData(lowValue=1, highValue=9000000000, numNulls=0, numDVs=120000,
+                                              bitVectors=b"HLL\x01\x02", histogram=None))),
+        hms.ColumnStatisticsObj(colName="amount", colType="double", statsData=hms.ColumnStatisticsData(
+            doubleStats=hms.DoubleColumnStatsData(lowValue=0.5, highValue=99.25, numNulls=3, numDVs=17))),
+    ],
+    isStatsCompliant=True, engine="hive")
+
+
+def expected_table(version: str, name: str = "orders", *, privileges: bool = True) -> Any:
+    table = hms.Table(
+        tableName=name, dbName="sales", owner="etl", createTime=1717171717, lastAccessTime=0, retention=0,
+        sd=expected_sd(version), partitionKeys=[hms.FieldSchema(name="dt", type="string", comment="day")],
+        parameters={"EXTERNAL": "TRUE", "transient_lastDdlTime": "1717171717", "comment": "<orders> & co"},
+        viewOriginalText=None, viewExpandedText=None, tableType="EXTERNAL_TABLE",
+        privileges=EXPECTED_PRIVILEGES if privileges else None, temporary=False, rewriteEnabled=False)
+    # 2.3 messages have no key for fields 16+: they keep the Thrift defaults (ownerType USER, writeId -1).
+    if version in ("3.1", "4.0"):
+        table.creationMetadata, table.catName, table.ownerType = None, "hive", hms.PrincipalType.USER
+    if version == "4.0":
+        table.writeId, table.isStatsCompliant, table.colStats = 12, True, EXPECTED_COLSTATS
+        table.accessType, table.requiredReadCapabilities = 8, ["HIVEFULLACIDREAD"]
+        table.requiredWriteCapabilities = None
+        table.id, table.txnId = 4711, None
+        table.fileMetadata = hms.FileMetadata(type=1, version=1, data=[b"\x00\x01\x02"])
+        table.dictionary = hms.ObjectDictionary(values={"owners": [b"etl", b""]})
+    return table
+
+
+def expected_partition(version: str, dt: str, *, num_rows: str = "100") -> Any:
+    partition = hms.Partition(
+        values=[dt], dbName="sales", tableName="orders", createTime=1717200000, lastAccessTime=0,
+        sd=expected_sd(version, f"{BASE}/dt={dt}"),
+        parameters={"numFiles": "1", "numRows": num_rows, "transient_lastDdlTime": "1717200000"}, privileges=None)
+    if version in ("3.1", "4.0"):
+        partition.catName = "hive"
+    if version == "4.0":
+        partition.writeId, partition.isStatsCompliant, partition.colStats, partition.fileMetadata = 13, None, None, None
+    return partition
+
+
+def expected_database(version: str, *, description: str = "Sales data") -> Any:
+    database = hms.Database(name="sales", description=description, locationUri="s3://lake/sales.db",
+                            parameters={"owner.team": "sales"}, privileges=None, ownerName="etl",
+                            ownerType=hms.PrincipalType.ROLE)
+    if version in ("3.1", "4.0"):
+        database.catalogName = "hive"
+    if version == "4.0":
+        database.createTime, database.managedLocationUri, database.type = 1717000000, None, hms.DatabaseType.NATIVE
+        database.connector_name, database.remote_dbname = None, None
+    return database
+
+
+def expected_events(version: str) -> dict[str, ListenerEvent]:
+    params = {"hive.version": VERSIONS[version], "DB_NOTIFICATION_EVENT_ID_KEY_NAME": "42"}
+    context = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
+    table = expected_table(version)
+    p1, p2 = expected_partition(version, "2024-05-01"), expected_partition(version, "2024-05-02")
+    return {
+        "ON_CREATE_TABLE": CreateTableEvent(table=table, parameters=params, environment_context=context),
+        "ON_ALTER_TABLE": AlterTableEvent(old_table=expected_table(version, "orders_staging", privileges=False),
+                                          new_table=table, parameters=params),
+        "ON_DROP_TABLE": DropTableEvent(table=table, delete_data=True, status=False, parameters=params),
+        "ON_ADD_PARTITION": AddPartitionEvent(table=table, partitions=[p1, p2], parameters=params),
+        "ON_ALTER_PARTITION": AlterPartitionEvent(
+            table=table, old_partition=p1, new_partition=expected_partition(version, "2024-05-01", num_rows="250"),
+            parameters=params, environment_context=context),
+        "ON_DROP_PARTITION": DropPartitionEvent(table=table, partitions=[p2], delete_data=False, parameters=params),
+        "ON_INSERT": InsertEvent(db_name="sales", table_name="orders", partition_key_values={"dt": "2024-05-01"},
+                                 files=[f"{BASE}/dt=2024-05-01/part-00000.parquet",
+                                        f"{BASE}/dt=2024-05-01/part-00001.parquet"],
+                                 file_checksums=["9f2c", "77ab"], parameters=params),
+        "ON_CREATE_DATABASE": CreateDatabaseEvent(database=expected_database(version), parameters=params),
+        "ON_ALTER_DATABASE": AlterDatabaseEvent(old_database=expected_database(version, description="old"),
+                                                new_database=expected_database(version), parameters=params),
+        "ON_DROP_DATABASE": DropDatabaseEvent(database=expected_database(version), parameters=params),
+    }
+
+
+GOLDEN: list[tuple[str, dict[str, Any], ListenerEvent]] = [
+    (f"{event_type}-hive{version}", message, expected_events(version)[event_type])
+    for version in VERSIONS
+    for event_type, message in messages(version).items()
+]

@@ -1,0 +1,211 @@
+"""hivewire.events: immutability, value semantics, repr, to_dict, copies, handler binding, HTML rendering."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hivewire as hw
+from hivewire import apiary
+from hivewire.events import (
+    EVENT_CLASSES,
+    AddPartitionEvent,
+    AlterTableEvent,
+    CreateDatabaseEvent,
+    CreateTableEvent,
+    DropPartitionEvent,
+    DropTableEvent,
+    EventType,
+    InsertEvent,
+    ListenerEvent,
+    Origin,
+)
+from hivewire.testing import make_database, make_partition, make_table
+from hivewire_thrift.hive_metastore import ttypes as hms
+
+sys.path.insert(0, str(Path(__file__).parent))
+from apiary_messages import GOLDEN, messages
+
+
+def raw(message: Any) -> bytes:
+    return json.dumps(message).encode()
+
+
+def table(name: str = "orders") -> Any:
+    return make_table("sales", name, partition_keys={"dt": "string"}, parameters={"k": "v"})
+
+
+def decoded(event_type: str = "ON_ADD_PARTITION") -> ListenerEvent:
+    return apiary.decode(raw(messages("2.3")[event_type]), origin=Origin("apiary", 2, 77, 1717171717000))
+
+
+def test_every_event_type_has_a_class() -> None:
+    assert set(EVENT_CLASSES) == set(EventType)
+    for event_type, cls in EVENT_CLASSES.items():
+        assert cls.event_type is event_type
+        assert cls.__name__ == "".join(w.title() for w in event_type.value.split("_")) + "Event"
+    assert str(EventType.ADD_PARTITION) == "ADD_PARTITION" and EventType("INSERT") is EventType.INSERT
+    assert str(Origin("apiary", 2, 77)) == "apiary/2@77"
+
+
+def test_events_are_immutable() -> None:
+    for event in (decoded(), CreateTableEvent(table=table())):
+        with pytest.raises(AttributeError, match="immutable"):
+            event.db_name = "other"  # type: ignore[misc]
+        with pytest.raises(AttributeError, match="immutable"):
+            event._db_name = "other"  # type: ignore[misc]
+        with pytest.raises(AttributeError, match="immutable"):
+            del event._table_name
+        with pytest.raises(TypeError):
+            event.parameters["x"] = "y"  # type: ignore[index]
+        with pytest.raises(AttributeError):
+            event.anything = 1  # type: ignore[attr-defined]
+        assert event.db_name == "sales"
+
+
+def test_constructor_derives_names_and_rejects_unknown_fields() -> None:
+    event = AddPartitionEvent(table=table(), partitions=[make_partition(table(), ["2024-05-01"])])
+    assert (event.db_name, event.table_name, event.qualified_name) == ("sales", "orders", "sales.orders")
+    assert (event.status, event.parameters, event.environment_context, event.hive_version) == (True, {}, None, None)
+    assert (event.raw, event.origin, event.handler) == (None, None, None)
+    assert AddPartitionEvent(db_name="x", table_name="y", table=table()).qualified_name == "x.y"
+    database = CreateDatabaseEvent(database=make_database("sales"))
+    assert (database.db_name, database.table_name, database.qualified_name) == ("sales", None, "sales")
+    with pytest.raises(TypeError, match="has no field"):
+        CreateTableEvent(table=table(), partitions=[])
+    assert DropPartitionEvent(table=table()).partitions == [] and DropTableEvent(table=table()).delete_data is False
+    renamed = AlterTableEvent(old_table=table("a"), new_table=table("b"))
+    assert renamed.is_rename and renamed.table_name == "b"
+    assert not AlterTableEvent(old_table=table(), new_table=table()).is_rename
+
+
+def test_equality_and_hash_ignore_raw_origin_and_handler() -> None:
+    for _name, message, expected in GOLDEN:
+        event = apiary.decode(raw(message), origin=Origin("t", 0, 1))
+        assert event == expected and expected == event
+        assert hash(event) == hash(expected)
+        assert event == event.copy(handler=hw.MetastoreClient("thrift://127.0.0.1:1"), origin=None)
+    a, b = CreateTableEvent(table=table()), CreateTableEvent(table=table())
+    assert a == b and len({a, b, decoded("ON_CREATE_TABLE")}) == 2
+    assert a != CreateTableEvent(table=table(), status=False)
+    assert a != CreateTableEvent(table=table(), parameters={"hive.version": "2.3.9"})
+    assert a != CreateTableEvent(table=table("other"))
+    assert a != CreateTableEvent(table=table(), environment_context=hms.EnvironmentContext(properties={}))
+    assert a != DropTableEvent(table=table())  # same content, other type
+    assert a != "CreateTableEvent(sales.orders)"
+
+
+def test_repr() -> None:
+    assert repr(CreateTableEvent(table=table())) == "CreateTableEvent(sales.orders)"
+    assert repr(DropTableEvent(table=table(), status=False)) == "DropTableEvent(sales.orders, status=False)"
+    assert repr(decoded()) == "AddPartitionEvent(sales.orders at apiary/2@77)"
+    assert repr(CreateDatabaseEvent(database=make_database("sales"))) == "CreateDatabaseEvent(sales)"
+    assert "partitions" not in decoded()._values  # repr and names read nothing lazily
+
+
+def test_to_dict_is_the_apiary_message_and_a_private_copy() -> None:
+    for _name, message, _expected in GOLDEN:
+        lazy = apiary.decode(raw(message))
+        data = lazy.to_dict()
+        assert data == message
+        data["parameters"]["x"] = "y"
+        for value in data.values():
+            if isinstance(value, dict):
+                value.clear()
+        assert lazy.to_dict() == message  # the payload was not touched
+        full = apiary.decode(raw(message))
+        for field in full.fields:
+            getattr(full, field)
+        assert full.to_dict() == message
+    built = InsertEvent(db_name="d", table_name="t", files=["a"])
+    assert built.to_dict()["files"] == ["a"] and built.to_dict()["partitionKeyValues"] is None
+
+
+def mutate(event: AddPartitionEvent) -> None:
+    """What a careless listener does to the objects it is given."""
+    event.table.tableName = "mutated"
+    event.table.sd.cols.append(hms.FieldSchema(name="x", type="int"))
+    event.table.parameters["k"] = "changed"
+    event.partitions[0].values[0] = "mutated"
+    event.partitions.append(event.partitions[0])
+
+
+@pytest.mark.parametrize("source", ["decoded", "decoded-then-read", "python"])
+def test_copies_do_not_share_objects(source: str) -> None:
+    if source == "python":
+        t = table()
+        original: Any = AddPartitionEvent(table=t, partitions=[make_partition(t, ["2024-05-01"])])
+    else:
+        original = decoded()
+    if source == "decoded-then-read":
+        original.table  # noqa: B018 - converted before the copies are made
+    before = original.to_dict()
+    first, second = original.copy(), original.copy()
+    assert first == original == second
+    mutate(first)
+    assert first.table.tableName == "mutated" and first != original
+    assert second == original and second.table.tableName == "orders"
+    assert original.to_dict() == before and original.table.tableName == "orders"
+    assert len(original.partitions) == 1 or source != "python"
+    assert second.partitions[0].values[0] != "mutated" and original.partitions[0].values[0] != "mutated"
+    if source != "python":
+        assert first.raw is original.raw and first.origin == original.origin  # the payload is shared
+
+
+def test_copies_of_insert_events_do_not_share_lists() -> None:
+    for original in (decoded("ON_INSERT"),
+                     InsertEvent(db_name="d", table_name="t", files=["a"], partition_key_values={"dt": "1"})):
+        copy = original.copy()
+        copy.files.append("b")  # type: ignore[attr-defined]
+        copy.partition_key_values["dt"] = "2"  # type: ignore[attr-defined]
+        assert "b" not in original.files  # type: ignore[attr-defined]
+        assert original.partition_key_values["dt"] != "2"  # type: ignore[attr-defined]
+
+
+def test_copy_binds_a_handler_and_sets_the_origin() -> None:
+    event = decoded()
+    client = hw.MetastoreClient("thrift://127.0.0.1:1")  # never connected: it opens on the first call
+    bound = event.copy(handler=client)
+    assert bound.handler is client and event.handler is None
+    assert bound.copy().handler is client and bound.copy(handler=None).handler is None
+    moved = event.copy(origin=Origin("other", 1, 2))
+    assert moved.origin == Origin("other", 1, 2) and event.origin == Origin("apiary", 2, 77, 1717171717000)
+    assert event.copy(origin=None).origin is None
+    assert type(bound) is AddPartitionEvent and bound == event
+
+
+def test_insert_event_table_needs_a_handler() -> None:
+    event = decoded("ON_INSERT")
+    with pytest.raises(hw.HivewireError, match=r"InsertEvent.table for sales.orders needs a metastore connection: "
+                                               r"run the app with metastore URIs configured"):
+        event.table  # type: ignore[attr-defined]  # noqa: B018
+    assert event.db_name == "sales" and event.table_name == "orders"
+
+
+def test_repr_html_escapes() -> None:
+    evil = make_table("<b>db</b>", "<script>alert('x')</script>")
+    event = CreateTableEvent(table=evil, status=False).copy(origin=Origin("t&<>", 0, 1))
+    html = event._repr_html_()
+    assert "<script>" not in html and "<b>db</b>" not in html
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html and "&lt;b&gt;db&lt;/b&gt;" in html
+    assert "t&amp;&lt;&gt;/0@1" in html and "CREATE_TABLE" in html and "False" in html
+    assert html.startswith("<table") and html.endswith("</table>")
+
+
+def test_lazy_fields_convert_once_and_hand_out_the_same_object() -> None:
+    event = decoded()
+    assert "table" not in event._values
+    first = event.table  # type: ignore[attr-defined]
+    assert event.table is first and "table" in event._values  # type: ignore[attr-defined]
+
+
+def test_the_examples_in_docs_events_md_run() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "events.md").read_text()
+    blocks = text.split("```python\n")[1:]
+    assert len(blocks) == 2
+    for block in blocks:
+        exec(compile(block.split("```")[0], "docs/events.md", "exec"), {})

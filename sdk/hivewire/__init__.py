@@ -9,6 +9,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from hivewire import apiary
+from hivewire.app import App
+from hivewire.config import Config
 from hivewire.discovery import discover_metastores
 from hivewire.errors import (
     AlreadyExistsError,
@@ -18,32 +21,72 @@ from hivewire.errors import (
     HivewireError,
     InvalidObjectError,
     InvalidOperationError,
+    ListenerError,
     MetastoreConnectionError,
     MetastoreError,
     NoSuchObjectError,
     PrerequisiteError,
     UnsupportedMethodError,
 )
+from hivewire.events import (
+    AddPartitionEvent,
+    AlterDatabaseEvent,
+    AlterPartitionEvent,
+    AlterTableEvent,
+    CreateDatabaseEvent,
+    CreateTableEvent,
+    DropDatabaseEvent,
+    DropPartitionEvent,
+    DropTableEvent,
+    EventType,
+    InsertEvent,
+    ListenerEvent,
+    Origin,
+)
+from hivewire.kafka import KafkaSource
+from hivewire.listener import MetaStoreEventListener, RetryPolicy
 from hivewire.metastore import MetastoreClient, MetastoreClientPool
+from hivewire.source import MemorySource
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AddPartitionEvent",
     "AlreadyExistsError",
+    "AlterDatabaseEvent",
+    "AlterPartitionEvent",
+    "AlterTableEvent",
+    "App",
+    "Config",
     "ConfigError",
+    "CreateDatabaseEvent",
+    "CreateTableEvent",
     "DecodeError",
     "DiscoveryError",
+    "DropDatabaseEvent",
+    "DropPartitionEvent",
+    "DropTableEvent",
+    "EventType",
     "HivewireError",
+    "InsertEvent",
     "InvalidObjectError",
     "InvalidOperationError",
+    "KafkaSource",
+    "ListenerError",
+    "ListenerEvent",
+    "MemorySource",
+    "MetaStoreEventListener",
     "MetastoreClient",
     "MetastoreClientPool",
     "MetastoreConnectionError",
     "MetastoreError",
     "NoSuchObjectError",
+    "Origin",
     "PrerequisiteError",
+    "RetryPolicy",
     "UnsupportedMethodError",
     "__version__",
+    "apiary",
     "discover_metastores",
 ]
 

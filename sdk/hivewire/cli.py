@@ -22,6 +22,62 @@ def main(log_level: str) -> None:
 
 
 @main.command()
+@click.argument("target", required=False, metavar="[MODULE:APP]")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A .properties or .toml file.")
+@click.option("--bootstrap-servers", help="Kafka bootstrap servers (apiary.bootstrap.servers).")
+@click.option("--topic", help="The Apiary topic (apiary.kafka.topic.name).")
+@click.option("--instance-name", help="Names the consumer group (instance.name).")
+@click.option("--endpoint-port", type=int, help="Port of /metrics and /health, 0 for none (endpoint.port).")
+@click.option("--listener", "listeners", multiple=True, metavar="PKG.MODULE:NAME",
+              help="Add a listener by import path (repeatable; like apiary.listener.list).")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any setting (repeatable).")
+def run(target: str | None, config_file: str | None, bootstrap_servers: str | None, topic: str | None,
+        instance_name: str | None, endpoint_port: int | None, listeners: tuple[str, ...],
+        settings: tuple[str, ...]) -> None:
+    """Run an App's listeners on the Apiary topic until SIGTERM/SIGINT.
+
+    MODULE:APP names an App object (``listeners:app``; the current directory is importable). Without it,
+    the listeners come from apiary.listener.list, as in Drone Fly. Settings come from --config, environment
+    variables (APIARY_BOOTSTRAP_SERVERS, ...) and flags, in increasing precedence.
+    """
+    import os
+
+    from hivewire.app import App
+    from hivewire.config import Config
+    from hivewire.listener import load_object
+
+    overrides: dict[str, str] = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
+        overrides[key.strip()] = value
+    flags: dict[str, object] = {"apiary.bootstrap.servers": bootstrap_servers, "apiary.kafka.topic.name": topic,
+                                "instance.name": instance_name, "endpoint.port": endpoint_port}
+    overrides.update({key: str(value) for key, value in flags.items() if value is not None})
+    try:
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        if target:
+            app = load_object(target if ":" in target else f"{target}:app")
+            if callable(app) and not isinstance(app, App):
+                app = app()  # an app factory
+            if not isinstance(app, App):
+                raise click.ClickException(f"{target} is a {type(app).__name__}, not a hivewire.App")
+        else:
+            app = None
+        config = Config.load(base=app.config if app else None, file=config_file, overrides=overrides)
+        if listeners:
+            known = [p for p in config.get("apiary.listener.list", "").split(",") if p.strip()]
+            config = config.merged({"apiary.listener.list": ",".join([*known, *listeners])})
+        if app is None:
+            app = App(config.get("instance.name", "drone-fly"))
+        app.run(config=config)
+    except hivewire.HivewireError as e:
+        raise click.ClickException(str(e)) from e
+
+
+@main.command()
 def demo() -> None:
     """Start a local metastore, make changes, and print what a listener receives. Needs Java 17+."""
     from hivewire.demo import run_demo

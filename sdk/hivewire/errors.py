@@ -83,3 +83,15 @@ class MetastoreConnectionError(MetastoreError):
     ) -> None:
         super().__init__(message, uri=uri, method=method)
         self.tried = list(tried)
+
+
+class ListenerError(HivewireError):
+    """One or more listeners raised while :meth:`hivewire.App.dispatch` ran them.
+
+    Every matching listener was called; ``errors`` maps each failing listener's name to its exception.
+    """
+
+    def __init__(self, errors: dict[str, BaseException]) -> None:
+        detail = "; ".join(f"{name}: {type(e).__name__}: {e}" for name, e in errors.items())
+        super().__init__(f"{len(errors)} listener(s) failed: {detail}")
+        self.errors = errors

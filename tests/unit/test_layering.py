@@ -16,6 +16,7 @@ LAYERS: dict[str, int] = {
     "hivewire.errors": 2,
     "hivewire.events": 3,
     "hivewire.apiary": 3,
+    "hivewire.thriftjson": 3,
     "hivewire.metastore": 3,
     "hivewire": 4,  # the package itself re-exports layers 2-4
     "hivewire.discovery": 4,
@@ -26,6 +27,7 @@ LAYERS: dict[str, int] = {
     "hivewire.runtime": 4,
     "hivewire.kafka": 4,
     "hivewire.metrics": 4,
+    "hivewire.source": 4,
     "hivewire.arrow": 5,
     "hivewire.spark": 5,
     "hivewire.notebook": 5,

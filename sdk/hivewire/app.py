@@ -1,0 +1,289 @@
+"""``App``: a named set of metastore event listeners, and the way to run them.
+
+::
+
+    app = hw.App("orders-sync")
+
+    @app.on_create_table
+    def created(event: hw.CreateTableEvent) -> None: ...
+
+    @app.on(hw.EventType.ADD_PARTITION, db="sales", table="orders_*")
+    def added(event: hw.AddPartitionEvent) -> None: ...
+
+    app.add_listener(Audit)                 # a MetaStoreEventListener class, an instance, or a function
+    app.run(hw.KafkaSource(bootstrap_servers="host:9092", topic="apiary"))   # blocks; SIGTERM stops it
+    app.dispatch(event)                     # call the matching listeners now (tests, notebooks)
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import signal
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from types import FrameType
+from typing import Any, Generic, TypeVar, overload
+
+from hivewire.config import Config, Settings
+from hivewire.errors import ConfigError, ListenerError
+from hivewire.events import (
+    AddPartitionEvent,
+    AlterDatabaseEvent,
+    AlterPartitionEvent,
+    AlterTableEvent,
+    CreateDatabaseEvent,
+    CreateTableEvent,
+    DropDatabaseEvent,
+    DropPartitionEvent,
+    DropTableEvent,
+    EventType,
+    InsertEvent,
+    ListenerEvent,
+)
+from hivewire.kafka import KafkaSource
+from hivewire.listener import EventFilter, Listener, MetaStoreEventListener, RetryPolicy, load_object, overridden_types
+from hivewire.metastore import MetastoreClient
+from hivewire.metrics import HealthServer, Metrics
+from hivewire.runtime.runner import Runner
+from hivewire.source import Source
+
+__all__ = ["App"]
+
+log = logging.getLogger(__name__)
+
+E = TypeVar("E", bound=ListenerEvent)
+F = TypeVar("F", bound=Callable[..., object])
+_METASTORE_KEYS = ("metastore.thrift.uris", "hive.metastore.uris", "metastore.service.discovery.mode",
+                   "hive.metastore.service.discovery.mode")
+
+
+class _On(Generic[E]):
+    """The per-type decorators (``app.on_create_table``), usable bare or with options."""
+
+    def __init__(self, event_type: EventType) -> None:
+        self.event_type = event_type
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.__doc__ = f"Register a function for {self.event_type.value} events (bare, or with filter options)."
+
+    def __get__(self, app: App | None, owner: type) -> _BoundOn[E]:
+        if app is None:
+            raise AttributeError("use the decorator on an App instance")
+        return _BoundOn(app, self.event_type)
+
+
+class _BoundOn(Generic[E]):
+    def __init__(self, app: App, event_type: EventType) -> None:
+        self._app = app
+        self._type = event_type
+
+    @overload
+    def __call__(self, fn: Callable[[E], object], /) -> Callable[[E], object]: ...
+
+    @overload
+    def __call__(self, /, *, db: str | Iterable[str] | None = None, table: str | Iterable[str] | None = None,
+                 status: bool | None = True, name: str | None = None, timeout: float | None = None,
+                 retry: RetryPolicy | None = None, concurrency: int = 1
+                 ) -> Callable[[Callable[[E], object]], Callable[[E], object]]: ...
+
+    def __call__(self, fn: Callable[[E], object] | None = None, /, **options: Any) -> Any:
+        decorator = self._app.on(self._type, **options)
+        return decorator(fn) if fn is not None else decorator
+
+
+class App:
+    """A named set of listeners. See the module docstring for the registration API.
+
+    ``config`` holds the app's own settings (any key of :mod:`hivewire.config`); a configuration file,
+    environment variables and CLI flags override them when the app runs.
+    """
+
+    on_create_table: _On[CreateTableEvent] = _On(EventType.CREATE_TABLE)
+    on_alter_table: _On[AlterTableEvent] = _On(EventType.ALTER_TABLE)
+    on_drop_table: _On[DropTableEvent] = _On(EventType.DROP_TABLE)
+    on_add_partition: _On[AddPartitionEvent] = _On(EventType.ADD_PARTITION)
+    on_alter_partition: _On[AlterPartitionEvent] = _On(EventType.ALTER_PARTITION)
+    on_drop_partition: _On[DropPartitionEvent] = _On(EventType.DROP_PARTITION)
+    on_insert: _On[InsertEvent] = _On(EventType.INSERT)
+    on_create_database: _On[CreateDatabaseEvent] = _On(EventType.CREATE_DATABASE)
+    on_alter_database: _On[AlterDatabaseEvent] = _On(EventType.ALTER_DATABASE)
+    on_drop_database: _On[DropDatabaseEvent] = _On(EventType.DROP_DATABASE)
+
+    def __init__(self, name: str = "hivewire", *, config: Mapping[str, Any] | None = None) -> None:
+        self.name = name
+        self.config = Config(config)
+        self._listeners: list[Listener] = []
+        self._runner: Runner | None = None
+        self._lock = threading.Lock()
+        self.metrics: Metrics | None = None
+
+    def __repr__(self) -> str:
+        return f"App({self.name!r}, listeners={[listener.name for listener in self._listeners]})"
+
+    @property
+    def listeners(self) -> list[Listener]:
+        return list(self._listeners)
+
+    # -- registration ---------------------------------------------------------------------------------
+    def on(self, *types: EventType | str, db: str | Iterable[str] | None = None,
+           table: str | Iterable[str] | None = None, status: bool | None = True, name: str | None = None,
+           timeout: float | None = None, retry: RetryPolicy | None = None,
+           concurrency: int = 1) -> Callable[[F], F]:
+        """Register the decorated function for ``types`` (all types when none is given), with glob filters."""
+
+        def decorator(fn: F) -> F:
+            self.add_listener(fn, types=types or None, db=db, table=table, status=status, name=name,
+                              timeout=timeout, retry=retry, concurrency=concurrency)
+            return fn
+        return decorator
+
+    def add_listener(self, target: Any, *, types: Iterable[EventType | str] | None = None,
+                     db: str | Iterable[str] | None = None, table: str | Iterable[str] | None = None,
+                     status: bool | None = True, name: str | None = None, timeout: float | None = None,
+                     retry: RetryPolicy | None = None, concurrency: int = 1) -> Listener:
+        """Register a function, a :class:`MetaStoreEventListener` class or instance, or an import path.
+
+        A class is constructed with the configuration when the app starts. Types default to the ``on_*``
+        methods a class overrides, or to every type for a function.
+        """
+        if isinstance(target, str):
+            target = load_object(target)
+        if inspect.isclass(target):
+            default_types = overridden_types(target)
+            default_name = target.__qualname__
+        elif callable(target) and not isinstance(target, MetaStoreEventListener):
+            default_types = frozenset(EventType)
+            default_name = getattr(target, "__qualname__", None) or repr(target)
+        else:
+            default_types = overridden_types(type(target))
+            default_name = type(target).__qualname__
+        chosen = frozenset(EventType(t) for t in types) if types else default_types
+        listener = Listener(
+            name=name or default_name, target=target, types=chosen,
+            filter=EventFilter(types=chosen, db=_tuple(db), table=_tuple(table), status=status),
+            retry=retry, timeout=timeout, concurrency=concurrency)
+        with self._lock:
+            if any(existing.name == listener.name for existing in self._listeners):
+                raise ConfigError(listener.name, "a listener with this name is already registered; pass name=...")
+            self._listeners.append(listener)
+        return listener
+
+    # -- running --------------------------------------------------------------------------------------
+    def dispatch(self, event: ListenerEvent) -> list[str]:
+        """Call every matching listener with ``event`` now, in registration order; return their names.
+
+        Each listener gets its own copy of the event. If any raise, the others still run, then
+        :class:`~hivewire.errors.ListenerError` is raised with every failure. No retries, no dead letters.
+        """
+        called: list[str] = []
+        errors: dict[str, BaseException] = {}
+        for listener in self._listeners:
+            if not listener.accepts(event):
+                continue
+            listener.bind(self.config)
+            called.append(listener.name)
+            try:
+                listener.handlers[event.event_type](event.copy())
+            except Exception as e:
+                errors[listener.name] = e
+        if errors:
+            raise ListenerError(errors)
+        return called
+
+    def run(self, source: Source | KafkaSource | None = None, *, config: Config | None = None,
+            handle_signals: bool = True) -> None:
+        """Consume ``source`` (by default the Kafka topic in the configuration) until stopped.
+
+        Blocks. SIGTERM or SIGINT stop it cleanly (a second signal stops it at once). Returns when a finite
+        source (such as :class:`~hivewire.source.MemorySource`) is exhausted. ``config`` (from the CLI)
+        replaces the app's settings, falling back to them.
+        """
+        config = config or Config.load(base=self.config)
+        if "instance.name" not in config:
+            config = config.merged({"instance.name": self.name})
+        settings = Settings.from_config(config, need_kafka=source is None)
+        if source is None:
+            source = KafkaSource(settings.bootstrap_servers, settings.topic, consumer_config=settings.consumer_config,
+                                 dead_letter_topic=settings.dead_letter_topic, instance_name=settings.instance_name)
+        for path in settings.listener_list:
+            if not any(listener.target is load_object(path) for listener in self._listeners):
+                self.add_listener(path)
+        if not self._listeners:
+            raise ConfigError("apiary.listener.list", f"app {self.name!r} has no listeners: register some with "
+                                                      "decorators or list them in apiary.listener.list")
+        for listener in self._listeners:
+            listener.bind(config)
+        self.config = config
+        self.metrics = metrics = Metrics()
+        runner = Runner(
+            app_name=self.name, listeners=self._listeners, source=source, metrics=metrics,
+            retry=RetryPolicy(settings.retry_max_attempts, settings.retry_initial_delay, settings.retry_multiplier,
+                              settings.retry_max_delay),
+            timeout=settings.listener_timeout, queue_size=settings.queue_size, batch_size=settings.batch_size,
+            commit_interval=settings.commit_interval, shutdown_timeout=settings.shutdown_timeout,
+            metastore=_metastore_factory(config))
+        server = HealthServer(metrics, runner.health, settings.endpoint_port).start() \
+            if settings.endpoint_port else None
+        if server:
+            log.info("metrics and health on http://0.0.0.0:%d/metrics and /health", server.port)
+        self._runner = runner
+        restore = _install_signal_handlers(runner) if handle_signals else None
+        log.info("app %s running %d listener(s) on %r", self.name, len(self._listeners), source)
+        try:
+            runner.run()
+        finally:
+            if restore:
+                restore()
+            if server:
+                server.stop()
+            for listener in self._listeners:
+                try:
+                    listener.close()
+                except Exception:
+                    log.exception("listener %s failed to close", listener.name)
+            self._runner = None
+
+    def stop(self) -> None:
+        """Stop a running :meth:`run` from another thread (as SIGTERM does)."""
+        runner = self._runner
+        if runner is not None:
+            runner.stop()
+
+
+def _tuple(value: str | Iterable[str] | None) -> str | tuple[str, ...] | None:
+    return value if value is None or isinstance(value, str) else tuple(value)
+
+
+def _metastore_factory(config: Config) -> Callable[[], MetastoreClient | None]:
+    """The virtual metastore context: a client per listener thread, on the configured (or discovered) URIs."""
+    if not any(key in config for key in _METASTORE_KEYS):
+        return lambda: None
+    from hivewire import discovery
+
+    uris = discovery.metastore_uris_from_conf(config, shared=True)
+    options = discovery.hive_client_options(config)
+    return lambda: MetastoreClient(uris, **options)
+
+
+def _install_signal_handlers(runner: Runner) -> Callable[[], None] | None:
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous: dict[int, Any] = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        if runner.stopping.is_set():
+            # Second signal: stop now, with the default behaviour.
+            signal.signal(signum, previous[signum] if callable(previous[signum]) else signal.SIG_DFL)
+            signal.raise_signal(signum)
+            return
+        log.info("received %s: finishing current events and stopping", signal.Signals(signum).name)
+        runner.stop()
+
+    for sig in previous:
+        signal.signal(sig, handle)
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return restore

@@ -1,0 +1,1 @@
+"""The listener runtime: lanes (one worker per listener), commit tracking, and the polling loop."""

@@ -1,0 +1,158 @@
+"""One test harness, two sources: the runtime contract tests run on MemorySource and on real Kafka.
+
+Like FastStream's broker-agnostic test suites: every behaviour the runtime promises is checked against the
+in-memory source users test with, and against the Kafka protocol (librdkafka's mock cluster) it runs on.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+import hivewire as hw
+from hivewire import apiary
+from hivewire.source import MemorySource, Source
+from hivewire.testing import make_partition, make_table
+
+PARTITIONS = 4  # what the mock cluster creates, and what MemorySource is given
+
+
+def stream(n: int, tables: int = 40, db: str = "sales") -> list[bytes]:
+    """``n`` ON_ADD_PARTITION messages round-robin over ``tables`` tables; partition value = sequence number."""
+    shapes = [make_table(db, f"t{i:02d}", partition_keys={"seq": "string"}) for i in range(tables)]
+    return [apiary.encode(hw.AddPartitionEvent(table=shapes[i % tables], partitions=[
+        make_partition(shapes[i % tables], [str(i)])], parameters={"hive.version": "2.3.10"})) for i in range(n)]
+
+
+def seq_of(event: hw.ListenerEvent) -> int:
+    assert isinstance(event, hw.AddPartitionEvent)
+    return int(event.partitions[0].values[0])
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.05)
+
+
+class Harness:
+    """A topic (and its dead-letter topic) plus a way to run an app on it in a background thread."""
+
+    kind = "?"
+
+    def source(self) -> Source:
+        raise NotImplementedError
+
+    def send(self, payloads: Sequence[bytes]) -> None:
+        raise NotImplementedError
+
+    def dead_letters(self, expected: int, timeout: float = 60) -> list[tuple[bytes, dict[str, str]]]:
+        raise NotImplementedError
+
+    def committed(self) -> dict[int, int]:
+        raise NotImplementedError
+
+    def run(self, app: hw.App, until: Callable[[], bool], timeout: float = 120) -> None:
+        """Run ``app`` until ``until()`` is true (then stop it cleanly); re-raise anything ``run`` raised."""
+        errors: list[BaseException] = []
+
+        def target() -> None:
+            try:
+                app.run(self.source(), handle_signals=False)
+            except BaseException as e:  # reported below, in the test's thread
+                errors.append(e)
+
+        thread = threading.Thread(target=target, daemon=True)
+        thread.start()
+        try:
+            wait_for(lambda: until() or not thread.is_alive(), timeout, "the app to finish its work")
+        finally:
+            app.stop()
+            thread.join(60)
+        if errors:
+            raise errors[0]
+        assert not thread.is_alive(), "the app did not stop within 60 s of being asked to"
+
+    @staticmethod
+    def partition_for(payload: bytes) -> int:
+        """The Apiary producer's partition; malformed payloads (the point of some tests) go to partition 0."""
+        try:
+            return apiary.partition_for(json.loads(payload).get("qualifiedTableName") or "", PARTITIONS)
+        except (ValueError, AttributeError):
+            return 0
+
+
+class MemoryHarness(Harness):
+    kind = "memory"
+
+    def __init__(self) -> None:
+        self.memory = MemorySource(partitions=PARTITIONS, stop_when_idle=False)
+
+    def source(self) -> Source:
+        self.memory.reset()
+        return self.memory
+
+    def send(self, payloads: Sequence[bytes]) -> None:
+        for payload in payloads:
+            self.memory.send(payload)
+
+    def dead_letters(self, expected: int, timeout: float = 60) -> list[tuple[bytes, dict[str, str]]]:
+        wait_for(lambda: len(self.memory.dead_letters) >= expected, timeout, f"{expected} dead letters")
+        return [(d.record.value() or b"", d.headers) for d in self.memory.dead_letters]
+
+    def committed(self) -> dict[int, int]:
+        return {p: o for (_, p), o in self.memory.committed.items()}
+
+
+class KafkaHarness(Harness):
+    kind = "kafka"
+
+    def __init__(self, bootstrap: str) -> None:
+        self.bootstrap = bootstrap
+        suffix = uuid.uuid4().hex[:8]
+        self.topic = f"contract-{suffix}"
+        self.group = f"contract-group-{suffix}"
+        self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "compression.type": "zstd"})
+
+    def source(self) -> Source:
+        return hw.KafkaSource(self.bootstrap, self.topic, group_id=self.group, consumer_config={
+            "auto.offset.reset": "earliest", "session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
+
+    def send(self, payloads: Sequence[bytes]) -> None:
+        for payload in payloads:
+            self._producer.produce(self.topic, payload, partition=self.partition_for(payload))
+        assert self._producer.flush(30) == 0
+
+    def _consumer(self, **extra: Any) -> Consumer:
+        return Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"reader-{uuid.uuid4().hex}",
+                         "enable.auto.commit": False, **extra})
+
+    def dead_letters(self, expected: int, timeout: float = 60) -> list[tuple[bytes, dict[str, str]]]:
+        consumer = self._consumer()
+        try:
+            consumer.assign([TopicPartition(f"{self.topic}.dlq", p, 0) for p in range(PARTITIONS)])
+            out: list[tuple[bytes, dict[str, str]]] = []
+            deadline = time.monotonic() + timeout
+            while len(out) < expected and time.monotonic() < deadline:
+                for m in consumer.consume(500, 0.5):
+                    if m.error() is None:
+                        out.append((m.value(), {k: v.decode() for k, v in (m.headers() or [])}))
+            return out
+        finally:
+            consumer.close()
+
+    def committed(self) -> dict[int, int]:
+        consumer = self._consumer(**{"group.id": self.group})
+        try:
+            tps = consumer.committed([TopicPartition(self.topic, p) for p in range(PARTITIONS)], timeout=10)
+            return {tp.partition: tp.offset for tp in tps if tp.offset >= 0}
+        finally:
+            consumer.close()

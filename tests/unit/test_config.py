@@ -1,0 +1,107 @@
+"""Configuration: files, environment, overrides, Drone Fly's keys, and validation that names the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import hivewire as hw
+from hivewire.config import Config, Settings
+
+DRONE_FLY_PROPERTIES = """\
+# A Drone Fly properties file, as its README shows them
+apiary.bootstrap.servers=broker1:9092,broker2:9092
+apiary.kafka.topic.name=apiary-events
+apiary.listener.list=my.listeners:Audit, other.mod.Sync
+instance.name=glue-sync
+endpoint.port=8099
+apiary.messaging.consumer.security.protocol=SASL_SSL
+apiary.messaging.consumer.sasl.mechanism=AWS_MSK_IAM
+apiary.messaging.consumer.sasl.jaas.config=software.amazon.msk.auth.iam.IAMLoginModule required;
+apiary.messaging.consumer.auto.offset.reset = earliest
+"""
+
+
+def test_drone_fly_properties_file(tmp_path: Path) -> None:
+    path = tmp_path / "drone-fly.properties"
+    path.write_text(DRONE_FLY_PROPERTIES)
+    settings = Settings.from_config(Config.load(file=path, env={}))
+    assert settings.bootstrap_servers == "broker1:9092,broker2:9092"
+    assert settings.topic == "apiary-events"
+    assert settings.listener_list == ("my.listeners:Audit", "other.mod.Sync")
+    assert settings.instance_name == "glue-sync"
+    assert settings.endpoint_port == 8099
+    assert settings.consumer_config == {
+        "security.protocol": "SASL_SSL", "sasl.mechanism": "AWS_MSK_IAM",
+        "sasl.jaas.config": "software.amazon.msk.auth.iam.IAMLoginModule required;",
+        "auto.offset.reset": "earliest"}
+    assert settings.dead_letter_topic == "apiary-events.dlq"
+
+
+def test_toml_file_with_nested_tables(tmp_path: Path) -> None:
+    path = tmp_path / "hivewire.toml"
+    path.write_text('instance.name = "t"\n[apiary]\nbootstrap.servers = "b:1"\nkafka.topic.name = "x"\n'
+                    '[hivewire.retry]\nmax.attempts = 7\n[hivewire.listener]\ntimeout.ms = 2500\n')
+    settings = Settings.from_config(Config.load(file=path, env={}))
+    assert (settings.bootstrap_servers, settings.topic, settings.instance_name) == ("b:1", "x", "t")
+    assert settings.retry_max_attempts == 7
+    assert settings.listener_timeout == 2.5
+
+
+def test_precedence_base_file_env_overrides(tmp_path: Path) -> None:
+    path = tmp_path / "a.properties"
+    path.write_text("instance.name=from-file\nendpoint.port=1\napiary.kafka.topic.name=file-topic\n")
+    env = {"INSTANCE_NAME": "from-env", "ENDPOINT_PORT": "2", "HOME": "/root", "APIARY_BOOTSTRAP_SERVERS": "e:9"}
+    config = Config.load(base={"instance.name": "from-app", "hivewire.retry.max.attempts": "9"}, file=path,
+                         env=env, overrides={"endpoint.port": "3"})
+    assert config["instance.name"] == "from-env"
+    assert config["endpoint.port"] == "3"
+    assert config["apiary.kafka.topic.name"] == "file-topic"
+    assert config["apiary.bootstrap.servers"] == "e:9"
+    assert config["hivewire.retry.max.attempts"] == "9"
+    assert "home" not in config  # only known prefixes are taken from the environment
+
+
+def test_defaults() -> None:
+    settings = Settings.from_config(Config({"apiary.bootstrap.servers": "b", "apiary.kafka.topic.name": "t"}))
+    assert settings.instance_name == "drone-fly"
+    assert settings.endpoint_port == 8008
+    assert settings.retry_max_attempts == 5
+    assert (settings.retry_initial_delay, settings.retry_multiplier, settings.retry_max_delay) == (1.0, 2.0, 60.0)
+
+
+@pytest.mark.parametrize(
+    ("values", "key", "fragment"),
+    [
+        ({}, "apiary.bootstrap.servers", "required"),
+        ({"apiary.bootstrap.servers": "b"}, "apiary.kafka.topic.name", "required"),
+        ({"endpoint.port": "http"}, "endpoint.port", "not a whole number"),
+        ({"endpoint.port": "70000"}, "endpoint.port", "between 0 and 65535"),
+        ({"hivewire.retry.max.attempts": "0"}, "hivewire.retry.max.attempts", "at least 1"),
+        ({"hivewire.retry.multiplier": "fast"}, "hivewire.retry.multiplier", "not a number"),
+        ({"hivewire.retry.max.attemps": "3"}, "hivewire.retry.max.attemps", "did you mean hivewire.retry.max.attempts"),
+    ],
+)
+def test_invalid_configuration_names_the_key(values: dict[str, str], key: str, fragment: str) -> None:
+    base = {"apiary.bootstrap.servers": "b", "apiary.kafka.topic.name": "t"}
+    merged = values if key.startswith("apiary.") else {**base, **values}  # the apiary cases omit a key
+    with pytest.raises(hw.ConfigError) as exc:
+        Settings.from_config(Config(merged))
+    assert exc.value.key == key
+    assert fragment in str(exc.value)
+
+
+def test_unreadable_files_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(hw.ConfigError, match="no such file"):
+        Config.load(file=tmp_path / "missing.properties", env={})
+    bad = tmp_path / "bad.toml"
+    bad.write_text("this is = = not toml")
+    with pytest.raises(hw.ConfigError, match="cannot read"):
+        Config.load(file=bad, env={})
+
+
+def test_secrets_are_masked_in_repr() -> None:
+    config = Config({"apiary.messaging.consumer.sasl.jaas.config": "user=u password=p", "a": "b"})
+    assert "password=p" not in repr(config)
+    assert "'a': 'b'" in repr(config)

@@ -154,7 +154,7 @@ class App:
             default_name = target.__qualname__
         elif callable(target) and not isinstance(target, MetaStoreEventListener):
             default_types = frozenset(EventType)
-            default_name = getattr(target, "__qualname__", None) or repr(target)
+            default_name = (getattr(target, "__qualname__", None) or repr(target)).replace("<locals>.", "")
         else:
             default_types = overridden_types(type(target))
             default_name = type(target).__qualname__

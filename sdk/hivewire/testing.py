@@ -1,5 +1,13 @@
 """Helpers for testing hivewire listeners in your own test suite, with no Kafka broker and no JVM.
 
+Event factories (``create_table_event(...)``, ``add_partition_event(...)``, ...) build realistic events;
+``app.dispatch(event)`` calls the matching listeners synchronously; ``run_app(app, events)`` runs them
+through the real runtime (workers, retries, dead letters) on an in-memory topic, as FastStream's test
+broker does::
+
+    source = hw.testing.run_app(app, [hw.testing.create_table_event("sales", "orders")])
+    assert source.dead_letters == []
+
 ``mock_kafka()`` gives a real Kafka-protocol endpoint: librdkafka's built-in mock cluster, which ships
 inside the ``confluent-kafka`` wheel. Any Kafka client, in this process or another, can connect to it::
 
@@ -15,10 +23,43 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["make_database", "make_partition", "make_table", "mock_kafka"]
+if TYPE_CHECKING:
+    from hivewire.app import App
+    from hivewire.events import (
+        AddPartitionEvent,
+        AlterDatabaseEvent,
+        AlterPartitionEvent,
+        AlterTableEvent,
+        CreateDatabaseEvent,
+        CreateTableEvent,
+        DropDatabaseEvent,
+        DropPartitionEvent,
+        DropTableEvent,
+        InsertEvent,
+        ListenerEvent,
+    )
+    from hivewire.source import MemorySource
+
+__all__ = [
+    "add_partition_event",
+    "alter_database_event",
+    "alter_partition_event",
+    "alter_table_event",
+    "create_database_event",
+    "create_table_event",
+    "drop_database_event",
+    "drop_partition_event",
+    "drop_table_event",
+    "insert_event",
+    "make_database",
+    "make_partition",
+    "make_table",
+    "mock_kafka",
+    "run_app",
+]
 
 
 @contextlib.contextmanager
@@ -97,3 +138,165 @@ def make_partition(table: Any, values: list[str], *, location: str | None = None
     sd.location = location or f"{table.sd.location}/{spec}"
     return hms.Partition(values=list(values), dbName=table.dbName, tableName=table.tableName,
                          createTime=create_time, lastAccessTime=0, sd=sd, parameters=dict(parameters or {}))
+
+
+# -- Event factories --------------------------------------------------------------------------------------
+# Events as the Apiary listener of a Hive 2.3.10 metastore would publish them (parameters carry
+# hive.version). Keyword arguments not named here go to make_table.
+
+_HIVE_PARAMS = {"hive.version": "2.3.10"}
+
+
+def _common(status: bool, parameters: dict[str, str] | None, environment_context: dict[str, str] | None
+            ) -> dict[str, Any]:
+    from hivewire_thrift.hive_metastore import ttypes as hms
+
+    env = hms.EnvironmentContext(properties=dict(environment_context)) if environment_context else None
+    return {"status": status, "parameters": {**_HIVE_PARAMS, **(parameters or {})}, "environment_context": env}
+
+
+def create_table_event(db: str = "db", table: str = "t", *, status: bool = True,
+                       parameters: dict[str, str] | None = None, environment_context: dict[str, str] | None = None,
+                       **table_kwargs: Any) -> CreateTableEvent:
+    from hivewire.events import CreateTableEvent
+
+    return CreateTableEvent(table=make_table(db, table, **table_kwargs),
+                            **_common(status, parameters, environment_context))
+
+
+def alter_table_event(db: str = "db", table: str = "t", *, rename_to: str | None = None,
+                      add_columns: dict[str, str] | None = None, status: bool = True,
+                      parameters: dict[str, str] | None = None, environment_context: dict[str, str] | None = None,
+                      **table_kwargs: Any) -> AlterTableEvent:
+    """An alter of ``db.table``: a rename (``rename_to``) and/or new columns (``add_columns``)."""
+    import copy
+
+    from hivewire.events import AlterTableEvent
+    from hivewire_thrift.hive_metastore import ttypes as hms
+
+    old = make_table(db, table, **table_kwargs)
+    new = copy.deepcopy(old)
+    if rename_to:
+        new.tableName = rename_to
+    for name, kind in (add_columns or {}).items():
+        new.sd.cols.append(hms.FieldSchema(name=name, type=kind, comment=None))
+    return AlterTableEvent(old_table=old, new_table=new, **_common(status, parameters, environment_context))
+
+
+def drop_table_event(db: str = "db", table: str = "t", *, delete_data: bool = True, status: bool = True,
+                     parameters: dict[str, str] | None = None, environment_context: dict[str, str] | None = None,
+                     **table_kwargs: Any) -> DropTableEvent:
+    from hivewire.events import DropTableEvent
+
+    return DropTableEvent(table=make_table(db, table, **table_kwargs), delete_data=delete_data,
+                          **_common(status, parameters, environment_context))
+
+
+def _partitioned(db: str, table: str, values: list[list[str]], partition_keys: dict[str, str] | None,
+                 table_kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
+    keys = partition_keys or {f"p{i}": "string" for i in range(len(values[0]) if values else 1)}
+    t = make_table(db, table, partition_keys=keys, **table_kwargs)
+    return t, [make_partition(t, list(v)) for v in values]
+
+
+def add_partition_event(db: str = "db", table: str = "t", values: list[list[str]] | None = None, *,
+                        partition_keys: dict[str, str] | None = None, status: bool = True,
+                        parameters: dict[str, str] | None = None,
+                        environment_context: dict[str, str] | None = None, **table_kwargs: Any) -> AddPartitionEvent:
+    """Partitions with ``values`` (one list per partition, default ``[["2024-01-01"]]``) added to ``db.table``."""
+    from hivewire.events import AddPartitionEvent
+
+    t, parts = _partitioned(db, table, values or [["2024-01-01"]], partition_keys or {"dt": "string"}, table_kwargs)
+    return AddPartitionEvent(table=t, partitions=parts, **_common(status, parameters, environment_context))
+
+
+def alter_partition_event(db: str = "db", table: str = "t", values: list[str] | None = None, *,
+                          new_location: str | None = None, partition_keys: dict[str, str] | None = None,
+                          status: bool = True, parameters: dict[str, str] | None = None,
+                          environment_context: dict[str, str] | None = None,
+                          **table_kwargs: Any) -> AlterPartitionEvent:
+    import copy
+
+    from hivewire.events import AlterPartitionEvent
+
+    t, (old,) = _partitioned(db, table, [values or ["2024-01-01"]], partition_keys or {"dt": "string"},
+                             table_kwargs)
+    new = copy.deepcopy(old)
+    if new_location:
+        new.sd.location = new_location
+    return AlterPartitionEvent(table=t, old_partition=old, new_partition=new,
+                               **_common(status, parameters, environment_context))
+
+
+def drop_partition_event(db: str = "db", table: str = "t", values: list[list[str]] | None = None, *,
+                         delete_data: bool = True, partition_keys: dict[str, str] | None = None,
+                         status: bool = True, parameters: dict[str, str] | None = None,
+                         environment_context: dict[str, str] | None = None,
+                         **table_kwargs: Any) -> DropPartitionEvent:
+    from hivewire.events import DropPartitionEvent
+
+    t, parts = _partitioned(db, table, values or [["2024-01-01"]], partition_keys or {"dt": "string"}, table_kwargs)
+    return DropPartitionEvent(table=t, partitions=parts, delete_data=delete_data,
+                              **_common(status, parameters, environment_context))
+
+
+def insert_event(db: str = "db", table: str = "t", *, files: list[str] | None = None,
+                 partition_key_values: dict[str, str] | None = None, status: bool = True,
+                 parameters: dict[str, str] | None = None) -> InsertEvent:
+    from hivewire.events import InsertEvent
+
+    names = files if files is not None else [f"file:/tmp/hivewire-warehouse/{db}.db/{table}/part-00000.parquet"]
+    return InsertEvent(db_name=db, table_name=table, files=names, file_checksums=["" for _ in names],
+                       partition_key_values=dict(partition_key_values or {}),
+                       **_common(status, parameters, None))
+
+
+def create_database_event(name: str = "db", *, status: bool = True, parameters: dict[str, str] | None = None,
+                          **database_kwargs: Any) -> CreateDatabaseEvent:
+    from hivewire.events import CreateDatabaseEvent
+
+    return CreateDatabaseEvent(database=make_database(name, **database_kwargs),
+                               **_common(status, parameters, None))
+
+
+def alter_database_event(name: str = "db", *, new_parameters: dict[str, str] | None = None, status: bool = True,
+                         parameters: dict[str, str] | None = None, **database_kwargs: Any) -> AlterDatabaseEvent:
+    import copy
+
+    from hivewire.events import AlterDatabaseEvent
+
+    old = make_database(name, **database_kwargs)
+    new = copy.deepcopy(old)
+    new.parameters.update(new_parameters or {})
+    return AlterDatabaseEvent(old_database=old, new_database=new, **_common(status, parameters, None))
+
+
+def drop_database_event(name: str = "db", *, status: bool = True, parameters: dict[str, str] | None = None,
+                        **database_kwargs: Any) -> DropDatabaseEvent:
+    from hivewire.events import DropDatabaseEvent
+
+    return DropDatabaseEvent(database=make_database(name, **database_kwargs), **_common(status, parameters, None))
+
+
+# -- Running an app without a broker ---------------------------------------------------------------------
+
+def run_app(app: App, events: Iterable[ListenerEvent | bytes], *, config: dict[str, Any] | None = None,
+            partitions: int = 4) -> MemorySource:
+    """Run ``app`` through the real runtime (workers, retries, dead letters, commits) on ``events``.
+
+    Events are encoded to Apiary JSON first, exactly as they travel through Kafka (raw ``bytes`` are sent
+    as they are, so malformed messages can be tested too). Returns when every event is handled or
+    dead-lettered; the returned :class:`~hivewire.source.MemorySource` holds ``dead_letters`` and
+    ``committed``. ``config`` overrides settings (retries default to 3 attempts, 10 ms apart).
+    """
+    from hivewire.apiary import encode
+    from hivewire.config import Config
+    from hivewire.source import MemorySource
+
+    source = MemorySource(partitions=partitions)
+    for item in events:
+        source.send(item if isinstance(item, bytes) else encode(item))
+    settings = {"endpoint.port": "0", "hivewire.retry.max.attempts": "3", "hivewire.retry.initial.delay.ms": "10",
+                "hivewire.retry.multiplier": "1", "hivewire.commit.interval.ms": "20", **(config or {})}
+    app.run(source, config=Config.load(base={**app.config, **settings}, env={}), handle_signals=False)
+    return source

@@ -31,8 +31,8 @@ def test_per_type_decorators_bare_and_with_options() -> None:
         seen.append(f"added {event.partitions[0].values}")
 
     assert created.__name__ == "created"  # decorators return the function itself
-    assert app.dispatch(create()) == ["test_per_type_decorators_bare_and_with_options.<locals>.created"]
-    assert app.dispatch(add(table="orders_eu")) == ["test_per_type_decorators_bare_and_with_options.<locals>.added"]
+    assert app.dispatch(create()) == ["test_per_type_decorators_bare_and_with_options.created"]
+    assert app.dispatch(add(table="orders_eu")) == ["test_per_type_decorators_bare_and_with_options.added"]
     assert app.dispatch(add(table="customers")) == []
     assert seen == ["created orders", "added ['2024-01-01']"]
 

@@ -1,0 +1,5 @@
+"""``python -m hivewire`` is the ``hivewire`` command."""
+
+from hivewire.cli import main
+
+main()

@@ -55,7 +55,8 @@ else:
         def fails(event): raise RuntimeError("always")
         app.add_listener(fails, name="failing", status=None)
     logging.disable(logging.CRITICAL)
-    src = hw.KafkaSource(bootstrap, topic, group_id=f"hw-{time.time()}", consumer_config={"auto.offset.reset": "earliest"})
+    src = hw.KafkaSource(bootstrap, topic, group_id=f"hw-{time.time()}",
+                         consumer_config={"auto.offset.reset": "earliest"})
     app.run(src, handle_signals=False)
     print(json.dumps({"rate": counts[0] / (time.perf_counter() - first[0])}))
 '''

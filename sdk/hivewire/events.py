@@ -7,7 +7,7 @@ generated ``hivewire_thrift`` types.
 Events are immutable values: equal when their content is equal (the raw payload, Kafka coordinates and
 handler do not take part), with a readable ``repr`` and a JSON-ready :meth:`~ListenerEvent.to_dict`.
 
-Decoders build events lazily: the Thrift objects are converted from the parsed payload on first access
+Decoders build events lazily: the Thrift objects are converted from the payload on first access
 (``hivewire.apiary`` does this), so a listener that reads only ``db_name`` and ``table_name`` never pays
 for the table. A malformed object then raises :class:`~hivewire.errors.DecodeError` on access.
 """
@@ -20,9 +20,9 @@ import html
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
-from hivewire.errors import HivewireError
+from hivewire.errors import DecodeError, HivewireError
 
 if TYPE_CHECKING:
     from hivewire.metastore import MetastoreClient
@@ -76,11 +76,13 @@ class Origin:
         return f"{self.topic}/{self.partition}@{self.offset}"
 
 
-# A loader turns the payload's JSON value of one field into the event's value (a Thrift object, a list of
-# them, ...). Decoders supply them; an event built in Python holds its values directly.
+# A loader makes one field's value (a Thrift object, a list of them, ...) from the decoder's payload, on first
+# access. Decoders share one mapping of loaders per event type; an event built in Python holds its values directly.
 Loader = Callable[[Any], Any]
 _E = TypeVar("_E", bound="ListenerEvent")
 _MISSING = object()
+_NO_LOADERS: Mapping[str, Loader] = MappingProxyType({})
+_new = object.__new__
 
 
 class ListenerEvent:
@@ -97,14 +99,15 @@ class ListenerEvent:
     #: The event's own value fields, in the order of Hive's accessors.
     fields: ClassVar[tuple[str, ...]] = ()
 
-    __slots__ = ("_db_name", "_handler", "_loaders", "_origin", "_parameters", "_raw", "_status",
+    __slots__ = ("_db_name", "_handler", "_loaders", "_origin", "_parameters", "_payload", "_raw", "_status",
                  "_table_name", "_values")
     _db_name: str | None
     _table_name: str | None
     _status: bool
-    _parameters: Mapping[str, str]
-    _values: dict[str, Any]
-    _loaders: dict[str, tuple[Loader, Any]]
+    _parameters: dict[str, str]  # never changed after construction; handed out read-only
+    _values: dict[str, Any]  # values held directly, and those loaded so far
+    _loaders: Mapping[str, Loader]  # shared by every event of a decoder's type
+    _payload: Any  # what the loaders read (an Apiary envelope), None for events built in Python
     _raw: bytes | None
     _origin: Origin | None
     _handler: MetastoreClient | None
@@ -121,30 +124,33 @@ class ListenerEvent:
         _set(self, "_db_name", db_name if db_name is not None else derived_db)
         _set(self, "_table_name", table_name if table_name is not None else derived_table)
         _set(self, "_status", bool(status))
-        _set(self, "_parameters", MappingProxyType(dict(parameters or {})))
+        _set(self, "_parameters", dict(parameters or {}))
         _set(self, "_values", values)
-        _set(self, "_loaders", {})
+        _set(self, "_loaders", _NO_LOADERS)
+        _set(self, "_payload", None)
         _set(self, "_raw", raw)
         _set(self, "_origin", origin)
         _set(self, "_handler", None)
 
     @classmethod
-    def _lazy(cls: type[_E], *, db_name: str | None, table_name: str | None, status: bool,
-              parameters: Mapping[str, str], loaders: dict[str, tuple[Loader, Any]], values: dict[str, Any],
-              raw: bytes | None, origin: Origin | None) -> _E:
-        """Build an event whose fields in ``loaders`` are converted from their payload on first access."""
-        event = cls.__new__(cls)
-        _set = object.__setattr__
-        _set(event, "_db_name", db_name)
-        _set(event, "_table_name", table_name)
-        _set(event, "_status", status)
-        _set(event, "_parameters", MappingProxyType(dict(parameters)))
-        _set(event, "_values", values)
-        _set(event, "_loaders", loaders)
-        _set(event, "_raw", raw)
-        _set(event, "_origin", origin)
-        _set(event, "_handler", None)
-        return event
+    def _lazy(cls: type[_E], db_name: str | None, table_name: str | None, status: bool, parameters: dict[str, str],
+              payload: Any, loaders: Mapping[str, Loader], raw: bytes | None, origin: Origin | None) -> _E:
+        """A decoder's event: the fields in ``loaders`` are made from ``payload`` on first access.
+
+        The decoder's fast path: nothing is copied, so ``parameters`` must not change afterwards.
+        """
+        event = _new(_Building)
+        event._db_name = db_name
+        event._table_name = table_name
+        event._status = status
+        event._parameters = parameters
+        event._values = {}
+        event._loaders = loaders
+        event._payload = payload
+        event._raw = raw
+        event._origin = origin
+        event._handler = None
+        return _become(event, cls)
 
     def _names_from(self, values: dict[str, Any]) -> tuple[str | None, str | None]:
         """The database and table names implied by the event's objects."""
@@ -156,8 +162,7 @@ class ListenerEvent:
             loader = self._loaders.get(name)
             if loader is None:
                 return None
-            fn, payload = loader
-            value = fn(payload)
+            value = loader(self._payload)
             self._values[name] = value
         return value
 
@@ -181,7 +186,7 @@ class ListenerEvent:
 
     @property
     def parameters(self) -> Mapping[str, str]:
-        return self._parameters
+        return MappingProxyType(self._parameters)
 
     @property
     def environment_context(self) -> Any:
@@ -211,17 +216,21 @@ class ListenerEvent:
 
         Optionally bind a ``handler`` or set the ``origin``.
         """
-        new = type(self).__new__(type(self))
-        _set = object.__setattr__
-        for slot in ListenerEvent.__slots__:
-            _set(new, slot, getattr(self, slot))
-        # Objects already converted are dropped when they can be converted again from the (shared, never
-        # mutated) payload; the others (values of events built in Python, plain lists and maps) are copied.
-        _set(new, "_values", {k: _clone(v) for k, v in self._values.items() if k not in self._loaders})
-        _set(new, "_handler", self._handler if handler is _MISSING else handler)
-        if origin is not _MISSING:
-            _set(new, "_origin", origin)
-        return new
+        new = _new(_Building)
+        new._db_name = self._db_name
+        new._table_name = self._table_name
+        new._status = self._status
+        new._parameters = self._parameters
+        # Values already loaded are dropped: they are made again from the (shared, never mutated) payload. The
+        # others (values of events built in Python, the fetched insert table) are copied.
+        loaders = self._loaders
+        new._values = {k: _clone(v) for k, v in self._values.items() if k not in loaders} if self._values else {}
+        new._loaders = loaders
+        new._payload = self._payload
+        new._raw = self._raw
+        new._origin = self._origin if origin is _MISSING else cast("Origin | None", origin)
+        new._handler = self._handler if handler is _MISSING else cast("MetastoreClient | None", handler)
+        return _become(new, type(self))
 
     # -- value semantics ------------------------------------------------------------------------------
     def _key(self) -> tuple[Any, ...]:
@@ -259,14 +268,42 @@ class ListenerEvent:
         rows = [("event", self.event_type.value), ("object", self.qualified_name), ("status", str(self._status))]
         if self._origin:
             rows.append(("origin", str(self._origin)))
-        rows += [(k, ", ".join(v) if isinstance(v, list) else str(v)) for k, v in self._summary().items()]
+        try:
+            summary = self._summary()
+        except DecodeError as e:
+            summary = {"error": str(e)}
+        rows += [(k, ", ".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in summary.items()]
         body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
                        for k, v in rows)
         return f"<table class='hivewire-event'>{body}</table>"
 
     def _summary(self) -> dict[str, Any]:
-        """Type-specific facts for display (locations, partition values, ...)."""
+        """Type-specific facts for display (locations, partition values, ...): strings, or lists of them."""
         return {}
+
+
+class _Building(ListenerEvent):
+    """An event being assembled: the same layout, but assignable. Its ``__class__`` is then set to the real one.
+
+    Assigning slots this way is about four times as fast as ``object.__setattr__`` per slot, which matters on
+    the decoder's and ``copy()``'s hot path.
+    """
+
+    __slots__ = ()
+    __setattr__ = object.__setattr__  # type: ignore[assignment]
+    __delattr__ = object.__delattr__  # both, or neither is the C slot
+
+
+def _become(event: _Building, cls: type[_E]) -> _E:
+    """``event``, now of class ``cls``."""
+    try:
+        event.__class__ = cls  # type: ignore[assignment]
+    except TypeError:  # a subclass with a layout of its own (a __dict__, more slots): copy the slots over
+        real = cls.__new__(cls)
+        for slot in ListenerEvent.__slots__:
+            object.__setattr__(real, slot, getattr(event, slot))
+        return real
+    return cast(_E, event)
 
 
 _ATOMS = frozenset({str, int, float, bool, bytes, type(None), EventType})
@@ -294,6 +331,44 @@ def _table_names(table: Any) -> tuple[str | None, str | None]:
     return (table.dbName, table.tableName) if table is not None else (None, None)
 
 
+# -- display facts (_summary): read defensively, since events built in Python may hold partial objects ---------
+
+_LISTED = 10  # items shown of a long list (partitions, files)
+
+
+def _listed(items: list[str]) -> list[str]:
+    return items if len(items) <= _LISTED else [*items[:_LISTED], f"... and {len(items) - _LISTED} more"]
+
+
+def _location(obj: Any) -> str | None:
+    """The storage location of a table or partition."""
+    return getattr(getattr(obj, "sd", None), "location", None)
+
+
+def _facts(**facts: Any) -> dict[str, Any]:
+    """The facts that are known (not None)."""
+    return {k.replace("_", " "): v for k, v in facts.items() if v is not None}
+
+
+def _table_facts(table: Any) -> dict[str, Any]:
+    return _facts(table_type=getattr(table, "tableType", None), location=_location(table))
+
+
+def _partition_name(table: Any, partition: Any) -> str:
+    """``dt=2024-05-01/hour=3`` (just the values when the table's partition keys do not match them)."""
+    values = [str(v) for v in getattr(partition, "values", None) or ()]
+    keys = [str(getattr(k, "name", k)) for k in getattr(table, "partitionKeys", None) or ()]
+    if len(keys) != len(values):
+        return "/".join(values)
+    return "/".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
+
+
+def _partition_facts(table: Any, partition: Any) -> str:
+    location = _location(partition)
+    name = _partition_name(table, partition)
+    return name if location is None else f"{name} at {location}"
+
+
 class CreateTableEvent(ListenerEvent):
     """A table was created. ``table`` is the table as stored."""
 
@@ -307,6 +382,9 @@ class CreateTableEvent(ListenerEvent):
     @property
     def table(self) -> Any:
         return self._get("table")
+
+    def _summary(self) -> dict[str, Any]:
+        return _table_facts(self.table)
 
 
 class AlterTableEvent(ListenerEvent):
@@ -332,6 +410,14 @@ class AlterTableEvent(ListenerEvent):
         old, new = self.old_table, self.new_table
         return (old.dbName, old.tableName) != (new.dbName, new.tableName)
 
+    def _summary(self) -> dict[str, Any]:
+        old, new = self.old_table, self.new_table
+        old_name = (getattr(old, "dbName", None), getattr(old, "tableName", None))
+        renamed = old_name != (getattr(new, "dbName", None), getattr(new, "tableName", None))
+        moved = _location(old) != _location(new)
+        return _facts(renamed_from=".".join(map(str, old_name)) if renamed else None, **_table_facts(new),
+                      previous_location=_location(old) if moved else None)
+
 
 class DropTableEvent(ListenerEvent):
     """A table was dropped. ``delete_data`` says whether its data was deleted too."""
@@ -351,6 +437,9 @@ class DropTableEvent(ListenerEvent):
     def delete_data(self) -> bool:
         return bool(self._get("delete_data"))
 
+    def _summary(self) -> dict[str, Any]:
+        return {**_table_facts(self.table), "delete data": str(self.delete_data)}
+
 
 class AddPartitionEvent(ListenerEvent):
     """Partitions were added to ``table``."""
@@ -369,6 +458,10 @@ class AddPartitionEvent(ListenerEvent):
     @property
     def partitions(self) -> list[Any]:
         return self._get("partitions") or []
+
+    def _summary(self) -> dict[str, Any]:
+        table = self.table
+        return {**_table_facts(table), "partitions": _listed([_partition_facts(table, p) for p in self.partitions])}
 
 
 class AlterPartitionEvent(ListenerEvent):
@@ -393,6 +486,12 @@ class AlterPartitionEvent(ListenerEvent):
     def new_partition(self) -> Any:
         return self._get("new_partition")
 
+    def _summary(self) -> dict[str, Any]:
+        table, old, new = self.table, self.old_partition, self.new_partition
+        before, after = _partition_facts(table, old), _partition_facts(table, new)
+        return _facts(table_type=getattr(table, "tableType", None), partition=after,
+                      previously=before if before != after else None)
+
 
 class DropPartitionEvent(ListenerEvent):
     """Partitions of ``table`` were dropped (all of them, unlike Drone Fly, which keeps only the first)."""
@@ -415,6 +514,11 @@ class DropPartitionEvent(ListenerEvent):
     @property
     def delete_data(self) -> bool:
         return bool(self._get("delete_data"))
+
+    def _summary(self) -> dict[str, Any]:
+        table = self.table
+        return {**_table_facts(table), "partitions": _listed([_partition_facts(table, p) for p in self.partitions]),
+                "delete data": str(self.delete_data)}
 
 
 class InsertEvent(ListenerEvent):
@@ -455,6 +559,10 @@ class InsertEvent(ListenerEvent):
         self._values["_table"] = table
         return table
 
+    def _summary(self) -> dict[str, Any]:
+        partition = "/".join(f"{k}={v}" for k, v in self.partition_key_values.items())
+        return _facts(partition=partition or None, files=_listed([str(f) for f in self.files]))
+
 
 def _database_names(db: Any) -> tuple[str | None, str | None]:
     return (db.name if db is not None else None), None
@@ -473,6 +581,9 @@ class CreateDatabaseEvent(ListenerEvent):
     @property
     def database(self) -> Any:
         return self._get("database")
+
+    def _summary(self) -> dict[str, Any]:
+        return _facts(location=getattr(self.database, "locationUri", None))
 
 
 class AlterDatabaseEvent(ListenerEvent):
@@ -493,6 +604,11 @@ class AlterDatabaseEvent(ListenerEvent):
     def new_database(self) -> Any:
         return self._get("new_database")
 
+    def _summary(self) -> dict[str, Any]:
+        old = getattr(self.old_database, "locationUri", None)
+        new = getattr(self.new_database, "locationUri", None)
+        return _facts(location=new, previous_location=old if old != new else None)
+
 
 class DropDatabaseEvent(ListenerEvent):
     """A database was dropped."""
@@ -507,6 +623,9 @@ class DropDatabaseEvent(ListenerEvent):
     @property
     def database(self) -> Any:
         return self._get("database")
+
+    def _summary(self) -> dict[str, Any]:
+        return _facts(location=getattr(self.database, "locationUri", None))
 
 
 EVENT_CLASSES: Mapping[EventType, type[ListenerEvent]] = MappingProxyType({

@@ -14,6 +14,8 @@ from hivewire import apiary
 from hivewire.events import (
     EVENT_CLASSES,
     AddPartitionEvent,
+    AlterDatabaseEvent,
+    AlterPartitionEvent,
     AlterTableEvent,
     CreateDatabaseEvent,
     CreateTableEvent,
@@ -194,6 +196,46 @@ def test_repr_html_escapes() -> None:
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html and "&lt;b&gt;db&lt;/b&gt;" in html
     assert "t&amp;&lt;&gt;/0@1" in html and "CREATE_TABLE" in html and "False" in html
     assert html.startswith("<table") and html.endswith("</table>")
+
+
+def test_summaries_show_the_key_facts_of_each_type() -> None:
+    base = "s3://lake/sales.db/orders"
+    assert decoded("ON_CREATE_TABLE")._summary() == {"table type": "EXTERNAL_TABLE", "location": base}
+    assert decoded("ON_DROP_TABLE")._summary() == {"table type": "EXTERNAL_TABLE", "location": base,
+                                                   "delete data": "True"}
+    assert decoded("ON_ALTER_TABLE")._summary() == {"renamed from": "sales.orders_staging",
+                                                    "table type": "EXTERNAL_TABLE", "location": base}
+    partitions = [f"dt=2024-05-0{day} at {base}/dt=2024-05-0{day}" for day in (1, 2)]
+    assert decoded()._summary() == {"table type": "EXTERNAL_TABLE", "location": base, "partitions": partitions}
+    assert decoded("ON_DROP_PARTITION")._summary() == {"table type": "EXTERNAL_TABLE", "location": base,
+                                                       "partitions": partitions[1:], "delete data": "False"}
+    assert decoded("ON_ALTER_PARTITION")._summary() == {"table type": "EXTERNAL_TABLE", "partition": partitions[0]}
+    assert decoded("ON_INSERT")._summary() == {"partition": "dt=2024-05-01", "files": [
+        f"{base}/dt=2024-05-01/part-0000{i}.parquet" for i in (0, 1)]}
+    for database in ("ON_CREATE_DATABASE", "ON_ALTER_DATABASE", "ON_DROP_DATABASE"):
+        assert decoded(database)._summary() == {"location": "s3://lake/sales.db"}
+    assert "dt=2024-05-02 at s3://lake/sales.db/orders/dt=2024-05-02" in decoded()._repr_html_()
+
+    t = table()
+    many = AddPartitionEvent(table=t, partitions=[make_partition(t, [str(i)]) for i in range(12)])._summary()
+    assert many["partitions"][0] == f"dt=0 at {t.sd.location}/dt=0" and many["partitions"][-1] == "... and 2 more"
+    altered = AlterPartitionEvent(table=t, old_partition=make_partition(t, ["1"]),
+                                  new_partition=make_partition(t, ["1"], location="s3://elsewhere"))._summary()
+    assert altered == {"table type": "MANAGED_TABLE", "partition": "dt=1 at s3://elsewhere",
+                       "previously": f"dt=1 at {t.sd.location}/dt=1"}
+    moved = AlterDatabaseEvent(old_database=make_database("s", location="s3://a"),
+                               new_database=make_database("s", location="s3://b"))._summary()
+    assert moved == {"location": "s3://b", "previous location": "s3://a"}
+    assert AlterTableEvent(old_table=table(), new_table=table())._summary() == {
+        "table type": "MANAGED_TABLE", "location": t.sd.location}
+    # partial objects (events built in Python) and malformed ones (decoded) still render
+    assert CreateTableEvent(table=hms.Table(tableName="t", dbName="d"))._summary() == {}
+    assert AddPartitionEvent(table=hms.Table(dbName="d", tableName="t", partitionKeys=[None]), partitions=[
+        hms.Partition(values=[None])])._summary() == {"partitions": ["None=None"]}
+    assert InsertEvent(db_name="d", table_name="t")._summary() == {"files": []}
+    bad = {**messages("2.3")["ON_CREATE_TABLE"], "table": {"tableName": "orders", "dbName": "sales", "sd": []}}
+    html = apiary.decode(raw(bad))._repr_html_()
+    assert "<th style='text-align:left'>error</th><td>table.sd: expected an object, got []</td>" in html
 
 
 def test_lazy_fields_convert_once_and_hand_out_the_same_object() -> None:

@@ -114,6 +114,8 @@ def test_module_respects_layers(module: str, path: Path) -> None:
                 problems.append(f"imports {imported}, which has no layer")
             elif mine == 7 and top == "hivewire" and theirs > 4:
                 problems.append(f"the shim imports {imported} (layer {theirs}); it may use hivewire layers 1-4")
+            elif mine == 6 and theirs == 7 and in_function:
+                continue  # the CLI and the demo start the shim, importing it only when asked to
             elif mine != 7 and theirs > mine:
                 problems.append(f"imports {imported} (layer {theirs}) from layer {mine}")
         elif top in OPTIONAL and mine < 5:

@@ -90,10 +90,14 @@ __all__ = [
     "discover_metastores",
 ]
 
-_LAZY_SUBMODULES = {"local", "spark", "testing"}
+# Modules (and names) whose dependencies are optional or heavy, imported on first use.
+_LAZY_SUBMODULES = {"archive", "arrow", "local", "notebook", "spark", "testing"}
+_LAZY_NAMES = {"read_events": "hivewire.notebook"}
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"hivewire.{name}")
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
     raise AttributeError(f"module 'hivewire' has no attribute {name!r}")

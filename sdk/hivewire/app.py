@@ -222,7 +222,7 @@ class App:
                               settings.retry_max_delay),
             timeout=settings.listener_timeout, queue_size=settings.queue_size, batch_size=settings.batch_size,
             commit_interval=settings.commit_interval, shutdown_timeout=settings.shutdown_timeout,
-            metastore=_metastore_factory(config))
+            metastore=_metastore_factory(config), tune_gc=settings.tune_gc)
         server = HealthServer(metrics, runner.health, settings.endpoint_port).start() \
             if settings.endpoint_port else None
         if server:

@@ -49,6 +49,7 @@ DEFAULTS: dict[str, str] = {
     "hivewire.consumer.batch.size": "500",
     "hivewire.commit.interval.ms": "1000",
     "hivewire.shutdown.timeout.ms": "30000",
+    "hivewire.gc.tuning": "true",
 }
 
 
@@ -148,6 +149,12 @@ class Config(Mapping[str, str]):
             raise ConfigError(key, f"{value} must be {bounds}")
         return value
 
+    def flag(self, key: str) -> bool:
+        raw = self.text(key).lower()
+        if raw not in ("true", "false"):
+            raise ConfigError(key, f"{raw!r} is not true or false")
+        return raw == "true"
+
     def number(self, key: str, *, minimum: float | None = None) -> float:
         raw = self.text(key)
         try:
@@ -182,6 +189,7 @@ class Settings:
     batch_size: int
     commit_interval: float
     shutdown_timeout: float
+    tune_gc: bool
     listener_list: tuple[str, ...]
 
     @classmethod
@@ -209,5 +217,6 @@ class Settings:
             batch_size=config.integer("hivewire.consumer.batch.size", minimum=1, maximum=100_000),
             commit_interval=config.number("hivewire.commit.interval.ms", minimum=1) / 1000,
             shutdown_timeout=config.number("hivewire.shutdown.timeout.ms", minimum=0) / 1000,
+            tune_gc=config.flag("hivewire.gc.tuning"),
             listener_list=tuple(p.strip() for p in config.get("apiary.listener.list", "").split(",") if p.strip()),
         )

@@ -18,9 +18,8 @@ import copy
 import enum
 import html
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar, cast
 
 from hivewire.errors import DecodeError, HivewireError
 
@@ -63,9 +62,11 @@ class EventType(str, enum.Enum):
         return self.value
 
 
-@dataclass(frozen=True)
-class Origin:
-    """Where an event was read from: Kafka topic, partition, offset and record timestamp (ms)."""
+class Origin(NamedTuple):
+    """Where an event was read from: Kafka topic, partition, offset and record timestamp (ms).
+
+    A named tuple, because the runtime makes one per record and a tuple is the cheapest immutable value.
+    """
 
     topic: str
     partition: int

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import traceback
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -84,7 +83,8 @@ class Lane:
         self._gen = 0
         self._threads: list[threading.Thread] = []
         # What the current thread is doing, for the watchdog.
-        self._work: tuple[Batch, list[Item], int] | None = None
+        self._share: tuple[Batch, list[Item]] | None = None
+        self._index = 0
         self._attempt = 0
         self._started: tuple[int, float] | None = None
         self.timeouts = 0
@@ -165,49 +165,53 @@ class Lane:
     def _process(self, gen: int, batch: Batch, items: list[Item], start: int, client: MetastoreClient | None,
                  attempts: int = 0, error: BaseException | None = None) -> bool:
         """Handle ``items[start:]``; release the batch share when done. False: this thread must stop."""
-        tracker, stopping = self.services.tracker, self.services.stopping
+        tracker, stopping, handlers = self.services.tracker, self.services.stopping, self.listener.handlers
+        epoch, stale = tracker.epoch, tracker.stale(batch)
+        monotonic = time.monotonic
         handled = 0
+        self._share = (batch, items)
         for i in range(start, len(items)):
             if stopping.is_set():
-                return False
+                break
+            if tracker.epoch != epoch:  # a rebalance happened while this share was being handled
+                epoch, stale = tracker.epoch, tracker.stale(batch)
             record, event = items[i]
-            if not tracker.is_current(batch, (record.topic() or "", record.partition() or 0)):
+            origin = event.origin
+            if stale and origin is not None and (origin.topic, origin.partition) in stale:
                 continue  # the partition was revoked: its new owner reads this record again
-            self._work = (batch, items, i)
-            outcome = self._handle(gen, batch, record, event, client, attempts, error)
+            self._index = i
+            view = event.copy(handler=client)  # each listener gets its own objects
+            if error is None:
+                # The common case, inlined: one call, no retry machinery.
+                self._attempt = 1
+                self._started = (gen, monotonic())
+                try:
+                    handlers[event.event_type](view)
+                except Exception as e:
+                    error, attempts = e, 1
+                    if gen == self._gen:
+                        self.metrics.failed.inc()
+                self._started = None
+                if gen != self._gen:
+                    break
+                if error is None:
+                    handled += 1
+                    continue
+            outcome = self._retry(gen, batch, record, view, handlers[event.event_type], attempts, error)
             attempts, error = 0, None
             if outcome is None:
-                self.metrics.handled.inc(handled)
-                return False
+                break
             handled += outcome
-        self._work = None
+        else:
+            self._share = None
+            self.metrics.handled.inc(handled)
+            self.metrics.latency.observe(monotonic() - batch.started)
+            with self._cond:
+                self.depth -= len(items)
+            tracker.release(batch)
+            return True
         self.metrics.handled.inc(handled)
-        self.metrics.latency.observe(time.monotonic() - batch.started)
-        with self._cond:
-            self.depth -= len(items)
-        tracker.release(batch)
-        return True
-
-    def _handle(self, gen: int, batch: Batch, record: Record, event: ListenerEvent, client: MetastoreClient | None,
-                attempts: int, error: BaseException | None) -> int | None:
-        """1 if handled, 0 if dead-lettered, None if this thread must stop (superseded or stopping)."""
-        handler = self.listener.handlers[event.event_type]
-        view = event.copy(handler=client)  # each listener gets its own objects
-        if error is None:
-            self._attempt = 1
-            self._started = (gen, time.monotonic())
-            try:
-                handler(view)
-            except Exception as e:
-                error, attempts = e, 1
-            finally:
-                self._started = None
-            if gen != self._gen:
-                return None
-            if error is None:
-                return 1
-            self.metrics.failed.inc()
-        return self._retry(gen, batch, record, view, handler, attempts, error)
+        return False
 
     def _retry(self, gen: int, batch: Batch, record: Record, view: ListenerEvent, handler: Callable[[Any], object],
                attempts: int, error: BaseException) -> int | None:
@@ -273,14 +277,15 @@ class Lane:
     # -- watchdog -------------------------------------------------------------------------------------
     def check_timeout(self, now: float) -> None:
         """Called by the watchdog: if the current call overran the timeout, continue in a fresh thread."""
-        started, work = self._started, self._work
-        if started is None or work is None or now - started[1] < self.timeout:
+        started, share = self._started, self._share
+        if started is None or share is None or now - started[1] < self.timeout:
             return
         with self._cond:
             if self._started is not started or started[0] != self._gen:
                 return
             self._started = None
-            batch, items, index = work
+            batch, items = share
+            index = self._index
             self.timeouts += 1
             self.metrics.timeouts.inc()
             self.metrics.failed.inc()
@@ -297,7 +302,7 @@ def dead_letter_headers(app: str, listener: str, record: Record, error: BaseExce
     if isinstance(error, BaseException):
         kind = f"{type(error).__module__}.{type(error).__qualname__}"
         message = f"{type(error).__name__}: {error}"
-        trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        trace = _traceback(error)
     else:
         kind, message, trace = "hivewire.errors.DecodeError", error, ""
     timestamp = record.timestamp()
@@ -313,6 +318,29 @@ def dead_letter_headers(app: str, listener: str, record: Record, error: BaseExce
         "hivewire.source.offset": str(record.offset()),
         "hivewire.source.timestamp": str(timestamp[1] if timestamp and timestamp[0] else ""),
     }
+
+
+def _traceback(error: BaseException) -> str:
+    """The frames of ``error`` (and what caused it), without source lines.
+
+    ``traceback.format_exception`` reads and parses source files for every frame (Python 3.11's caret
+    anchors): with a listener failing on every event that alone starved the healthy listeners.
+    """
+    parts: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen and len(seen) < 5:
+        seen.add(id(current))
+        frames = []
+        tb = current.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            frames.append(f'  File "{code.co_filename}", line {tb.tb_lineno}, in {code.co_name}')
+            tb = tb.tb_next
+        parts.append("Traceback (most recent call last):\n" + "\n".join(frames) +
+                     f"\n{type(current).__qualname__}: {current}")
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return "\n\nwhich was caused by:\n".join(parts)
 
 
 class Watchdog(threading.Thread):

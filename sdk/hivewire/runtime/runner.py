@@ -12,6 +12,7 @@ Events not committed are read again on restart: delivery is at least once, never
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -35,18 +36,38 @@ log = logging.getLogger(__name__)
 DECODER = "hivewire.decoder"  # the "listener" named in dead letters of undecodable records
 
 
+def _tune_gc() -> Callable[[], None]:
+    """Make the cyclic garbage collector run far less often while the runtime works; return the undo.
+
+    Every event allocates a handful of containers, so with the default threshold (700) the collector runs
+    every few hundred events and, as the heap grows, spends more time scanning than hivewire spends
+    dispatching (measured: 2x throughput with a 50,000 threshold). Objects that exist at start (modules,
+    configuration, listeners) are frozen out of the scans altogether. Cyclic garbage is still collected.
+    """
+    previous = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(previous[0], 50_000), previous[1], previous[2])
+
+    def restore() -> None:
+        gc.set_threshold(*previous)
+        gc.unfreeze()
+    return restore
+
+
 class Runner:
     """Runs ``listeners`` over ``source`` until stopped (or until a finite source is finished)."""
 
     def __init__(self, *, app_name: str, listeners: Sequence[Listener], source: Source, metrics: Metrics,
                  retry: RetryPolicy, timeout: float, queue_size: int, batch_size: int, commit_interval: float,
-                 shutdown_timeout: float, metastore: Callable[[], MetastoreClient | None]) -> None:
+                 shutdown_timeout: float, metastore: Callable[[], MetastoreClient | None],
+                 tune_gc: bool = True) -> None:
         self.app_name = app_name
         self.source = source
         self.metrics = metrics
         self.batch_size = batch_size
         self.commit_interval = commit_interval
         self.shutdown_timeout = shutdown_timeout
+        self.tune_gc = tune_gc
         self.tracker = CommitTracker()
         self.stopping = threading.Event()
         self.fatal_error: BaseException | None = None
@@ -73,6 +94,16 @@ class Runner:
 
     def run(self) -> None:
         """Poll and dispatch until stopped; then shut down cleanly. Raises the fatal error, if any."""
+        restore_gc = _tune_gc() if self.tune_gc else None
+        try:
+            self._run()
+        finally:
+            if restore_gc:
+                restore_gc()
+        if self.fatal_error is not None:
+            raise self.fatal_error
+
+    def _run(self) -> None:
         watchdog = Watchdog(self.lanes, self.stopping)
         for lane in self.lanes:
             lane.start()
@@ -97,8 +128,6 @@ class Runner:
                     break
         finally:
             self._shutdown()
-        if self.fatal_error is not None:
-            raise self.fatal_error
 
     # -- dispatch -------------------------------------------------------------------------------------
     def _dispatch(self, records: Sequence[Record]) -> None:

@@ -49,6 +49,7 @@ class CommitTracker:
         self._committable: dict[TopicPartition, int] = {}
         self._dirty: set[TopicPartition] = set()
         self._owned: frozenset[TopicPartition] = frozenset()
+        self._epoch = 0
         self._idle = threading.Condition(self._lock)
 
     # -- batches --------------------------------------------------------------------------------------
@@ -91,6 +92,15 @@ class CommitTracker:
         """False when ``tp`` was revoked after ``batch`` was polled (its records must be skipped)."""
         return batch.generations.get(tp, -1) == self._generation.get(tp, 0) and tp in self._owned
 
+    @property
+    def epoch(self) -> int:
+        """Changes whenever partition ownership does, so workers can cache :meth:`stale` between changes."""
+        return self._epoch
+
+    def stale(self, batch: Batch) -> frozenset[TopicPartition]:
+        """The partitions of ``batch`` revoked since it was polled (usually none)."""
+        return frozenset(tp for tp in batch.generations if not self.is_current(batch, tp))
+
     # -- ownership ------------------------------------------------------------------------------------
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
         with self._lock:
@@ -99,6 +109,7 @@ class CommitTracker:
                 self._generation[tp] = self._generation.get(tp, 0) + 1
                 self._committable.pop(tp, None)
             self._owned = frozenset(self._owned | new)
+            self._epoch += 1
 
     def revoke(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """Give up ``partitions``; returns their last committable offsets, to commit before letting go."""
@@ -110,6 +121,7 @@ class CommitTracker:
                 self._committable.pop(tp, None)
                 self._dirty.discard(tp)
             self._owned = frozenset(self._owned - gone)
+            self._epoch += 1
             return final
 
     # -- commits --------------------------------------------------------------------------------------

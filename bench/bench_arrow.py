@@ -1,0 +1,155 @@
+"""Events -> Arrow -> Spark, next to building the same Spark DataFrame from Python ``Row`` objects, in one run.
+
+The same 100,000 mixed Apiary events (every type, 200 tables, renames, multi-partition events; the
+generator of tests/unit/test_arrow.py), decoded once. Then, interleaved over ``--rounds``:
+
+* ``to_arrow``: ``hivewire.arrow.to_arrow(events)`` (the events' objects were converted by a warm-up run,
+  as they are once a listener has read them; the first conversion is reported separately);
+* ``to_dataframe``: ``hivewire.spark.to_dataframe(spark, arrow_table)``, Arrow record batches to the JVM;
+* ``Rows``: the same column values as Python ``Row`` objects and ``spark.createDataFrame(rows, SPARK_SCHEMA)``
+  (parallelised into as many slices as the Arrow route has record batches), timed from the events
+  (building the rows) and from ready-made rows.
+
+Each DataFrame is also materialised in the JVM (a ``noop`` write) so that lazy work is not hidden. Also shown:
+``Table.from_pylist`` with one dict per event, the row-wise alternative ``to_arrow`` was measured against.
+
+Usage: python bench/bench_arrow.py [--events 100000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "unit"))
+
+import pyarrow as pa  # noqa: E402
+from test_arrow import decode_all, mixed_messages  # noqa: E402
+
+from hivewire import arrow  # noqa: E402
+from hivewire import spark as hw_spark  # noqa: E402
+
+
+def python_rows(events: list[Any]) -> list[Any]:
+    """The values to_arrow puts in each row, as the Python objects a Spark Row needs (datetimes, dicts)."""
+    from pyspark.sql import Row
+
+    names = arrow.SCHEMA.names
+    time_at, date_at = names.index("event_time"), names.index("event_date")
+    maps = [names.index("parameters"), names.index("table_parameters")]
+    make = Row(*names)
+    rows = []
+    for event in events:
+        values = list(arrow._event_row(event, "raise"))
+        if values[time_at] is not None:
+            values[time_at] = datetime.fromtimestamp(values[time_at] / 1e6, tz=timezone.utc)
+            values[date_at] = date.fromordinal(date(1970, 1, 1).toordinal() + values[date_at])
+        for i in maps:
+            if values[i] is not None:
+                values[i] = dict(values[i])
+        rows.append(make(*values))
+    return rows
+
+
+def timed(fn: Callable[[], Any], rounds: int) -> tuple[float, Any]:
+    """Median seconds of ``rounds`` runs of ``fn``, and its last result."""
+    seconds, result = [], None
+    for _ in range(rounds):
+        start = time.perf_counter()
+        result = fn()
+        seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds), result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    n = args.events
+
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.Builder().master("local[1]").appName("bench_arrow")
+             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1")
+             .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
+             # Room for both routes' copies of 100,000 messages (about 280 MB each way) in the one JVM.
+             .config("spark.driver.memory", "4g").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    schema = hw_spark.SPARK_SCHEMA
+
+    messages = mixed_messages(n)
+    start = time.perf_counter()
+    events = [*decode_all(messages)]
+    decode_s = time.perf_counter() - start
+    start = time.perf_counter()
+    table = arrow.to_arrow(events)
+    first_s = time.perf_counter() - start
+    print(f"{n:,} events, {sum(map(len, messages)) / n:,.0f} bytes each on average; Arrow table "
+          f"{table.nbytes / 1e6:,.0f} MB ({table.column('raw').nbytes / 1e6:,.0f} MB of it the raw messages)")
+    print(f"  decode (apiary.decode, lazy)                  {decode_s:8.2f} s")
+    print(f"  first to_arrow (converts every object)        {first_s:8.2f} s")
+
+    def materialise(df: Any) -> Any:
+        df.write.format("noop").mode("overwrite").save()
+        return df
+
+    def from_pylist() -> Any:
+        names = arrow.SCHEMA.names
+        with arrow.paused_gc():
+            dicts = [dict(zip(names, arrow._event_row(e, "raise"), strict=True)) for e in events]
+            return pa.Table.from_pylist(dicts, schema=arrow.SCHEMA)
+
+    slices = -(-n // int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")))
+
+    def rows_frame(rows: list[Any]) -> Any:
+        # As many partitions as the Arrow route's record batches: one slice of 100,000 rows would be a single
+        # task of several hundred MB.
+        return spark.createDataFrame(spark.sparkContext.parallelize(rows, slices), schema)
+
+    # Warm the JVM's code paths for both routes before timing.
+    materialise(hw_spark.to_dataframe(spark, table.slice(0, 2000)))
+    materialise(rows_frame(python_rows(events[:2000])))
+
+    to_arrow_s, table = timed(lambda: arrow.to_arrow(events), args.rounds)
+    from_pylist_s, _ = timed(from_pylist, args.rounds)
+    to_df_s, df = timed(lambda: hw_spark.to_dataframe(spark, table), args.rounds)
+    assert df.schema == schema
+    to_df_mat_s, _ = timed(lambda: materialise(hw_spark.to_dataframe(spark, table)), args.rounds)
+    rows_build_s, rows = timed(lambda: python_rows(events), args.rounds)
+    rows_df_s, rows_df = timed(lambda: rows_frame(rows), args.rounds)
+    rows_df_mat_s, _ = timed(lambda: materialise(rows_frame(rows)), args.rounds)
+    assert rows_df.count() == df.count() == n
+
+    print(f"\nmedian of {args.rounds} rounds, seconds for {n:,} events (events/s in brackets)")
+
+    def line(label: str, seconds: float, note: str = "") -> None:
+        print(f"  {label:<46}{seconds:8.2f} s  ({n / seconds:>10,.0f}/s) {note}")
+
+    line("to_arrow (objects already converted)", to_arrow_s)
+    line("Table.from_pylist, one dict per event", from_pylist_s, f"x{from_pylist_s / to_arrow_s:.2f} of to_arrow")
+    line("to_dataframe from the Arrow table", to_df_s)
+    line("  + materialised in the JVM (noop write)", to_df_mat_s)
+    line("Python Rows: build the rows from the events", rows_build_s)
+    line("Python Rows: createDataFrame(rows, SPARK_SCHEMA)", rows_df_s)
+    line("  + materialised in the JVM (noop write)", rows_df_mat_s)
+    arrow_total = to_arrow_s + to_df_mat_s
+    rows_total = rows_build_s + rows_df_mat_s
+    print(f"\n  events -> DataFrame, materialised: Arrow {arrow_total:.2f} s, Rows {rows_total:.2f} s; "
+          f"ratio Rows/Arrow {rows_total / arrow_total:.2f}")
+    print(f"  DataFrame from ready data, created: Arrow table {to_df_s:.2f} s, Rows {rows_df_s:.2f} s; "
+          f"ratio {rows_df_s / to_df_s:.2f}")
+    print(f"  DataFrame from ready data, materialised: Arrow {to_df_mat_s:.2f} s, Rows {rows_df_mat_s:.2f} s; "
+          f"ratio {rows_df_mat_s / to_df_mat_s:.2f}")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

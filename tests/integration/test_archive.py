@@ -1,0 +1,251 @@
+"""``hivewire archive``: exactly once into Delta through kill -9, concurrent archivers and lost commit races.
+
+The archivers run as real ``hivewire archive`` processes against librdkafka's mock cluster. The table is
+then read three ways: deltalake, pyarrow (the table's current files) and Spark. The Delta connector for
+Spark is not installed here (it needs a download), so Spark reads the current files of the table
+(``DeltaTable.file_uris()``) with ``spark.read.parquet``, the partition column taken from the paths.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import deltalake
+import pyarrow.dataset as ds
+import pytest
+from confluent_kafka import Producer
+
+from hivewire import apiary
+from hivewire.archive import Archiver, txn_app_id
+from hivewire.arrow import SCHEMA, Undecodable, paused_gc
+from hivewire.errors import ConfigError
+from hivewire.events import Origin
+from hivewire.kafka import KafkaSource
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+from test_arrow import T0_MS, mixed_messages
+
+HIVEWIRE = str(Path(sys.executable).with_name("hivewire"))
+# Short sessions, so that the group notices a kill -9'd member in seconds (the defaults wait 45 s).
+FAST_GROUP = ["-X", "session.timeout.ms=3000", "-X", "heartbeat.interval.ms=500", "-X", "max.poll.interval.ms=15000"]
+BAD = {1000: b"<xml/>", 20000: b'{"eventType": "ON_CREATE_TABLE", "databaseName": "db"}', 40000: None}
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.Builder().master("local[1]").appName("hivewire-archive-test")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "1").config("spark.sql.session.timeZone", "UTC")
+               .getOrCreate())
+    yield session
+    session.stop()
+
+
+def producer(kafka: str) -> Any:
+    # zstd: 50,000 Apiary messages stay far inside the mock's 5 MB per partition.
+    return Producer({"bootstrap.servers": kafka, "compression.type": "zstd", "linger.ms": 20})
+
+
+def start_archiver(kafka: str, topic: str, table: Path, log: Path, *extra: str) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen([HIVEWIRE, "--log-level", "DEBUG", "archive", "--bootstrap-servers", kafka,
+                                 "--topic", topic, "--table", str(table), *FAST_GROUP, *extra], stderr=out)
+
+
+def versions(table: Path, topic: str) -> list[int | None]:
+    dt = deltalake.DeltaTable(str(table))
+    return [dt.transaction_version(txn_app_id(topic, p)) for p in range(4)]
+
+
+def wait_for(condition: Any, what: str, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def test_exactly_once_through_kill_9(kafka: str, tmp_path: Path, spark: Any) -> None:
+    seed = int(os.environ.get("HIVEWIRE_TEST_SEED", random.randrange(1 << 30)))
+    print(f"seed {seed} (HIVEWIRE_TEST_SEED={seed} repeats this run)")
+    rng = random.Random(seed)
+    topic, table = f"archive_{uuid.uuid4().hex[:8]}", tmp_path / "events"
+    messages: list[bytes | None] = [*mixed_messages(50_000, seed=5)]
+    for at, bad in BAD.items():
+        messages[at] = bad
+    coordinates: dict[int, tuple[int, int]] = {}  # message index -> (partition, offset)
+    last: dict[int, int] = {}
+
+    def produce() -> None:
+        # A steady stream, about 2,500 messages/s, while the archivers are killed and restarted.
+        out = producer(kafka)
+        for i, data in enumerate(messages):
+            def delivered(err: Any, msg: Any, i: int = i) -> None:
+                assert err is None, err
+                coordinates[i] = (msg.partition(), msg.offset())
+            out.produce(topic, value=data, partition=i % 4, timestamp=T0_MS + i * 1000, on_delivery=delivered)
+            if i % 250 == 0:
+                out.poll(0)
+                time.sleep(0.1)
+        assert out.flush(60) == 0
+
+    # Two archivers share the topic through the group; five times, one of them is killed with SIGKILL at a
+    # random moment after the table moved on (so the kills land while it streams and writes) and restarted.
+    logs = [tmp_path / "archiver-0.log", tmp_path / "archiver-1.log"]
+    flush = ["--flush-events", "1500", "--flush-seconds", "1"]
+    procs = [start_archiver(kafka, topic, table, logs[i], *flush) for i in range(2)]
+    streaming = threading.Thread(target=produce)
+    streaming.start()
+    try:
+        for kill in range(5):
+            wait_for(lambda: (table / "_delta_log").is_dir(), "the table")
+            seen = deltalake.DeltaTable(str(table)).version()
+            wait_for(lambda seen=seen: deltalake.DeltaTable(str(table)).version() > seen, "a commit")
+            time.sleep(rng.uniform(0, 2.0))
+            victim = rng.randrange(2)
+            procs[victim].send_signal(signal.SIGKILL)
+            assert procs[victim].wait() == -signal.SIGKILL
+            print(f"kill {kill + 1}: archiver {victim} at table version {deltalake.DeltaTable(str(table)).version()}")
+            procs[victim] = start_archiver(kafka, topic, table, logs[victim], *flush)
+        streaming.join()
+        for p, offset in coordinates.values():
+            last[p] = max(last.get(p, -1), offset)
+        wait_for(lambda: versions(table, topic) == [last[p] for p in range(4)], "the archive to catch up")
+    finally:
+        streaming.join()
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        codes = [proc.wait(60) for proc in procs]
+    assert codes == [0, 0], [log.read_text()[-3000:] for log in logs]
+
+    expected = sorted(coordinates.values())
+    assert len(expected) == len(messages) == 50_000
+
+    # deltalake: every offset exactly once, with the offsets of the last commit in the log.
+    dt = deltalake.DeltaTable(str(table))
+    rows = dt.to_pyarrow_table(columns=["kafka_topic", "kafka_partition", "kafka_offset", "event_type",
+                                        "decode_error", "event_date", "raw"])
+    got = sorted(zip(rows["kafka_partition"].to_pylist(), rows["kafka_offset"].to_pylist(), strict=True))
+    assert got == expected, f"{len(got) - len(set(got))} duplicates, {len(set(expected) - set(got))} missing"
+    assert set(rows["kafka_topic"].to_pylist()) == {topic}
+    assert versions(table, topic) == [last[p] for p in range(4)]
+    assert [f.name for f in dt.schema().fields] == SCHEMA.names
+    # The undecodable messages are rows too, with their bytes and the reason.
+    failed = rows.filter(rows["decode_error"].is_valid()).to_pylist()
+    assert sorted(r["raw"] or b"" for r in failed) == sorted(b or b"" for b in BAD.values())
+    assert all(r["event_type"] is None for r in failed)
+    # Partitioned by the UTC date of the Kafka timestamp.
+    first_day = datetime.fromtimestamp(T0_MS / 1000, tz=timezone.utc).date()
+    assert set(rows["event_date"].to_pylist()) == {date.fromordinal(first_day.toordinal() + d) for d in range(2)}
+    assert all("event_date=" in uri for uri in dt.file_uris())
+
+    # pyarrow over the table's current files (orphans of killed writes are not among them).
+    dataset = ds.dataset(dt.file_uris(), format="parquet", partitioning="hive",
+                         partition_base_dir=str(table))
+    scanned = dataset.to_table(columns=["kafka_partition", "kafka_offset"])
+    assert sorted(zip(scanned["kafka_partition"].to_pylist(), scanned["kafka_offset"].to_pylist(),
+                      strict=True)) == expected
+
+    # Spark over the same files; the per-type counts match what was produced.
+    from pyspark.sql import functions as F
+
+    frame = spark.read.option("basePath", str(table)).parquet(*dt.file_uris())
+    (summary,) = frame.agg(F.count("*").alias("rows"), F.count_distinct("kafka_partition", "kafka_offset").alias(
+        "distinct"), F.min("event_date").alias("first"), F.max("event_date").alias("last")).collect()
+    assert (summary["rows"], summary["distinct"]) == (50_000, 50_000)
+    dates = rows["event_date"].to_pylist()
+    assert (summary["first"], summary["last"]) == (min(dates), max(dates))
+    with paused_gc():
+        produced = Counter(apiary.decode(m).event_type.value for i, m in enumerate(messages) if i not in BAD)
+    counted = {r["event_type"]: r["count"] for r in frame.groupBy("event_type").count().collect()}
+    assert counted == {**produced, None: len(BAD)}
+
+
+def test_sigterm_writes_what_is_buffered(kafka: str, tmp_path: Path) -> None:
+    topic, table, log = f"archive_{uuid.uuid4().hex[:8]}", tmp_path / "events", tmp_path / "archiver.log"
+    out = producer(kafka)
+    for i, data in enumerate(mixed_messages(1000, seed=9)):
+        out.produce(topic, value=data, partition=i % 4, timestamp=T0_MS + i)
+    assert out.flush(30) == 0
+    # Thresholds it never reaches: only the graceful stop can write.
+    proc = start_archiver(kafka, topic, table, log, "--flush-events", "1000000", "--flush-seconds", "3600")
+    try:
+        wait_for(lambda: "buffering from" in log.read_text(), "the first message")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0, log.read_text()[-3000:]
+    text = log.read_text()
+    archived = int(text.split("archived ")[1].split(" rows")[0])
+    assert archived > 0 and "SIGTERM: flushing and stopping" in text
+    assert deltalake.DeltaTable(str(table)).to_pyarrow_table(columns=["kafka_offset"]).num_rows == archived
+    # A second run archives the rest, and nothing twice.
+    stats = Archiver(KafkaSource(kafka, topic), str(table)).run(idle_timeout=2)
+    rows = deltalake.DeltaTable(str(table)).to_pyarrow_table(columns=["kafka_partition", "kafka_offset"])
+    assert rows.num_rows == 1000 == len(set(zip(rows["kafka_partition"].to_pylist(),
+                                                rows["kafka_offset"].to_pylist(), strict=True)))
+    assert stats.rows_written == 1000 - archived
+
+
+def buffered(archiver: Archiver, topic: str, partition: int, offsets: range) -> None:
+    """Put decoded messages into the archiver's buffer as if consumed (the race below needs no broker)."""
+    messages = mixed_messages(len(offsets), seed=partition)
+    for offset, data in zip(offsets, messages, strict=True):
+        origin = Origin(topic, partition, offset, T0_MS + offset)
+        archiver._add(partition, apiary.decode(data, origin=origin))
+
+
+def test_a_lost_race_is_rechecked_not_duplicated(tmp_path: Path) -> None:
+    """Two writers of one partition (as in a rebalance that outlived a session): the one that committed
+    second against a stale snapshot is refused by delta-rs, re-checks the table and writes only the rest."""
+    topic, uri = "race", str(tmp_path / "events")
+    source = KafkaSource("localhost:1", topic)
+    slow, fast = Archiver(source, uri), Archiver(source, uri)
+    buffered(slow, topic, 0, range(100))
+    buffered(slow, topic, 1, range(10))
+    buffered(fast, topic, 0, range(60))
+    stale = slow.table()  # the snapshot slow checks against
+    fast.flush()
+    assert versions(Path(uri), topic)[:2] == [59, None]
+    assert slow._write(stale) is False and slow.stats.conflicts == 1
+    slow.flush()
+    assert slow.stats.skipped == 60 and slow.stats.rows_written == 50
+    rows = deltalake.DeltaTable(uri).to_pyarrow_table(columns=["kafka_partition", "kafka_offset"])
+    got = sorted(zip(rows["kafka_partition"].to_pylist(), rows["kafka_offset"].to_pylist(), strict=True))
+    assert got == sorted([(0, o) for o in range(100)] + [(1, o) for o in range(10)])
+    assert versions(Path(uri), topic)[:2] == [99, 9]
+    # Writing again what the table has is a no-op, not a duplicate.
+    buffered(fast, topic, 0, range(90, 100))
+    fast.flush()
+    assert deltalake.DeltaTable(uri).to_pyarrow_table(columns=["kafka_offset"]).num_rows == 110
+    assert fast.stats.skipped == 10
+
+
+def test_undecodable_items_are_rows(tmp_path: Path) -> None:
+    archiver = Archiver(KafkaSource("localhost:1", "t"), str(tmp_path / "events"))
+    archiver._add(0, Undecodable(Origin("t", 0, 0, T0_MS), b"\xff", "not UTF-8"))
+    archiver.flush()
+    row = deltalake.DeltaTable(str(tmp_path / "events")).to_pyarrow_table().to_pylist()[0]
+    assert (row["raw"], row["decode_error"], row["kafka_offset"], row["event_type"]) == (b"\xff", "not UTF-8", 0, None)
+
+
+def test_refuses_a_foreign_table(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    deltalake.write_deltalake(str(tmp_path / "other"), pa.table({"x": [1]}))
+    with pytest.raises(ConfigError, match="not a hivewire event archive"):
+        Archiver(KafkaSource("localhost:1", "t"), str(tmp_path / "other")).table()
+    shutil.rmtree(tmp_path / "other")

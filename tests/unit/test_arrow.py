@@ -1,0 +1,305 @@
+"""hivewire.arrow: every event type onto the one schema, column by column, plus the mixed-event generator.
+
+``mixed_messages`` (Apiary messages of every type over many databases and tables, renames and multi-partition
+events included) is shared with tests/integration and bench/, which put this directory on ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from hivewire import apiary
+from hivewire.arrow import COLUMNS, SCHEMA, Undecodable, schema_markdown, to_arrow
+from hivewire.errors import DecodeError
+from hivewire.events import (
+    AddPartitionEvent,
+    AlterDatabaseEvent,
+    AlterPartitionEvent,
+    AlterTableEvent,
+    CreateDatabaseEvent,
+    CreateTableEvent,
+    DropDatabaseEvent,
+    DropPartitionEvent,
+    DropTableEvent,
+    EventType,
+    InsertEvent,
+    ListenerEvent,
+    Origin,
+)
+from hivewire.testing import make_database, make_partition, make_table
+
+sys.path.insert(0, str(Path(__file__).parent))
+from apiary_messages import BASE, GOLDEN
+
+ROOT = Path(__file__).resolve().parents[2]
+TOPIC = "apiary"
+T0_MS = 1_717_171_717_000  # 2024-05-31T16:08:37Z
+
+# -- Mixed events, shared with the integration tests and the benchmarks ------------------------------------
+
+
+def _table_templates(db: str, name: str, i: int) -> list[ListenerEvent]:
+    """Messages of every table event type for one table (some partitioned by dt, some by region and dt)."""
+    keys = {"dt": "string"} if i % 3 else {"region": "string", "dt": "string"}
+    columns = {f"c{k}": ("bigint", "string", "double", "decimal(10,2)")[k % 4] for k in range(4 + i % 9)}
+    params = {"hive.version": "2.3.9", "seq": str(i)}
+    table = make_table(db, name, columns=columns, partition_keys=keys, parameters={"owner.team": f"team{i % 5}"},
+                       table_type="EXTERNAL_TABLE" if i % 2 else "MANAGED_TABLE", create_time=1717000000 + i)
+    table.sd.cols[0].comment = f"key of {name}"
+
+    def part(day: int) -> Any:
+        values = [f"2024-05-{day:02d}"] if len(keys) == 1 else ["eu", f"2024-05-{day:02d}"]
+        return make_partition(table, values, parameters={"numRows": str(day * 10)})
+
+    renamed_from = make_table(db, f"{name}_staging", columns=columns, partition_keys=keys)
+    altered = make_table(db, name, columns=columns, partition_keys=keys, parameters={"owner.team": "old"})
+    n_parts = 1 + i % 3
+    return [
+        CreateTableEvent(table=table, parameters=params),
+        CreateTableEvent(table=table, parameters=params, status=False),
+        AlterTableEvent(old_table=altered, new_table=table, parameters=params),
+        AlterTableEvent(old_table=renamed_from, new_table=table, parameters=params),
+        DropTableEvent(table=table, delete_data=bool(i % 2), parameters=params),
+        AddPartitionEvent(table=table, partitions=[part(d) for d in range(1, 1 + n_parts)], parameters=params),
+        AlterPartitionEvent(table=table, old_partition=part(1), new_partition=part(2), parameters=params),
+        DropPartitionEvent(table=table, partitions=[part(d) for d in range(1, 1 + n_parts)],
+                           delete_data=False, parameters=params),
+        InsertEvent(db_name=db, table_name=name, partition_key_values=dict(zip(keys, part(3).values, strict=True)),
+                    files=[f"{table.sd.location}/f{k}.parquet" for k in range(1 + i % 2)], parameters=params),
+    ]
+
+
+def _database_templates(db: str) -> list[ListenerEvent]:
+    database = make_database(db, parameters={"owner.team": "data"})
+    return [CreateDatabaseEvent(database=database, parameters={"hive.version": "2.3.9"}),
+            AlterDatabaseEvent(old_database=make_database(db, description="before"), new_database=database),
+            DropDatabaseEvent(database=database)]
+
+
+def mixed_messages(n: int, *, seed: int = 7, databases: int = 8, tables: int = 25) -> list[bytes]:
+    """``n`` Apiary messages drawn from every event type over ``databases`` x ``tables`` tables.
+
+    Each distinct message is encoded once and drawn many times, so 100,000 messages take a second to make.
+    About 3% are database events.
+    """
+    rng = random.Random(seed)
+    table_messages = [[apiary.encode(e) for e in _table_templates(f"db{d}", f"t{t}", d * tables + t)]
+                      for d in range(databases) for t in range(tables)]
+    db_messages = [[apiary.encode(e) for e in _database_templates(f"db{d}")] for d in range(databases)]
+    out = []
+    for _ in range(n):
+        group = rng.choice(db_messages) if rng.random() < 0.03 else rng.choice(table_messages)
+        out.append(rng.choice(group))
+    return out
+
+
+def decode_all(messages: list[bytes], *, topic: str = TOPIC, partitions: int = 4) -> list[ListenerEvent]:
+    """The messages decoded with the origin a Kafka consumer would give them (Apiary's partitioning)."""
+    offsets = [0] * partitions
+    events = []
+    for i, data in enumerate(messages):
+        event = apiary.decode(data)
+        p = apiary.partition_for(event.qualified_name, partitions)
+        events.append(event.copy(origin=Origin(topic, p, offsets[p], T0_MS + i * 10)))
+        offsets[p] += 1
+    return events
+
+
+# -- The schema ------------------------------------------------------------------------------------------
+
+def test_schema_is_stable() -> None:
+    """Columns are only ever appended: a Delta archive written by an older hivewire stays appendable."""
+    assert SCHEMA.names[:27] == [
+        "event_type", "db_name", "table_name", "qualified_name", "status", "event_time", "event_date",
+        "kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp", "location", "table_type", "columns",
+        "partition_keys", "partition_values", "partition_locations", "old_partition_values", "old_name",
+        "new_name", "parameters", "table_parameters", "delete_data", "files", "hive_version", "decode_error", "raw"]
+    assert SCHEMA.field("columns").type == pa.list_(pa.struct([("name", pa.string()), ("type", pa.string()),
+                                                              ("comment", pa.string())]))
+    assert SCHEMA.field("parameters").type == pa.map_(pa.string(), pa.string())
+    assert SCHEMA.field("event_time").type == pa.timestamp("us", tz="UTC")
+    assert all(field.nullable for field in SCHEMA)
+    assert [name for name, _, _ in COLUMNS] == SCHEMA.names
+
+
+def test_docs_hold_the_generated_schema_table() -> None:
+    text = (ROOT / "docs" / "data.md").read_text()
+    assert schema_markdown() in text, "docs/data.md is stale: paste hivewire.arrow.schema_markdown() into it"
+    for name in SCHEMA.names:
+        assert f"| `{name}` |" in text
+
+
+# -- Every type, from the golden Apiary messages ---------------------------------------------------------
+
+def golden(version: str = "2.3") -> dict[str, ListenerEvent]:
+    return {name.split("-")[0]: apiary.decode(json.dumps(message).encode(),
+                                              origin=Origin("apiary", 2, 40 + i, T0_MS + i))
+            for i, (name, message, _) in enumerate(GOLDEN) if name.endswith(f"hive{version}")}
+
+
+def rows_by_type(version: str = "2.3") -> dict[str, dict[str, Any]]:
+    events = golden(version)
+    table = to_arrow(events.values())
+    assert table.schema == SCHEMA
+    return dict(zip(events, table.to_pylist(), strict=True))
+
+
+@pytest.mark.parametrize("version", ["2.3", "3.1", "4.0"])
+def test_common_columns(version: str) -> None:
+    events = golden(version)
+    rows = rows_by_type(version)
+    for kind, row in rows.items():
+        event = events[kind]
+        assert row["event_type"] == event.event_type.value == kind.removeprefix("ON_")
+        assert (row["db_name"], row["table_name"], row["qualified_name"]) == (
+            event.db_name, event.table_name, event.qualified_name)
+        assert row["status"] is event.status
+        assert event.origin is not None and event.origin.timestamp is not None
+        assert (row["kafka_topic"], row["kafka_partition"], row["kafka_offset"], row["kafka_timestamp"]) == (
+            "apiary", 2, event.origin.offset, event.origin.timestamp)
+        assert row["event_time"] == datetime.fromtimestamp(event.origin.timestamp / 1000, tz=timezone.utc)
+        assert row["event_date"] == date(2024, 5, 31)
+        assert dict(row["parameters"]) == dict(event.parameters)
+        assert row["hive_version"] == event.hive_version
+        assert row["raw"] == event.raw and row["decode_error"] is None
+
+
+def test_table_columns() -> None:
+    rows = rows_by_type()
+    create = rows["ON_CREATE_TABLE"]
+    assert create["location"] == BASE and create["table_type"] == "EXTERNAL_TABLE"
+    assert create["columns"] == [{"name": "id", "type": "bigint", "comment": "order id"},
+                                 {"name": "country", "type": "string", "comment": None},
+                                 {"name": "amount", "type": "decimal(10,2)", "comment": "in EUR, ünïcødé ✓"}]
+    assert create["partition_keys"] == [{"name": "dt", "type": "string", "comment": "day"}]
+    assert dict(create["table_parameters"]) == {"EXTERNAL": "TRUE", "transient_lastDdlTime": "1717171717",
+                                                "comment": "<orders> & co"}
+    for column in ("partition_values", "partition_locations", "old_partition_values", "old_name", "new_name",
+                   "delete_data", "files"):
+        assert create[column] is None, column
+    alter = rows["ON_ALTER_TABLE"]
+    assert (alter["old_name"], alter["new_name"]) == ("sales.orders_staging", "sales.orders")
+    assert alter["location"] == BASE
+    drop = rows["ON_DROP_TABLE"]
+    assert drop["delete_data"] is True and drop["status"] is False
+
+
+def test_partition_columns() -> None:
+    rows = rows_by_type()
+    add = rows["ON_ADD_PARTITION"]
+    assert add["partition_values"] == [["2024-05-01"], ["2024-05-02"]]
+    assert add["partition_locations"] == [f"{BASE}/dt=2024-05-01", f"{BASE}/dt=2024-05-02"]
+    assert add["delete_data"] is None
+    alter = rows["ON_ALTER_PARTITION"]
+    assert alter["partition_values"] == [["2024-05-01"]] and alter["old_partition_values"] == ["2024-05-01"]
+    drop = rows["ON_DROP_PARTITION"]
+    assert drop["partition_values"] == [["2024-05-02"]] and drop["delete_data"] is False
+    insert = rows["ON_INSERT"]
+    assert insert["partition_keys"] == [{"name": "dt", "type": None, "comment": None}]
+    assert insert["partition_values"] == [["2024-05-01"]] and insert["partition_locations"] == [None]
+    assert insert["files"] == [f"{BASE}/dt=2024-05-01/part-00000.parquet", f"{BASE}/dt=2024-05-01/part-00001.parquet"]
+    assert insert["columns"] is None and insert["location"] is None and insert["table_parameters"] is None
+
+
+def test_database_columns() -> None:
+    rows = rows_by_type()
+    for kind in ("ON_CREATE_DATABASE", "ON_ALTER_DATABASE", "ON_DROP_DATABASE"):
+        row = rows[kind]
+        assert row["table_name"] is None and row["qualified_name"] == "sales"
+        assert row["location"] == "s3://lake/sales.db"
+        assert row["columns"] is None and row["table_type"] is None and row["old_name"] is None
+
+
+def test_events_built_in_python_have_null_kafka_columns() -> None:
+    table = make_table("db", "t", partition_keys={"dt": "string"})
+    events = [AddPartitionEvent(table=table, partitions=[make_partition(table, ["x"])]),
+              AlterTableEvent(old_table=make_table("db", "t0"), new_table=make_table("db", "t1")),
+              AlterDatabaseEvent(old_database=make_database("a"), new_database=make_database("b")),
+              InsertEvent(db_name="db", table_name="plain", files=["f"])]
+    rows = to_arrow(events).to_pylist()
+    for column in ("event_time", "event_date", "kafka_topic", "kafka_partition", "kafka_offset", "raw"):
+        assert {row[column] for row in rows} == {None}
+    assert rows[0]["partition_values"] == [["x"]] and rows[0]["parameters"] == []
+    assert (rows[1]["old_name"], rows[1]["new_name"]) == ("db.t0", "db.t1")
+    assert (rows[2]["old_name"], rows[2]["new_name"]) == ("a", "b")
+    assert rows[3]["partition_values"] == [] and rows[3]["partition_keys"] == []
+
+
+def test_events_built_in_python_without_objects() -> None:
+    rows = to_arrow([AlterTableEvent(db_name="db", table_name="t"), AlterPartitionEvent(db_name="db", table_name="t"),
+                     DropDatabaseEvent(db_name="db"), AlterDatabaseEvent(db_name="db")]).to_pylist()
+    assert [r["event_type"] for r in rows] == ["ALTER_TABLE", "ALTER_PARTITION", "DROP_DATABASE", "ALTER_DATABASE"]
+    assert {r["location"] for r in rows} == {None} and {r["old_name"] for r in rows} == {None}
+
+
+def test_event_without_timestamp() -> None:
+    event = CreateTableEvent(table=make_table("db", "t"), origin=Origin("apiary", 0, 7))
+    row = to_arrow([event]).to_pylist()[0]
+    assert (row["kafka_offset"], row["kafka_timestamp"], row["event_time"], row["event_date"]) == (7, None, None, None)
+
+
+# -- Failures ----------------------------------------------------------------------------------------------
+
+def test_undecodable_rows_keep_the_message_and_the_reason() -> None:
+    good = apiary.decode(json.dumps(GOLDEN[0][1]).encode(), origin=Origin("apiary", 0, 1, T0_MS))
+    bad = Undecodable(Origin("apiary", 0, 2, T0_MS + 1), b"not json", "not JSON: ...")
+    rows = to_arrow([good, bad]).to_pylist()
+    assert rows[0]["decode_error"] is None
+    assert rows[1]["event_type"] is None and rows[1]["decode_error"] == "not JSON: ..."
+    assert (rows[1]["kafka_offset"], rows[1]["raw"], rows[1]["event_date"]) == (2, b"not json", date(2024, 5, 31))
+    assert rows[1]["parameters"] is None and rows[1]["columns"] is None
+
+
+def test_a_malformed_object_raises_or_is_recorded() -> None:
+    message = json.loads(json.dumps(GOLDEN[0][1]))
+    message["table"]["sd"]["cols"][2]["name"] = 5
+    event = apiary.decode(json.dumps(message).encode(), origin=Origin("apiary", 1, 9, T0_MS))
+    with pytest.raises(DecodeError, match=r"apiary/1@9\): .*table.sd.cols\[2\].name"):
+        to_arrow([event])
+    row = to_arrow([event], on_error="record").to_pylist()[0]
+    assert row["event_type"] == "CREATE_TABLE" and row["qualified_name"] == "sales.orders"
+    assert "table.sd.cols[2].name" in row["decode_error"]
+    assert row["columns"] is None and row["raw"] == event.raw and row["kafka_offset"] == 9
+
+
+def test_rejects_other_things() -> None:
+    with pytest.raises(TypeError, match="not dict"):
+        to_arrow([{"eventType": "ON_CREATE_TABLE"}])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="on_error"):
+        to_arrow([], on_error="ignore")  # type: ignore[arg-type]
+
+
+# -- Many events -------------------------------------------------------------------------------------------
+
+def test_empty() -> None:
+    table = to_arrow([])
+    assert table.num_rows == 0 and table.schema == SCHEMA
+
+
+def test_mixed_events_in_batches() -> None:
+    events = decode_all(mixed_messages(2_000, seed=3))
+    table = to_arrow(events, batch_size=300)
+    assert table.num_rows == 2_000 and table.column("kafka_offset").num_chunks == 7
+    assert table == to_arrow(events)
+    kinds = table.column("event_type").to_pylist()
+    assert kinds == [e.event_type.value for e in events]
+    assert set(kinds) == {t.value for t in EventType}
+    renames = sum(1 for e in events if isinstance(e, AlterTableEvent) and e.is_rename)
+    assert table.column("old_name").null_count == 2_000 - renames
+    assert table.column("db_name").to_pylist() == [e.db_name for e in events]
+
+
+def test_mixed_messages_are_deterministic() -> None:
+    assert mixed_messages(50, seed=1) == mixed_messages(50, seed=1) != mixed_messages(50, seed=2)
+    assert isinstance(apiary.decode(mixed_messages(1)[0]), (CreateTableEvent, AlterTableEvent, DropTableEvent,
+                                                             AddPartitionEvent, AlterPartitionEvent, InsertEvent,
+                                                             DropPartitionEvent, CreateDatabaseEvent,
+                                                             AlterDatabaseEvent, DropDatabaseEvent))

@@ -86,6 +86,31 @@ _NO_LOADERS: Mapping[str, Loader] = MappingProxyType({})
 _new = object.__new__
 
 
+class _Field:
+    """One of an event's own values (``table``, ``partitions``, ...), read through ``ListenerEvent._get``.
+
+    An unset value reads as ``empty()`` when given (``[]`` for lists) and goes through ``kind`` when given.
+    """
+
+    __slots__ = ("empty", "kind", "name")
+
+    def __init__(self, *, empty: Callable[[], Any] | None = None, kind: Callable[[Any], Any] | None = None) -> None:
+        self.empty = empty
+        self.kind = kind
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, event: ListenerEvent | None, owner: type | None = None) -> Any:
+        if event is None:
+            return self
+        value = event._get(self.name)
+        if value is None and self.empty is not None:
+            return self.empty()
+        return value if self.kind is None else self.kind(value)
+
+
 class ListenerEvent:
     """Base of every event: what Hive's ``ListenerEvent`` offers, plus where the event came from.
 
@@ -97,8 +122,16 @@ class ListenerEvent:
     """
 
     event_type: ClassVar[EventType]
-    #: The event's own value fields, in the order of Hive's accessors.
+    #: The event's own value fields, in the order of Hive's accessors (its ``_Field`` attributes).
     fields: ClassVar[tuple[str, ...]] = ()
+    #: Which field names the event's database and table, and whether it is a ``"table"`` or ``"database"``.
+    names_from: ClassVar[tuple[str, str] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = tuple(name for name, value in vars(cls).items() if isinstance(value, _Field))
+        if own:
+            cls.fields = own
 
     __slots__ = ("_db_name", "_handler", "_loaders", "_origin", "_parameters", "_payload", "_raw", "_status",
                  "_table_name", "_values")
@@ -154,8 +187,14 @@ class ListenerEvent:
         return _become(event, cls)
 
     def _names_from(self, values: dict[str, Any]) -> tuple[str | None, str | None]:
-        """The database and table names implied by the event's objects."""
-        return None, None
+        """The database and table names implied by the event's objects (see :attr:`names_from`)."""
+        if self.names_from is None:
+            return None, None
+        field, kind = self.names_from
+        obj = values.get(field)
+        if obj is None:
+            return None, None
+        return (obj.dbName, obj.tableName) if kind == "table" else (obj.name, None)
 
     def _get(self, name: str) -> Any:
         value = self._values.get(name, _MISSING)
@@ -328,10 +367,6 @@ def _clone(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def _table_names(table: Any) -> tuple[str | None, str | None]:
-    return (table.dbName, table.tableName) if table is not None else (None, None)
-
-
 # -- display facts (_summary): read defensively, since events built in Python may hold partial objects ---------
 
 _LISTED = 10  # items shown of a long list (partitions, files)
@@ -374,15 +409,9 @@ class CreateTableEvent(ListenerEvent):
     """A table was created. ``table`` is the table as stored."""
 
     event_type = EventType.CREATE_TABLE
-    fields = ("table",)
+    names_from = ("table", "table")
     __slots__ = ()
-
-    def _names_from(self, values: dict[str, Any]) -> tuple[str | None, str | None]:
-        return _table_names(values.get("table"))
-
-    @property
-    def table(self) -> Any:
-        return self._get("table")
+    table = _Field()
 
     def _summary(self) -> dict[str, Any]:
         return _table_facts(self.table)
@@ -392,19 +421,10 @@ class AlterTableEvent(ListenerEvent):
     """A table was altered or renamed. ``db_name``/``table_name`` are the new table's."""
 
     event_type = EventType.ALTER_TABLE
-    fields = ("old_table", "new_table")
+    names_from = ("new_table", "table")
     __slots__ = ()
-
-    def _names_from(self, values: dict[str, Any]) -> tuple[str | None, str | None]:
-        return _table_names(values.get("new_table"))
-
-    @property
-    def old_table(self) -> Any:
-        return self._get("old_table")
-
-    @property
-    def new_table(self) -> Any:
-        return self._get("new_table")
+    old_table = _Field()
+    new_table = _Field()
 
     @property
     def is_rename(self) -> bool:
@@ -424,19 +444,10 @@ class DropTableEvent(ListenerEvent):
     """A table was dropped. ``delete_data`` says whether its data was deleted too."""
 
     event_type = EventType.DROP_TABLE
-    fields = ("table", "delete_data")
+    names_from = ("table", "table")
     __slots__ = ()
-
-    def _names_from(self, values: dict[str, Any]) -> tuple[str | None, str | None]:
-        return _table_names(values.get("table"))
-
-    @property
-    def table(self) -> Any:
-        return self._get("table")
-
-    @property
-    def delete_data(self) -> bool:
-        return bool(self._get("delete_data"))
+    table = _Field()
+    delete_data = _Field(kind=bool)
 
     def _summary(self) -> dict[str, Any]:
         return {**_table_facts(self.table), "delete data": str(self.delete_data)}
@@ -446,19 +457,10 @@ class AddPartitionEvent(ListenerEvent):
     """Partitions were added to ``table``."""
 
     event_type = EventType.ADD_PARTITION
-    fields = ("table", "partitions")
+    names_from = ("table", "table")
     __slots__ = ()
-
-    def _names_from(self, values: dict[str, Any]) -> tuple[str | None, str | None]:
-        return _table_names(values.get("table"))
-
-    @property
-    def table(self) -> Any:
-        return self._get("table")
-
-    @property
-    def partitions(self) -> list[Any]:
-        return self._get("partitions") or []
+    table = _Field()
+    partitions = _Field(empty=list)
 
     def _summary(self) -> dict[str, Any]:
         table = self.table
@@ -469,23 +471,11 @@ class AlterPartitionEvent(ListenerEvent):
     """A partition of ``table`` was altered."""
 
     event_type = EventType.ALTER_PARTITION
-    fields = ("table", "old_partition", "new_partition")
+    names_from = ("table", "table")
     __slots__ = ()
-
-    def _names_from(self, values: dict[str, Any]) -> tuple[str | None, str | None]:
-        return _table_names(values.get("table"))
-
-    @property
-    def table(self) -> Any:
-        return self._get("table")
-
-    @property
-    def old_partition(self) -> Any:
-        return self._get("old_partition")
-
-    @property
-    def new_partition(self) -> Any:
-        return self._get("new_partition")
+    table = _Field()
+    old_partition = _Field()
+    new_partition = _Field()
 
     def _summary(self) -> dict[str, Any]:
         table, old, new = self.table, self.old_partition, self.new_partition
@@ -498,23 +488,11 @@ class DropPartitionEvent(ListenerEvent):
     """Partitions of ``table`` were dropped (all of them, unlike Drone Fly, which keeps only the first)."""
 
     event_type = EventType.DROP_PARTITION
-    fields = ("table", "partitions", "delete_data")
+    names_from = ("table", "table")
     __slots__ = ()
-
-    def _names_from(self, values: dict[str, Any]) -> tuple[str | None, str | None]:
-        return _table_names(values.get("table"))
-
-    @property
-    def table(self) -> Any:
-        return self._get("table")
-
-    @property
-    def partitions(self) -> list[Any]:
-        return self._get("partitions") or []
-
-    @property
-    def delete_data(self) -> bool:
-        return bool(self._get("delete_data"))
+    table = _Field()
+    partitions = _Field(empty=list)
+    delete_data = _Field(kind=bool)
 
     def _summary(self) -> dict[str, Any]:
         table = self.table
@@ -530,20 +508,10 @@ class InsertEvent(ListenerEvent):
     """
 
     event_type = EventType.INSERT
-    fields = ("partition_key_values", "files", "file_checksums")
     __slots__ = ()
-
-    @property
-    def partition_key_values(self) -> dict[str, str]:
-        return self._get("partition_key_values") or {}
-
-    @property
-    def files(self) -> list[str]:
-        return self._get("files") or []
-
-    @property
-    def file_checksums(self) -> list[str]:
-        return self._get("file_checksums") or []
+    partition_key_values = _Field(empty=dict)
+    files = _Field(empty=list)
+    file_checksums = _Field(empty=list)
 
     @property
     def table(self) -> Any:
@@ -565,23 +533,13 @@ class InsertEvent(ListenerEvent):
         return _facts(partition=partition or None, files=_listed([str(f) for f in self.files]))
 
 
-def _database_names(db: Any) -> tuple[str | None, str | None]:
-    return (db.name if db is not None else None), None
-
-
 class CreateDatabaseEvent(ListenerEvent):
     """A database was created."""
 
     event_type = EventType.CREATE_DATABASE
-    fields = ("database",)
+    names_from = ("database", "database")
     __slots__ = ()
-
-    def _names_from(self, values: dict[str, Any]) -> tuple[str | None, str | None]:
-        return _database_names(values.get("database"))
-
-    @property
-    def database(self) -> Any:
-        return self._get("database")
+    database = _Field()
 
     def _summary(self) -> dict[str, Any]:
         return _facts(location=getattr(self.database, "locationUri", None))
@@ -591,19 +549,10 @@ class AlterDatabaseEvent(ListenerEvent):
     """A database was altered."""
 
     event_type = EventType.ALTER_DATABASE
-    fields = ("old_database", "new_database")
+    names_from = ("new_database", "database")
     __slots__ = ()
-
-    def _names_from(self, values: dict[str, Any]) -> tuple[str | None, str | None]:
-        return _database_names(values.get("new_database"))
-
-    @property
-    def old_database(self) -> Any:
-        return self._get("old_database")
-
-    @property
-    def new_database(self) -> Any:
-        return self._get("new_database")
+    old_database = _Field()
+    new_database = _Field()
 
     def _summary(self) -> dict[str, Any]:
         old = getattr(self.old_database, "locationUri", None)
@@ -615,15 +564,9 @@ class DropDatabaseEvent(ListenerEvent):
     """A database was dropped."""
 
     event_type = EventType.DROP_DATABASE
-    fields = ("database",)
+    names_from = ("database", "database")
     __slots__ = ()
-
-    def _names_from(self, values: dict[str, Any]) -> tuple[str | None, str | None]:
-        return _database_names(values.get("database"))
-
-    @property
-    def database(self) -> Any:
-        return self._get("database")
+    database = _Field()
 
     def _summary(self) -> dict[str, Any]:
         return _facts(location=getattr(self.database, "locationUri", None))

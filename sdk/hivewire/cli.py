@@ -89,6 +89,90 @@ def demo() -> None:
 
 
 @main.command()
+@click.option("--upstream", metavar="URIS", help="The metastore(s) to front: thrift://h1:9083,thrift://h2:9083.")
+@click.option("--upstream-zookeeper", metavar="QUORUM",
+              help="Discover the upstream metastores in this ZooKeeper instead (HIVE-20794).")
+@click.option("--upstream-namespace", default="hive_metastore", show_default=True,
+              help="Namespace of the upstream registrations (with --upstream-zookeeper).")
+@click.option("--port", default=9083, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
+@click.option("--bind", default="0.0.0.0", show_default=True, help="Address to listen on.")
+@click.option("--advertise", metavar="HOST:PORT",
+              help="Address registered in ZooKeeper.  [default: this host's name and --port]")
+@click.option("--framed", is_flag=True, help="The upstream uses the framed transport (clients may use either).")
+@click.option("--kafka-bootstrap-servers", metavar="HOST:PORT,...", help="Publish Apiary JSON to this Kafka.")
+@click.option("--topic", help="The Apiary topic (with --kafka-bootstrap-servers).")
+@click.option("--spool-dir", default="hivewire-shim-spool", show_default=True, type=click.Path(file_okay=False),
+              help="Where events wait for Kafka (kept across restarts; one shim per directory).")
+@click.option("--spool-fsync", default="interval", show_default=True,
+              type=click.Choice(["always", "interval", "never"]),
+              help="When spooled events are fsync'ed: before each call returns, every 0.2 s, or never.")
+@click.option("--producer-property", "producer_properties", multiple=True, metavar="KEY=VALUE",
+              help="A librdkafka producer setting, such as security.protocol=SSL (repeatable).")
+@click.option("--partition-by-old-name", is_flag=True,
+              help="Partition table renames by the old name (Apiary 8.1.15) instead of the new one.")
+@click.option("--zookeeper", metavar="QUORUM", help="Register the shim in this ZooKeeper (HIVE-20794 format).")
+@click.option("--namespace", default="hive_metastore", show_default=True,
+              help="Namespace to register in (with --zookeeper).")
+@click.option("--hive-version", default=None, help="The hive.version events carry.  [default: 2.3.10]")
+@click.option("--publish-failures", is_flag=True, help="Also publish status=false events for failed changes.")
+@click.option("--no-database-events", is_flag=True,
+              help="Do not publish database events (for consumers that know only Apiary's seven types).")
+@click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds to wait for the upstream's reply to a call.")
+def shim(upstream: str | None, upstream_zookeeper: str | None, upstream_namespace: str, port: int, bind: str,
+         advertise: str | None, framed: bool, kafka_bootstrap_servers: str | None, topic: str | None, spool_dir: str,
+         spool_fsync: str, producer_properties: tuple[str, ...], partition_by_old_name: bool,
+         zookeeper: str | None, namespace: str, hive_version: str | None, publish_failures: bool,
+         no_database_events: bool, timeout: float) -> None:
+    """Front a Hive Metastore: relay every call, publish an event for every change. Runs until SIGTERM/SIGINT."""
+    import signal
+    import threading
+    from typing import Any
+
+    from hivewire_shim import DEFAULT_HIVE_VERSION, KafkaSink, Shim
+
+    if (upstream is None) == (upstream_zookeeper is None):
+        raise click.UsageError("give exactly one of --upstream URIS and --upstream-zookeeper QUORUM")
+    if (kafka_bootstrap_servers is None) != (topic is None):
+        raise click.UsageError("--kafka-bootstrap-servers and --topic go together")
+    try:
+        target: Any = upstream
+        if upstream_zookeeper is not None:
+            from hivewire.discovery import ZooKeeperResolver
+
+            target = ZooKeeperResolver(upstream_zookeeper, upstream_namespace)
+        sinks: list[Any] = []
+        if kafka_bootstrap_servers is not None and topic is not None:
+            sinks.append(KafkaSink(kafka_bootstrap_servers, topic, spool_dir,
+                                   producer_config=_key_values("--producer-property", producer_properties),
+                                   alter_by_old_name=partition_by_old_name, fsync=spool_fsync))  # type: ignore[arg-type]
+        else:
+            logging.getLogger("hivewire_shim").warning(
+                "no --kafka-bootstrap-servers/--topic: the shim relays calls but publishes no events")
+        server = Shim(target, host=bind, port=port, framed=framed, sinks=sinks,
+                      hive_version=hive_version or DEFAULT_HIVE_VERSION, publish_failures=publish_failures,
+                      database_events=not no_database_events, timeout=timeout, zookeeper=zookeeper,
+                      namespace=namespace, advertise=advertise)
+        server.start()
+    except (hivewire.HivewireError, OSError) as e:
+        raise click.ClickException(str(e)) from e
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        logging.getLogger("hivewire_shim").info("%s: stopping", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    click.echo(f"hivewire shim serving on {server.uri}", err=True)
+    try:
+        server.serve_forever(stop)
+    finally:
+        if upstream_zookeeper is not None:
+            target.close()  # end the discovery session, or its reconnecting threads outlive the command
+
+
+@main.command()
 @click.option("--zookeeper", "quorum", metavar="QUORUM",
               help="ZooKeeper ensemble, such as zk1:2181,zk2:2181 (default: the quorum in --hive-site).")
 @click.option("--namespace", default=None, help="Parent znode of the registrations  [default: hive_metastore]")
@@ -158,3 +242,70 @@ def register(metastore: str, quorum: str | None, namespace: str | None, acls: tu
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     registration.run(stop)
+
+
+def _key_values(option: str, values: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint=option)
+        out[key] = value
+    return out
+
+
+@main.command()
+@click.option("--bootstrap-servers", required=True, metavar="HOST:PORT,...", help="Kafka bootstrap servers.")
+@click.option("--topic", required=True, help="The Apiary topic to archive.")
+@click.option("--table", "table_uri", required=True, metavar="PATH",
+              help="The Delta table: a path or a URI (s3://, abfss://, ...); created when missing.")
+@click.option("--app-id", default=None,
+              help="Job name in the table's app transactions; the same for every process of one job. "
+                   "[default: the topic]")
+@click.option("--group-id", default=None, help="Kafka consumer group.  [default: hivewire-archive-<app id>]")
+@click.option("--flush-events", default=10_000, show_default=True, type=click.IntRange(min=1),
+              help="Write when this many messages are buffered.")
+@click.option("--flush-seconds", default=10.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Write when the oldest buffered message is this old (the latency bound).")
+@click.option("-X", "--consumer-config", "consumer_config", multiple=True, metavar="KEY=VALUE",
+              help="A librdkafka consumer setting, such as security.protocol=SSL (repeatable).")
+@click.option("--storage-option", "storage_options", multiple=True, metavar="KEY=VALUE",
+              help="A deltalake storage option, such as AWS_REGION=eu-west-1 (repeatable).")
+def archive(bootstrap_servers: str, topic: str, table_uri: str, app_id: str | None, group_id: str | None,
+            flush_events: int, flush_seconds: float, consumer_config: tuple[str, ...],
+            storage_options: tuple[str, ...]) -> None:
+    """Stream the topic's events into a Delta table, exactly once (the offsets ride in the Delta commits).
+
+    Runs until SIGTERM or SIGINT, then writes what it holds and exits. Start several with the same
+    --app-id to share the partitions. See docs/data.md.
+    """
+    import signal
+    import threading
+
+    from hivewire.kafka import KafkaSource
+
+    try:
+        from hivewire.archive import Archiver
+
+        archiver = Archiver(KafkaSource(bootstrap_servers, topic,
+                                        consumer_config=_key_values("--consumer-config", consumer_config)),
+                            table_uri, app_id=app_id, group_id=group_id, flush_events=flush_events,
+                            flush_seconds=flush_seconds,
+                            storage_options=_key_values("--storage-option", storage_options) or None)
+    except hivewire.HivewireError as e:
+        raise click.ClickException(str(e)) from e
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        logging.getLogger("hivewire.archive").info("%s: flushing and stopping", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        stats = archiver.run(stop)
+    except hivewire.HivewireError as e:
+        raise click.ClickException(str(e)) from e
+    logging.getLogger("hivewire.archive").info(
+        "archived %d rows in %d commits (%d undecodable, %d already in the table, %d conflicts)",
+        stats.rows_written, stats.commits, stats.undecodable, stats.skipped, stats.conflicts)

@@ -1,1 +1,15 @@
-"""hivewire_shim: a Hive Metastore Thrift front that forwards every call and publishes change events."""
+"""hivewire_shim: a Hive Metastore Thrift front that forwards every call and publishes change events.
+
+Clients connect to the shim instead of the metastore; it relays every call byte for byte and, for each
+change that succeeded, publishes the event a listener inside the metastore would have seen (Apiary JSON
+to Kafka through a durable spool, or straight to an in-process ``hivewire.App``). See docs/shim.md.
+"""
+
+from hivewire_shim.capture import MODELED_METHODS, Settings
+from hivewire_shim.server import DEFAULT_HIVE_VERSION, Shim
+from hivewire_shim.sinks import AppSink, KafkaSink, Sink
+from hivewire_shim.spool import Spool
+from hivewire_shim.upstream import Upstream
+
+__all__ = ["DEFAULT_HIVE_VERSION", "MODELED_METHODS", "AppSink", "KafkaSink", "Settings", "Shim", "Sink", "Spool",
+           "Upstream"]

@@ -1,0 +1,393 @@
+"""One client connection: read a call, forward its exact bytes upstream, relay the reply as it arrives.
+
+Each client connection gets its own upstream connection, opened on its first call, so whatever a client
+sets on its connection (``set_ugi``, ``setMetaConf``) applies to its calls only, exactly as without the
+shim. Calls are handled one at a time, as Thrift clients make them (a oneway call such as fb303
+``shutdown`` gets no reply and may be followed at once by the next call).
+
+Failures stay on this connection:
+
+* a malformed message, or a client that disappears mid-call, closes this connection (and its upstream
+  connection) and nothing else;
+* when the upstream cannot be reached, or dies before replying, the client gets a
+  ``TApplicationException`` (INTERNAL_ERROR, naming the upstream) for that call; the next call reconnects,
+  first replaying the connection's ``set_ugi`` and ``setMetaConf`` calls. If the upstream dies in the
+  middle of a reply, part of it has already reached the client, so the client's connection is closed.
+
+The client's transport (buffered or framed) is detected from its first bytes; the upstream's is
+configured. When they differ, messages are re-framed (their bytes are unchanged).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import select
+import socket
+import struct
+import time
+from collections.abc import Callable
+from typing import Any
+
+from thrift.protocol import TBinaryProtocol
+from thrift.Thrift import TApplicationException
+
+from hivewire_shim.capture import Capture, Reply, decode_args
+from hivewire_shim.upstream import Upstream, UpstreamUnavailable
+from hivewire_shim.wire import (
+    CALL,
+    EXCEPTION,
+    ONEWAY,
+    Header,
+    MessageReader,
+    PeerClosed,
+    WireError,
+    application_exception,
+    frame,
+    parse_header,
+)
+from hivewire_thrift.hive_metastore import ThriftHiveMetastore
+
+__all__ = ["ClientGone", "Connection"]
+
+log = logging.getLogger(__name__)
+_I32 = struct.Struct(">i")
+
+
+class ClientGone(Exception):
+    """Sending to the client failed: it went away."""
+
+
+class _UpstreamFailed(Exception):
+    """The upstream failed during a call; ``forwarded`` says whether part of its reply reached the client."""
+
+    def __init__(self, message: str, *, forwarded: bool) -> None:
+        super().__init__(message)
+        self.forwarded = forwarded
+
+
+def _set_nodelay(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class Connection:
+    """Serves one client socket until it closes (call :meth:`run` on the connection's thread)."""
+
+    def __init__(self, sock: socket.socket, peer: str, *, upstream: Upstream, capture: Capture,
+                 count: Callable[[str], None], max_message_bytes: int) -> None:
+        self.sock = sock
+        self.peer = peer
+        self._upstream = upstream
+        self._capture = capture
+        self._count = count
+        self._max = max_message_bytes
+        self._reader = MessageReader(sock, side=f"client {peer}", max_message_bytes=max_message_bytes)
+        self._framed = False
+        self._up: socket.socket | None = None
+        self._up_reader: MessageReader | None = None
+        self._up_uri: str | None = None
+        # Calls that set per-connection state, replayed on a new upstream connection, in order.
+        self._session: dict[Any, bytes] = {}
+        self.busy = False
+        self._gone: ClientGone | None = None  # the client left during the current call's reply
+        _set_nodelay(sock)
+
+    # -- the loop -----------------------------------------------------------------------------------------
+    def run(self) -> None:
+        try:
+            if not self._detect_transport():
+                return
+            while True:
+                request = self._read_request()
+                if request is None:
+                    return
+                self.busy = True
+                try:
+                    self._handle(*request)
+                finally:
+                    self.busy = False
+        except ClientGone as e:
+            log.info("client %s went away mid-call (%s); connection closed", self.peer, e)
+        except PeerClosed as e:
+            if e.started:
+                log.info("client %s closed its connection mid-message", self.peer)
+            else:
+                log.debug("client %s closed its connection", self.peer)
+        except WireError as e:
+            log.warning("client %s sent a malformed message (%s); closing its connection", self.peer, e)
+        except _UpstreamFailed as e:
+            log.warning("client %s: %s; closing the client's connection (part of the reply was sent)", self.peer, e)
+        except Exception:
+            log.exception("client %s: unexpected error; closing its connection", self.peer)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._close_upstream()
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+    def stop_reading(self) -> None:
+        """Make the connection end after its current call (the shim is stopping)."""
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RD)
+
+    def _detect_transport(self) -> bool:
+        """Buffered (the message starts at once) or framed (a length first); False if the client left."""
+        try:
+            first = self._reader.peek(1)
+            if first[0] in (0x80, 0x82):  # a strict binary (or compact) message header
+                self._framed = False
+            else:
+                # A frame length is followed by a strict header (0x80 0x01) or a name length (0x00 ...);
+                # an old-style unframed message has the method name's first letters there.
+                self._framed = self._reader.peek(6)[4] in (0x80, 0x00)
+        except PeerClosed as e:
+            if e.started:
+                raise
+            log.debug("client %s connected and left without a call", self.peer)
+            return False
+        log.debug("client %s: %s transport", self.peer, "framed" if self._framed else "buffered")
+        return True
+
+    def _read_request(self) -> tuple[Header, bytes] | None:
+        r = self._reader
+        r.message_start()
+        try:
+            if self._framed:
+                size = r.read_i32()
+                if size <= 0 or size > self._max:
+                    raise WireError(f"frame length {size}")
+                body = r.read_exact(size)
+                parsed = parse_header(body)
+                if parsed is None:
+                    raise WireError("a frame shorter than its message header")
+                header = parsed[0]
+            else:
+                pieces: list[bytes] = []
+                r.begin(pieces.append, capture=True)
+                header = r.read_header()
+                r.skip_struct()
+                r.finish()
+                body = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        except PeerClosed as e:
+            if e.started:
+                raise
+            return None
+        except (EOFError, OSError) as e:
+            raise PeerClosed(f"client {self.peer}: {e}", started=True) from e
+        except WireError:
+            raise
+        except Exception as e:  # the C decoder's TProtocolException and friends: bad bytes
+            raise WireError(str(e) or type(e).__name__) from e
+        if header.type not in (CALL, ONEWAY):
+            raise WireError(f"a {header} message where a call was expected")
+        return header, body
+
+    # -- one call ---------------------------------------------------------------------------------------------
+    def _handle(self, header: Header, body: bytes) -> None:
+        self._count(header.name)
+        started = time.perf_counter()
+        change = self._capture.plan(header, body)
+        if change is None:
+            reply = self._call(header, body, None)
+        else:
+            reply = self._capture.execute(change, header, lambda cls: self._call(header, body, cls))
+        if self._gone is not None:
+            raise self._gone
+        # Remembered once they worked, to be replayed on a new upstream connection (not this one).
+        if reply is not None and reply.ok and header.name == "set_ugi":
+            self._session["set_ugi"] = body
+        elif reply is not None and reply.ok and header.name == "setMetaConf":
+            self._session[("setMetaConf", self._meta_conf_key(body))] = body
+        if log.isEnabledFor(logging.DEBUG):
+            outcome = "oneway" if reply is None else ("ok" if reply.ok else reply.error or "failed")
+            log.debug("client %s: %s%s -> %s in %.1f ms", self.peer, header, " (modeled)" if change else "",
+                      outcome, (time.perf_counter() - started) * 1000)
+
+    @staticmethod
+    def _meta_conf_key(body: bytes) -> Any:
+        """The key a setMetaConf call sets (later calls for the same key replace it on replay)."""
+        try:
+            parsed = parse_header(body)
+            assert parsed is not None
+            return str(decode_args(ThriftHiveMetastore.setMetaConf_args, body, parsed[1]).key)
+        except Exception:
+            return body  # undecodable: replay it as it came
+
+    def _call(self, header: Header, body: bytes, result_class: Any) -> Reply:
+        """Forward one call and relay its reply; a failed upstream becomes a TApplicationException."""
+        oneway = header.type == ONEWAY
+        for attempt in (1, 2):
+            try:
+                self._ensure_upstream()
+            except UpstreamUnavailable as e:
+                return self._fail(header, f"hivewire shim: {e}", oneway)
+            try:
+                self._send_upstream(body)
+            except OSError as e:
+                # Nothing complete reached that connection, so nothing ran: safe to try a fresh one once.
+                self._close_upstream()
+                if attempt == 1:
+                    continue
+                return self._fail(header, f"hivewire shim: upstream {self._up_uri} failed: {e}", oneway)
+            break
+        if oneway:
+            return Reply(header, True)
+        gone: list[ClientGone] = []
+
+        def to_client(piece: bytes) -> None:
+            # A client that leaves mid-reply must not stop us reading the reply: the metastore has made
+            # the change, and its event still has to be published. The connection ends after the call.
+            if not gone:
+                try:
+                    self._client_send(piece)
+                except ClientGone as e:
+                    gone.append(e)
+        try:
+            reply = self._relay(to_client, result_class)
+            if gone:
+                self._gone = gone[0]
+            return reply
+        except _UpstreamFailed as e:
+            uri = self._up_uri
+            self._close_upstream()
+            if e.forwarded:
+                raise
+            return self._fail(header, f"hivewire shim: upstream {uri} failed during {header.name}: {e}", False)
+
+    def _fail(self, header: Header, message: str, oneway: bool) -> Reply:
+        log.warning("client %s: %s", self.peer, message)
+        if not oneway:
+            self._client_send(self._framed_for_client(
+                application_exception(header, TApplicationException.INTERNAL_ERROR, message)))
+        return Reply(header, False, error=message)
+
+    # -- upstream ---------------------------------------------------------------------------------------------
+    def _ensure_upstream(self) -> None:
+        if self._up is not None and not self._upstream_usable():
+            log.info("client %s: upstream %s closed the connection; reconnecting", self.peer, self._up_uri)
+            self._close_upstream()
+        if self._up is not None:
+            return
+        sock, uri = self._upstream.connect()
+        self._up, self._up_uri = sock, uri
+        self._up_reader = MessageReader(sock, side=f"upstream {uri}")
+        log.debug("client %s: connected to upstream %s", self.peer, uri)
+        try:
+            for body in list(self._session.values()):
+                self._send_upstream(body)
+                self._relay(lambda piece: None, None)
+        except (OSError, _UpstreamFailed) as e:
+            self._close_upstream()
+            raise UpstreamUnavailable(f"upstream {uri} failed while restoring the connection's settings: {e}") \
+                from e
+
+    def _upstream_usable(self) -> bool:
+        """False if the idle upstream connection was closed (e.g. the metastore restarted)."""
+        assert self._up is not None and self._up_reader is not None
+        if self._up_reader.buffered:
+            return False  # bytes nobody asked for: the connection is out of step
+        try:
+            readable, _, _ = select.select([self._up], [], [], 0)
+            if readable:
+                return False  # EOF, a reset, or unexpected bytes: none is a usable idle connection
+        except (OSError, ValueError):
+            return False
+        return True
+
+    def _send_upstream(self, body: bytes) -> None:
+        assert self._up is not None
+        if self._upstream.framed:
+            self._sendall(self._up, _I32.pack(len(body)), body)
+        else:
+            self._up.sendall(body)
+
+    @staticmethod
+    def _sendall(sock: socket.socket, head: bytes, body: bytes) -> None:
+        if len(body) < 65536:
+            sock.sendall(head + body)
+        else:  # don't copy a large body to prepend four bytes
+            sock.sendall(head)
+            sock.sendall(body)
+
+    def _close_upstream(self) -> None:
+        up, self._up, self._up_reader = self._up, None, None
+        if up is not None:
+            with contextlib.suppress(OSError):
+                up.close()
+
+    # -- replies --------------------------------------------------------------------------------------------
+    def _client_send(self, data: bytes) -> None:
+        try:
+            self.sock.sendall(data)
+        except OSError as e:
+            raise ClientGone(str(e)) from e
+
+    def _framed_for_client(self, message: bytes) -> bytes:
+        return frame(message) if self._framed else message
+
+    def _relay(self, send: Callable[[bytes], None], result_class: Any) -> Reply:
+        """Relay one reply from the upstream to ``send`` as it is read; decode it if ``result_class``."""
+        r = self._up_reader
+        assert r is not None
+        r.message_start()
+        forwarded = False
+
+        def to_client(piece: bytes) -> None:
+            nonlocal forwarded
+            forwarded = True
+            send(piece)
+
+        collected: list[bytes] = []
+        try:
+            if self._upstream.framed:
+                if self._framed:
+                    r.begin(to_client)  # the length prefix goes through as is
+                size = r.read_i32()
+                if size <= 0:
+                    raise WireError(f"frame length {size}")
+                if not self._framed:
+                    r.begin(to_client)
+                start = r.offset
+                header = r.read_header()
+                reply = self._read_result(header, result_class)
+                rest = size - (r.offset - start)
+                if rest < 0:
+                    raise WireError("a reply longer than its frame")
+                r.skip_bytes(rest)
+                r.finish()
+            elif self._framed:  # buffered upstream, framed client: the frame needs the whole length first
+                r.begin(collected.append)
+                header = r.read_header()
+                reply = self._read_result(header, result_class)
+                r.finish()
+                to_client(frame(b"".join(collected)))
+            else:
+                r.begin(to_client)
+                header = r.read_header()
+                reply = self._read_result(header, result_class)
+                r.finish()
+        except ClientGone:
+            raise
+        except PeerClosed as e:
+            raise _UpstreamFailed(str(e), forwarded=forwarded) from e
+        except (WireError, OSError, EOFError) as e:
+            raise _UpstreamFailed(f"bad reply: {e}", forwarded=forwarded) from e
+        except Exception as e:  # the C decoder's errors on a garbled reply
+            raise _UpstreamFailed(f"bad reply: {e}", forwarded=forwarded) from e
+        return reply
+
+    def _read_result(self, header: Header, result_class: Any) -> Reply:
+        r = self._up_reader
+        assert r is not None
+        if header.type == EXCEPTION:
+            exc = TApplicationException()
+            exc.read(TBinaryProtocol.TBinaryProtocol(r))
+            return Reply(header, False, error=f"TApplicationException: {exc.message}")
+        if result_class is None:
+            if not self._upstream.framed:
+                r.skip_struct()
+            return Reply(header, True)
+        return self._capture.reply_of(header, r.decode_struct(result_class))

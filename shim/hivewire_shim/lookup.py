@@ -1,0 +1,103 @@
+"""The shim's own reads of the upstream metastore: old objects before a change, stored objects after it.
+
+A Java listener inside the metastore sees the table as stored (with the ``createTime`` and parameters the
+server filled in) and, for alters, the object as it was before. The shim gets both by asking the
+upstream itself, on connections of its own (a small pool shared by every client connection), never on
+the client's connection, whose bytes it only relays.
+
+Reads never raise: a missing object is None (or left out of a list), and any other failure is logged and
+treated the same, so the event falls back to what the request carried. Modeling must never fail a call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from hivewire.errors import HivewireError, NoSuchObjectError
+from hivewire.metastore import MetastoreClient, MetastoreClientPool
+from hivewire_shim.names import partition_name, split_catalog
+
+__all__ = ["Lookup"]
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+#: Partitions asked for per get_partitions_by_names call (Hive's own client batches similarly).
+BATCH = 500
+
+
+class Lookup:
+    """Reads through a pool of :class:`~hivewire.metastore.MetastoreClient` made by ``factory``."""
+
+    def __init__(self, factory: Callable[[], MetastoreClient], size: int = 16) -> None:
+        self._pool = MetastoreClientPool(factory, size=size)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def _read(self, what: str, fn: Callable[[MetastoreClient], _T], default: _T) -> _T:
+        try:
+            with self._pool.client() as client:
+                return fn(client)
+        except NoSuchObjectError:
+            return default
+        except HivewireError as e:
+            log.warning("could not read %s from the upstream metastore (%s); the event uses what the "
+                        "request carried", what, e)
+            return default
+        except Exception:  # a modeling problem must never reach the client's call
+            log.exception("unexpected error reading %s from the upstream metastore", what)
+            return default
+
+    def table(self, db: str, name: str) -> Any | None:
+        db = split_catalog(db)[1]
+        return self._read(f"table {db}.{name}", lambda c: c.get_table(db, name), None)
+
+    def tables(self, db: str) -> list[Any]:
+        """Every table of ``db`` (for the drop-table events of a cascading drop_database)."""
+        db = split_catalog(db)[1]
+
+        def read(c: MetastoreClient) -> list[Any]:
+            names = list(c.get_all_tables(db))
+            return [t for i in range(0, len(names), BATCH) for t in c.get_tables(db, names[i:i + BATCH])]
+        return self._read(f"the tables of {db}", read, [])
+
+    def database(self, name: str) -> Any | None:
+        name = split_catalog(name)[1]
+        return self._read(f"database {name}", lambda c: c.get_database(name), None)
+
+    def partitions(self, db: str, table: str, names: Sequence[str]) -> list[Any]:
+        """The partitions with these names that exist, in the metastore's order."""
+        db = split_catalog(db)[1]
+        names = list(names)
+        if not names:
+            return []
+
+        def read(c: MetastoreClient) -> list[Any]:
+            return [p for i in range(0, len(names), BATCH)
+                    for p in c.get_partitions_by_names(db, table, names[i:i + BATCH])]
+        return self._read(f"{len(names)} partition(s) of {db}.{table}", read, [])
+
+    def partitions_by_values(self, db: str, table: Any, values: Sequence[Sequence[str]]) -> list[Any]:
+        """The partitions of ``table`` (a Table) with these value lists that exist."""
+        keys = [k.name for k in table.partitionKeys or []]
+        names = []
+        for vals in values:
+            try:
+                names.append(partition_name(keys, list(vals)))
+            except ValueError:
+                continue  # wrong number of values: the metastore refuses the call anyway
+        return self.partitions(db, table.tableName, names)
+
+    def partition_names(self, db: str, table: str) -> list[str]:
+        db = split_catalog(db)[1]
+        return self._read(f"the partition names of {db}.{table}", lambda c: c.get_partition_names(db, table), [])
+
+    def all_partitions(self, db: str, table: str) -> list[Any]:
+        db = split_catalog(db)[1]
+        return self._read(f"the partitions of {db}.{table}", lambda c: c.get_partitions(db, table), [])
+
+    def call(self, what: str, method: str, *args: Any) -> Any | None:
+        """Any other read, by Thrift method name."""
+        return self._read(what, lambda c: c.call(method, *args), None)

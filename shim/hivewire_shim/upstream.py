@@ -1,0 +1,103 @@
+"""The upstream metastore(s): fixed ``thrift://`` URIs or ZooKeeper discovery, and raw connections to them.
+
+Client connections are relayed over raw sockets (one per client connection, so per-connection state such
+as ``set_ugi`` stays with its client). The shim's own reads use :class:`~hivewire.metastore.MetastoreClient`
+on the same URIs (:meth:`Upstream.client`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import socket
+from collections.abc import Sequence
+
+from hivewire.errors import HivewireError
+from hivewire.metastore import MetastoreClient, UriResolver, parse_uri, parse_uris
+
+__all__ = ["Upstream", "UpstreamUnavailable"]
+
+
+class UpstreamUnavailable(HivewireError):
+    """No upstream metastore accepted a connection."""
+
+
+class _Excluding:
+    """A resolver without the shim's own address (a shim discovering in its own namespace finds itself)."""
+
+    def __init__(self, inner: UriResolver, exclude: set[str]) -> None:
+        self._inner = inner
+        self._exclude = exclude
+
+    def uris(self) -> list[str]:
+        return [u for u in self._inner.uris() if u not in self._exclude]
+
+    def refresh(self) -> list[str]:
+        return [u for u in self._inner.refresh() if u not in self._exclude]
+
+
+class _Fixed:
+    def __init__(self, uris: list[str], shuffle: bool) -> None:
+        self._uris, self._shuffle = uris, shuffle
+
+    def uris(self) -> list[str]:
+        uris = list(self._uris)
+        if self._shuffle:
+            random.shuffle(uris)
+        return uris
+
+    def refresh(self) -> list[str]:
+        return []
+
+
+class Upstream:
+    """Where client connections are relayed to.
+
+    ``uris``: ``"thrift://h1:9083,thrift://h2:9083"``, a list, or a :class:`~hivewire.metastore.UriResolver`
+    such as :class:`hivewire.discovery.ZooKeeperResolver`. Fixed URIs are tried in order (``shuffle`` for
+    Hive's random selection), discovered ones in the resolver's order. ``framed``: the upstream uses the
+    framed transport. ``timeout`` bounds each relayed reply (Hive's client socket timeout is 600 s).
+    """
+
+    def __init__(self, uris: str | Sequence[str] | UriResolver, *, framed: bool = False,
+                 connect_timeout: float = 5.0, timeout: float = 600.0, shuffle: bool = False) -> None:
+        self.resolver: UriResolver = (uris if isinstance(uris, UriResolver) else _Fixed(parse_uris(uris), shuffle))
+        self.framed = framed
+        self.connect_timeout = connect_timeout
+        self.timeout = timeout
+
+    def exclude(self, *uris: str) -> None:
+        """Never connect to these (the shim's own advertised address)."""
+        self.resolver = _Excluding(self.resolver, set(uris))
+
+    def describe(self) -> str:
+        uris = self.resolver.uris()
+        return ",".join(uris) if uris else "(no upstream URI known)"
+
+    def connect(self) -> tuple[socket.socket, str]:
+        """A connected socket to the first upstream that accepts, and its URI."""
+        tried: list[str] = []
+        candidates = self.resolver.uris()
+        for attempt in range(2):
+            for uri in candidates:
+                host, port = parse_uri(uri)
+                try:
+                    sock = socket.create_connection((host, port), timeout=self.connect_timeout)
+                except OSError as e:
+                    tried.append(f"{uri}: {e.strerror or e}")
+                    continue
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+                sock.settimeout(self.timeout)
+                return sock, uri
+            if attempt == 0:
+                candidates = self.resolver.refresh()  # every known URI failed: look again (ZooKeeper)
+                if not candidates:
+                    break
+        raise UpstreamUnavailable("upstream metastore unavailable: " + ("; ".join(tried) or "no URI to try"))
+
+    def client(self) -> MetastoreClient:
+        """A :class:`~hivewire.metastore.MetastoreClient` on the same upstream, for the shim's own reads."""
+        return MetastoreClient(self.resolver, transport="framed" if self.framed else "buffered",
+                               connect_timeout=self.connect_timeout, timeout=min(self.timeout, 120.0))

@@ -1,0 +1,227 @@
+"""The Kafka sink against librdkafka's mock cluster: Apiary's format and partitioning, and no loss while Kafka
+is unreachable, across a restart of the shim too.
+
+An outage is a producer bootstrapped on a port where nothing listens; recovery is a TCP forwarder started
+on that port towards a mock broker (librdkafka then follows the brokers' own addresses from the metadata).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+import hivewire as hw
+from hivewire import apiary
+from hivewire.events import AddPartitionEvent, EventType
+from hivewire.local import LocalMetastore, free_port
+from hivewire.testing import make_database, make_partition, make_table
+from hivewire_shim import KafkaSink, Shim
+
+PARTITIONS = 4  # what the mock cluster gives an auto-created topic
+FAST_RECONNECT = {"reconnect.backoff.ms": 100, "reconnect.backoff.max.ms": 1000}
+
+
+class Forwarder:
+    """A TCP forwarder from ``port`` to ``target`` (host:port): Kafka coming back on the bootstrap address."""
+
+    def __init__(self, port: int, target: str) -> None:
+        self.port = port
+        host, target_port = target.rsplit(":", 1)
+        self.target = (host, int(target_port))
+        self.listener = socket.create_server(("127.0.0.1", port))
+        self.sockets: list[socket.socket] = [self.listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            self.sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                dst.sendall(data)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        for s in self.sockets:
+            with contextlib.suppress(OSError):
+                s.close()
+
+
+def consume(bootstrap: str, topic: str, expected: int, timeout: float = 120) -> list[Any]:
+    """Every message of ``topic`` from the start, until ``expected`` arrived (or the timeout)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
+                         "enable.auto.commit": False})
+    out: list[Any] = []
+    try:
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+        deadline = time.monotonic() + timeout
+        while len(out) < expected and time.monotonic() < deadline:
+            out += [m for m in consumer.consume(1000, 0.5) if m.error() is None]
+        time.sleep(0.5)
+        out += [m for m in consumer.consume(1000, 0.5) if m.error() is None]  # nothing more should come
+        return out
+    finally:
+        consumer.close()
+
+
+def check_order(messages: list[Any], tables: list[str], per_table: int) -> None:
+    """Each table's partitions arrived once each, in the order they were added, on Apiary's partition."""
+    seen: dict[str, list[int]] = collections.defaultdict(list)
+    for m in sorted(messages, key=lambda m: (m.partition(), m.offset())):
+        event = apiary.decode(m.value())
+        assert isinstance(event, AddPartitionEvent) and event.status
+        assert m.key() is None and m.partition() == apiary.partition_for(event.qualified_name, PARTITIONS)
+        seen[event.table_name or ""] += [int(p.values[0]) for p in event.partitions]
+    assert sorted(seen) == sorted(tables)
+    for table in tables:
+        assert seen[table] == list(range(per_table)), f"{table}: {seen[table]}"
+
+
+@pytest.fixture
+def db(metastore: LocalMetastore, unique: str) -> Iterator[str]:
+    with hw.MetastoreClient(metastore.uri) as client:
+        client.create_database(make_database(unique, location=(metastore.warehouse / f"{unique}.db").as_uri()))
+    yield unique
+    with hw.MetastoreClient(metastore.uri, timeout=300) as client:
+        client.drop_database(unique, True, True)
+
+
+def tables_in(metastore: LocalMetastore, db: str, count: int) -> list[Any]:
+    tables = [make_table(db, f"t{i}", partition_keys={"n": "int"},
+                         location=(metastore.warehouse / db / f"t{i}").as_uri()) for i in range(count)]
+    with hw.MetastoreClient(metastore.uri) as client:
+        for t in tables:
+            client.create_table(t)
+    return tables
+
+
+def add_partitions(uri: str, tables: list[Any], numbers: range) -> None:
+    """One add_partition call per (number, table): every call must succeed."""
+    with hw.MetastoreClient(uri, timeout=120) as client:
+        for n in numbers:
+            for t in tables:
+                client.add_partition(make_partition(t, [str(n)]))
+
+
+def test_events_are_apiary_json_on_apiarys_partitions(metastore: LocalMetastore, kafka: str, db: str,
+                                                      tmp_path: Path) -> None:
+    topic = f"shim-{uuid.uuid4().hex[:8]}"
+    sink = KafkaSink(kafka, topic, tmp_path / "spool")
+    with Shim(metastore.uri, sinks=[sink]) as shim, hw.MetastoreClient(shim.uri) as client:
+        table = make_table(db, "orders", partition_keys={"dt": "string"},
+                           location=(metastore.warehouse / db / "orders").as_uri())
+        client.create_table(table)
+        client.add_partitions([make_partition(table, ["2024-01-01"]), make_partition(table, ["2024-01-02"])])
+        renamed = client.get_table(db, "orders")
+        renamed.tableName = "orders_v2"
+        client.alter_table(db, "orders", renamed)
+        stored = client.get_table(db, "orders_v2")
+    messages = consume(kafka, topic, 3)
+    by_partition: dict[int, list[Any]] = collections.defaultdict(list)
+    for m in sorted(messages, key=lambda m: m.offset()):
+        assert m.key() is None
+        by_partition[m.partition()].append(apiary.decode(m.value()))
+    old_name = by_partition[apiary.partition_for(f"{db}.orders", PARTITIONS)]
+    new_name = by_partition[apiary.partition_for(f"{db}.orders_v2", PARTITIONS)]  # a rename goes by the new name
+    created, added = old_name[:2]
+    renamed_event = new_name[-1]
+    assert [e.event_type for e in (created, added, renamed_event)] == [
+        EventType.CREATE_TABLE, EventType.ADD_PARTITION, EventType.ALTER_TABLE]
+    assert len(messages) == 3 and created.table.tableName == "orders"
+    assert renamed_event.new_table == stored and renamed_event.hive_version == "2.3.10"
+    assert sink.spool.pending == 0 and sink.delivered == 3
+
+
+def test_500_changes_while_kafka_is_away_all_arrive_in_order(metastore: LocalMetastore, kafka: str, db: str,
+                                                             tmp_path: Path) -> None:
+    tables = tables_in(metastore, db, 5)
+    topic, dead = f"shim-{uuid.uuid4().hex[:8]}", free_port()
+    sink = KafkaSink(f"127.0.0.1:{dead}", topic, tmp_path / "spool", producer_config=FAST_RECONNECT)
+    with Shim(metastore.uri, sinks=[sink]) as shim:
+        add_partitions(shim.uri, tables, range(100))  # 500 calls; none may fail or wait for Kafka
+        deadline = time.monotonic() + 30
+        while sink.spool.last_seq < 500 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sink.spool.last_seq == 500 and sink.pending == 500 and sink.delivered == 0
+        forwarder = Forwarder(dead, kafka.split(",")[0])
+        try:
+            assert sink.wait_delivered(120), f"{sink.pending} events still spooled"
+        finally:
+            forwarder.close()
+    check_order(consume(kafka, topic, 500), [t.tableName for t in tables], 100)
+
+
+class ShimProcess:
+    """``hivewire shim`` in its own process."""
+
+    def __init__(self, workdir: Path, args: list[str]) -> None:
+        self.port = free_port()
+        self.log = workdir / f"shim-{self.port}.log"
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "hivewire", "--log-level", "INFO", "shim", "--bind", "127.0.0.1",
+                 "--port", str(self.port), *args], stdout=log, stderr=subprocess.STDOUT, cwd=workdir,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                return
+            assert self.proc.poll() is None, self.log.read_text()
+            time.sleep(0.1)
+        raise AssertionError(f"the shim did not listen:\n{self.log.read_text()}")
+
+    @property
+    def uri(self) -> str:
+        return f"thrift://127.0.0.1:{self.port}"
+
+    def terminate(self) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(60)
+
+
+def test_with_a_shim_restart_during_the_outage_nothing_is_lost(metastore: LocalMetastore, kafka: str, db: str,
+                                                               tmp_path: Path) -> None:
+    tables = tables_in(metastore, db, 5)
+    topic, dead = f"shim-{uuid.uuid4().hex[:8]}", free_port()
+    args = ["--upstream", metastore.uri, "--kafka-bootstrap-servers", f"127.0.0.1:{dead}", "--topic", topic,
+            "--spool-dir", str(tmp_path / "spool"), "--producer-property", "reconnect.backoff.max.ms=1000"]
+    first = ShimProcess(tmp_path, args)
+    add_partitions(first.uri, tables, range(50))
+    assert first.terminate() == 0, first.log.read_text()
+    assert "stay in the spool" in first.log.read_text()
+    second = ShimProcess(tmp_path, args)
+    try:
+        assert "holds 250 undelivered event(s)" in second.log.read_text()
+        add_partitions(second.uri, tables, range(50, 100))
+        forwarder = Forwarder(dead, kafka.split(",")[0])
+        try:
+            messages = consume(kafka, topic, 500, timeout=180)
+        finally:
+            forwarder.close()
+    finally:
+        assert second.terminate() == 0, second.log.read_text()
+    check_order(messages, [t.tableName for t in tables], 100)

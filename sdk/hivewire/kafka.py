@@ -75,6 +75,10 @@ class KafkaSource:
             "bootstrap.servers": self.bootstrap_servers,
             "group.id": self.group_id,
             "auto.offset.reset": "latest",
+            # librdkafka postpones the next fetch by this much whenever its prefetch queue is over its limits,
+            # which a Python consumer (slower than the fetcher) hits on every refill: with the default 1000 ms
+            # the queue runs dry and consume() waits. Measured: 2x throughput for a loop that parses each message.
+            "fetch.queue.backoff.ms": 20,
             "logger": logging.getLogger("hivewire.kafka.consumer"),
             **self.consumer_config,
             **_FIXED_CONSUMER,

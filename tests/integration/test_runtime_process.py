@@ -242,7 +242,11 @@ def test_kill_9_loses_nothing_and_repeats_only_the_uncommitted_tail(kafka: str, 
     rng = random.Random(20240601)
     committed_at_kill: list[dict[int, int]] = []
     pids: list[int] = []
-    runner = Runner(workdir, base_args(kafka, topic, instance), {"HW_AUDIT": "1"})
+    # A killed member keeps its partitions until its session times out (librdkafka's default is 45 s);
+    # production deployments shorten it the same way, through Drone Fly's consumer-property prefix.
+    runner = Runner(workdir, [*base_args(kafka, topic, instance),
+                              "--set", "apiary.messaging.consumer.session.timeout.ms=6000",
+                              "--set", "apiary.messaging.consumer.heartbeat.interval.ms=500"], {"HW_AUDIT": "1"})
     for kill in range(4):
         runner.start()
         assert runner.proc is not None

@@ -7,12 +7,9 @@ dependencies (``hivewire.spark``, ``hivewire.arrow``) are imported on first use.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hivewire import apiary
-from hivewire.app import App
-from hivewire.config import Config
-from hivewire.discovery import discover_metastores
 from hivewire.errors import (
     AlreadyExistsError,
     ConfigError,
@@ -43,10 +40,15 @@ from hivewire.events import (
     ListenerEvent,
     Origin,
 )
-from hivewire.kafka import KafkaSource
-from hivewire.listener import MetaStoreEventListener, RetryPolicy
 from hivewire.metastore import MetastoreClient, MetastoreClientPool
-from hivewire.source import MemorySource
+
+if TYPE_CHECKING:  # imported on first use (below), so the core model loads without Kafka, ZooKeeper, ...
+    from hivewire.app import App
+    from hivewire.config import Config
+    from hivewire.discovery import discover_metastores
+    from hivewire.kafka import KafkaSource
+    from hivewire.listener import MetaStoreEventListener, RetryPolicy
+    from hivewire.source import MemorySource
 
 __version__ = "0.1.0"
 
@@ -90,14 +92,30 @@ __all__ = [
     "discover_metastores",
 ]
 
-# Modules (and names) whose dependencies are optional or heavy, imported on first use.
+# Modules (and names) of the layers above the core model (docs/architecture.md), imported on first use:
+# `import hivewire.apiary` then costs the codec, not confluent-kafka, kazoo and prometheus-client too.
 _LAZY_SUBMODULES = {"archive", "arrow", "local", "notebook", "spark", "testing"}
-_LAZY_NAMES = {"read_events": "hivewire.notebook"}
+_LAZY_NAMES = {
+    "App": "hivewire.app",
+    "Config": "hivewire.config",
+    "discover_metastores": "hivewire.discovery",
+    "KafkaSource": "hivewire.kafka",
+    "MetaStoreEventListener": "hivewire.listener",
+    "RetryPolicy": "hivewire.listener",
+    "MemorySource": "hivewire.source",
+    "read_events": "hivewire.notebook",
+}
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"hivewire.{name}")
     if name in _LAZY_NAMES:
-        return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
     raise AttributeError(f"module 'hivewire' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__) | _LAZY_SUBMODULES)

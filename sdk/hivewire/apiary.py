@@ -254,15 +254,18 @@ def _as_bytes(data: Any) -> bytes:
         return bytes(data)
     if isinstance(data, bytes):
         return bytes(data)
-    raise TypeError(f"decode() takes bytes or str, not {type(data).__name__}")
+    if data is None:  # a Kafka tombstone, or a record without a value
+        raise DecodeError("empty message (null value)")
+    raise DecodeError(f"not a message: decode() takes bytes or str, not {type(data).__name__}")
 
 
 def decode(data: bytes | bytearray | memoryview | str, *, origin: Origin | None = None) -> ListenerEvent:
     """Decode one Apiary Kafka message value into an event.
 
-    Raises :class:`~hivewire.errors.DecodeError` (and nothing else) when the message is not UTF-8 JSON, not
-    an object, too large, has an unknown ``eventType``, misses a required field or has a field of the wrong
-    type. The event's Thrift objects are converted on first access; a malformed one raises DecodeError then.
+    Raises :class:`~hivewire.errors.DecodeError` (and nothing else) when the message is not UTF-8 JSON (or
+    not bytes or str at all, such as a tombstone's None), not an object, too large, has an unknown
+    ``eventType``, misses a required field or has a field of the wrong type. The event's Thrift objects are
+    converted on first access; a malformed one raises DecodeError then.
     """
     if type(data) is not bytes:
         data = _as_bytes(data)
@@ -350,7 +353,9 @@ def _explain(data: bytes, error: msgspec.ValidationError) -> DecodeError:
     wire_type = msg.get("eventType")
     spec = _BY_WIRE_TYPE.get(wire_type) if type(wire_type) is str else None
     if spec is None:
-        return DecodeError("missing eventType" if wire_type is None else f"unknown eventType {shown(wire_type)}")
+        known = ", ".join(sorted(_BY_WIRE_TYPE))
+        return DecodeError("missing eventType" if wire_type is None else
+                           f"unknown eventType {shown(wire_type)} (Apiary's are {known})")
     checks = [(k.key, k.kind) for k in spec.keys if k.kind != _STRUCT]
     checks += [("databaseName", -1), ("status", _FLAG), ("parameters", _STR_MAP)]
     if not spec.is_database_event:
@@ -385,6 +390,9 @@ def _explain(data: bytes, error: msgspec.ValidationError) -> DecodeError:
 def _message(event: ListenerEvent, hive_version: str | None) -> dict[str, Any]:
     """The Apiary message of ``event``; never-converted objects are the payload's own values (shared)."""
     version = parse_version(hive_version or event.hive_version)
+    # Asked for another Hive version's field set: objects still in their wire form are converted and written
+    # with that version's fields, not passed through with the fields they arrived with.
+    passthrough = hive_version is None or version == parse_version(event.hive_version)
     spec = _BY_EVENT_TYPE[event.event_type]
     out: dict[str, Any] = {
         "eventType": spec.wire_type,
@@ -397,8 +405,8 @@ def _message(event: ListenerEvent, hive_version: str | None) -> dict[str, Any]:
     values, payload = event._values, event._payload
     for k in spec.keys:
         kind = k.kind
-        if k.field in values:
-            value = values[k.field]
+        if k.field in values or (not passthrough and kind in (_STRUCT, _STRUCT_LIST)):
+            value = values[k.field] if k.field in values else event._get(k.field)
             if value is None:
                 value = False if kind == _FLAG else None
             elif kind == _STRUCT:

@@ -20,6 +20,7 @@ import contextlib
 import logging
 import queue
 import random
+import struct
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
@@ -134,10 +135,14 @@ def _describe(args: tuple[Any, ...]) -> str:
             parts.append(f"[{len(a)} items]" if len(a) > 3 else ", ".join(map(str, a)))
         elif isinstance(a, bool) or a is None:
             continue
+        elif isinstance(a, (int, float)):
+            parts.append(str(a))
         elif hasattr(a, "dbName") and hasattr(a, "tableName"):
             parts.append(f"{a.dbName}.{a.tableName}")
         elif hasattr(a, "dbName") and hasattr(a, "tblName"):
             parts.append(f"{a.dbName}.{a.tblName}")
+        elif hasattr(a, "db_name") and hasattr(a, "tbl_name"):
+            parts.append(f"{a.db_name}.{a.tbl_name}")
         elif hasattr(a, "name") and isinstance(getattr(a, "name", None), str):
             parts.append(a.name)
         else:
@@ -276,7 +281,9 @@ class MetastoreClient:
                 if not candidates:
                     break
         detail = "; ".join(f"{u}: {r}" for u, r in tried) or "no URI to try"
-        raise MetastoreConnectionError(f"could not connect to any metastore ({detail})", tried=tried)
+        raise MetastoreConnectionError(
+            f"could not connect to any metastore ({detail}); check that the metastore runs and that host and port "
+            f"are right, or raise connect_timeout (now {self.connect_timeout:g} s) for a slow network", tried=tried)
 
     def _connect(self, uri: str) -> None:
         host, port = parse_uri(uri)
@@ -299,6 +306,10 @@ class MetastoreClient:
             except TApplicationException as e:
                 # Hive's Java client tolerates this too ("new client talking to old server").
                 log.warning("metastore %s: set_ugi failed (%s); continuing without it", uri, e)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    trans.close()
+                raise
         self._trans, self._client, self._uri = trans, client, uri
         self._unsupported = set()
 
@@ -346,9 +357,21 @@ class MetastoreClient:
                     tried=[(uri or "?", _reason(e))], uri=uri, method=method,
                 ) from e
             except TException as e:
-                cls = _ERROR_TYPES.get(type(e), MetastoreError)
+                cls = _ERROR_TYPES.get(type(e))
+                if cls is None:
+                    # Not an exception the server declared (those arrive whole): a TProtocolException while
+                    # writing or reading, which leaves the connection out of step. Start afresh next call.
+                    self.close()
+                    cls = MetastoreError
                 message = getattr(e, "message", None) or type(e).__name__
                 raise cls(f"{uri} {method}({_describe(args)}): {message}", uri=uri, method=method) from e
+            except (OverflowError, struct.error, TypeError, ValueError, UnicodeError) as e:
+                # An argument the protocol cannot encode (an i16 above 32767, a str where a list belongs):
+                # part of the request may already sit in the write buffer, so this connection is unusable.
+                self.close()
+                raise MetastoreError(f"{method}({_describe(args)}): an argument cannot be sent to the metastore: "
+                                     f"{_reason(e)}; check the argument types against the Thrift IDL",
+                                     uri=uri, method=method) from e
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_") or not hasattr(ThriftHiveMetastore.Iface, name):
@@ -412,16 +435,17 @@ class MetastoreClient:
         )
 
     def get_partitions(self, db_name: str, table_name: str, max_parts: int = -1) -> list[Any]:
-        """All partitions (or the first ``max_parts``; Hive caps this i16 at 32767, so -1 means all)."""
-        return list(self.call("get_partitions", db_name, table_name, max_parts))
+        """All partitions (or the first ``max_parts``, at most 32767: the IDL's i16; -1 means all)."""
+        return list(self.call("get_partitions", db_name, table_name, _max_parts(max_parts)))
 
     def get_partition_names(self, db_name: str, table_name: str, max_parts: int = -1) -> list[str]:
-        return list(self.call("get_partition_names", db_name, table_name, max_parts))
+        """Partition names such as ``dt=2024-01-01/hr=00`` (``max_parts`` as in :meth:`get_partitions`)."""
+        return list(self.call("get_partition_names", db_name, table_name, _max_parts(max_parts)))
 
     def get_partitions_by_filter(self, db_name: str, table_name: str, filter: str,
                                  max_parts: int = -1) -> list[Any]:
         """Partitions matching a Hive filter expression such as ``dt > "2024-01-01"``."""
-        return list(self.call("get_partitions_by_filter", db_name, table_name, filter, max_parts))
+        return list(self.call("get_partitions_by_filter", db_name, table_name, filter, _max_parts(max_parts)))
 
 
 class MetastoreClientPool:
@@ -474,6 +498,14 @@ class MetastoreClientPool:
                 self._idle.get_nowait().close()
             except queue.Empty:
                 return
+
+
+def _max_parts(value: int) -> int:
+    """Hive's ``max_parts`` is an i16 on the wire: fail clearly instead of sending what cannot be encoded."""
+    if type(value) is not int or not -1 <= value <= 32767:
+        raise ConfigError("max_parts", f"{value!r} is out of range: the metastore takes -1 (all) or 0..32767; "
+                                       "for more, pass -1 and slice the result, or list names and fetch by name")
+    return value
 
 
 def _reason(e: BaseException) -> str:

@@ -114,12 +114,36 @@ def test_partitioned_table_with_1000_partitions(client: hw.MetastoreClient, db: 
     assert len(everything) == 1000
     assert {p.sd.location for p in everything} == {p.sd.location for p in parts}
 
+    # Alter one partition, then ten in bulk; read them back by name.
+    first, *ten = sorted(everything, key=lambda p: p.values)[:11]
+    first.parameters["checked"] = "yes"
+    client.alter_partition(db, "events", first)
+    for p in ten:
+        p.parameters["batch"] = "b1"
+    client.alter_partitions(db, "events", ten)
+    reread = {tuple(p.values): p for p in client.get_partitions_by_names(
+        db, "events", [f"dt={p.values[0]}/hr={p.values[1]}" for p in [first, *ten]])}
+    assert reread[tuple(first.values)].parameters["checked"] == "yes"
+    assert all(reread[tuple(p.values)].parameters["batch"] == "b1" for p in ten)
+    with pytest.raises(hw.ConfigError, match="max_parts"):  # an i16 on the wire: refused before sending
+        client.get_partition_names(db, "events", 40_000)
+    assert len(client.get_partition_names(db, "events", 5)) == 5  # and the connection is still good
+
     drop = hms.DropPartitionsRequest(dbName=db, tblName="events",
                                      parts=hms.RequestPartsSpec(names=names[:600]), deleteData=True,
                                      needResult=True)
     dropped = client.drop_partitions_req(drop)
     assert len(dropped.partitions) == 600
     assert len(client.get_partition_names(db, "events")) == 400
+
+    table.parameters["retention.days"] = "30"
+    client.alter_table(db, "events", table)
+    assert client.get_table(db, "events").parameters["retention.days"] == "30"
+    assert len(client.get_partition_names(db, "events")) == 400  # altering the table keeps its partitions
+    client.drop_table(db, "events", True)
+    assert client.get_all_tables(db) == []
+    with pytest.raises(hw.NoSuchObjectError):
+        client.get_table(db, "events")
 
 
 def test_skewed_table_keeps_location_maps(client: hw.MetastoreClient, db: str, metastore: LocalMetastore) -> None:
@@ -139,6 +163,17 @@ def test_skewed_table_keeps_location_maps(client: hw.MetastoreClient, db: str, m
     assert sorted(got.skewedColValues) == [["FR", "PAR"], ["NL", "AMS"]]
     assert got.skewedColValueLocationMaps == skewed.skewedColValueLocationMaps
     assert all(isinstance(k, tuple) for k in got.skewedColValueLocationMaps)
+
+    stored = client.get_table(db, "skewed")
+    stored.sd.skewedInfo.skewedColValues.append(["DE", "BER"])
+    stored.sd.skewedInfo.skewedColValueLocationMaps[("DE", "BER")] = f"{base}/country=DE/city=BER"
+    client.alter_table(db, "skewed", stored)
+    altered = client.get_table(db, "skewed").sd.skewedInfo
+    assert sorted(altered.skewedColValues) == [["DE", "BER"], ["FR", "PAR"], ["NL", "AMS"]]
+    assert altered.skewedColValueLocationMaps[("DE", "BER")] == f"{base}/country=DE/city=BER"
+    client.drop_table(db, "skewed", True)
+    with pytest.raises(hw.NoSuchObjectError):
+        client.get_table(db, "skewed")
 
 
 def test_status_notifications_and_config(client: hw.MetastoreClient, metastore: LocalMetastore) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
 
@@ -131,3 +132,11 @@ def test_no_top_level_generated_packages() -> None:
     for name in ("hive_metastore", "fb303"):
         for base in ("sdk", "shim", "thrift", "."):
             assert not (ROOT / base / name).exists(), f"{base}/{name} would collide with pyiceberg's vendored code"
+
+
+def test_importing_the_core_model_loads_no_service_library() -> None:
+    # The package's own __init__ must not drag layer 4 in eagerly: a codec user pays for the codec only.
+    code = ("import sys, hivewire.apiary, hivewire.events, hivewire.metastore, hivewire.errors; "
+            f"print(sorted(m for m in {sorted(SERVICE_LIBS | OPTIONAL)!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import threading
+from typing import Any
 
 import click
 
@@ -46,12 +49,7 @@ def run(target: str | None, config_file: str | None, bootstrap_servers: str | No
     from hivewire.config import Config
     from hivewire.listener import load_object
 
-    overrides: dict[str, str] = {}
-    for item in settings:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
-        overrides[key.strip()] = value
+    overrides = _key_values("--set", settings)
     flags: dict[str, object] = {"apiary.bootstrap.servers": bootstrap_servers, "apiary.kafka.topic.name": topic,
                                 "instance.name": instance_name, "endpoint.port": endpoint_port}
     overrides.update({key: str(value) for key, value in flags.items() if value is not None})
@@ -125,10 +123,6 @@ def shim(upstream: str | None, upstream_zookeeper: str | None, upstream_namespac
          zookeeper: str | None, namespace: str, hive_version: str | None, publish_failures: bool,
          no_database_events: bool, timeout: float) -> None:
     """Front a Hive Metastore: relay every call, publish an event for every change. Runs until SIGTERM/SIGINT."""
-    import signal
-    import threading
-    from typing import Any
-
     from hivewire_shim import DEFAULT_HIVE_VERSION, KafkaSink, Shim
 
     if (upstream is None) == (upstream_zookeeper is None):
@@ -156,14 +150,7 @@ def shim(upstream: str | None, upstream_zookeeper: str | None, upstream_namespac
         server.start()
     except (hivewire.HivewireError, OSError) as e:
         raise click.ClickException(str(e)) from e
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: object) -> None:
-        logging.getLogger("hivewire_shim").info("%s: stopping", signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    stop = _stop_on_signals("hivewire_shim", "stopping")
     click.echo(f"hivewire shim serving on {server.uri}", err=True)
     try:
         server.serve_forever(stop)
@@ -183,16 +170,10 @@ def discover(quorum: str | None, namespace: str | None, hive_site: str | None, a
     """Print the metastores registered in ZooKeeper (HIVE-20794), one thrift:// URI per line."""
     import json
 
-    from hivewire.discovery import DiscoveryConfig, discover_metastores
+    from hivewire.discovery import discover_metastores
 
     try:
-        if hive_site is not None:
-            config = DiscoveryConfig.from_hive_site(hive_site, quorum=quorum, namespace=namespace)
-        elif quorum is not None:
-            config = DiscoveryConfig(quorum=quorum, namespace=namespace or "hive_metastore")
-        else:
-            raise click.UsageError("give --zookeeper QUORUM or --hive-site FILE")
-        uris = discover_metastores(config)
+        uris = discover_metastores(_discovery_config(quorum, namespace, hive_site))
     except hivewire.HivewireError as e:
         raise click.ClickException(str(e)) from e
     click.echo(json.dumps(uris) if as_json else "\n".join(uris))
@@ -217,40 +198,48 @@ def register(metastore: str, quorum: str | None, namespace: str | None, acls: tu
 
     Runs until SIGTERM or SIGINT, then withdraws its node and exits.
     """
-    import signal
-    import threading
-
-    from hivewire.discovery import DiscoveryConfig
     from hivewire.registration import Registration
 
     try:
-        if hive_site is not None:
-            config = DiscoveryConfig.from_hive_site(hive_site, quorum=quorum, namespace=namespace)
-        elif quorum is not None:
-            config = DiscoveryConfig(quorum=quorum, namespace=namespace or "hive_metastore")
-        else:
-            raise click.UsageError("give --zookeeper QUORUM or --hive-site FILE")
-        registration = Registration(metastore, config, acl=list(acls) or None, interval=interval)
+        registration = Registration(metastore, _discovery_config(quorum, namespace, hive_site),
+                                    acl=list(acls) or None, interval=interval)
     except hivewire.HivewireError as e:
         raise click.ClickException(str(e)) from e
+    registration.run(_stop_on_signals("hivewire.registration", "stopping"))
+
+
+def _discovery_config(quorum: str | None, namespace: str | None, hive_site: str | None) -> Any:
+    """The ZooKeeper settings of --zookeeper/--namespace, or of a hive-site.xml (flags win)."""
+    from hivewire.discovery import DiscoveryConfig
+
+    if hive_site is not None:
+        return DiscoveryConfig.from_hive_site(hive_site, quorum=quorum, namespace=namespace)
+    if quorum is not None:
+        return DiscoveryConfig(quorum=quorum, namespace=namespace or "hive_metastore")
+    raise click.UsageError("give --zookeeper QUORUM or --hive-site FILE")
+
+
+def _stop_on_signals(logger: str, doing: str) -> threading.Event:
+    """An event set by SIGTERM or SIGINT, for commands that run until stopped."""
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
-        logging.getLogger("hivewire.registration").info("%s: stopping", signal.Signals(signum).name)
+        logging.getLogger(logger).info("%s: %s", signal.Signals(signum).name, doing)
         stop.set()
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    registration.run(stop)
+    return stop
 
 
 def _key_values(option: str, values: tuple[str, ...]) -> dict[str, str]:
+    """Repeated ``KEY=VALUE`` options as a dict (later ones win)."""
     out = {}
     for item in values:
         key, sep, value = item.partition("=")
-        if not sep or not key:
+        if not sep or not key.strip():
             raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint=option)
-        out[key] = value
+        out[key.strip()] = value
     return out
 
 
@@ -279,9 +268,6 @@ def archive(bootstrap_servers: str, topic: str, table_uri: str, app_id: str | No
     Runs until SIGTERM or SIGINT, then writes what it holds and exits. Start several with the same
     --app-id to share the partitions. See docs/data.md.
     """
-    import signal
-    import threading
-
     from hivewire.kafka import KafkaSource
 
     try:
@@ -294,14 +280,7 @@ def archive(bootstrap_servers: str, topic: str, table_uri: str, app_id: str | No
                             storage_options=_key_values("--storage-option", storage_options) or None)
     except hivewire.HivewireError as e:
         raise click.ClickException(str(e)) from e
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: object) -> None:
-        logging.getLogger("hivewire.archive").info("%s: flushing and stopping", signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    stop = _stop_on_signals("hivewire.archive", "flushing and stopping")
     try:
         stats = archiver.run(stop)
     except hivewire.HivewireError as e:

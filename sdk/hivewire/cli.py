@@ -117,11 +117,13 @@ def demo() -> None:
               help="Do not publish database events (for consumers that know only Apiary's seven types).")
 @click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Seconds to wait for the upstream's reply to a call.")
+@click.option("--client-send-timeout", default=600.0, show_default=True, type=click.FloatRange(min=0),
+              help="Disconnect a client that takes nothing of a reply for this many seconds (0: never).")
 def shim(upstream: str | None, upstream_zookeeper: str | None, upstream_namespace: str, port: int, bind: str,
          advertise: str | None, framed: bool, kafka_bootstrap_servers: str | None, topic: str | None, spool_dir: str,
          spool_fsync: str, producer_properties: tuple[str, ...], partition_by_old_name: bool,
          zookeeper: str | None, namespace: str, hive_version: str | None, publish_failures: bool,
-         no_database_events: bool, timeout: float) -> None:
+         no_database_events: bool, timeout: float, client_send_timeout: float) -> None:
     """Front a Hive Metastore: relay every call, publish an event for every change. Runs until SIGTERM/SIGINT."""
     from hivewire_shim import DEFAULT_HIVE_VERSION, KafkaSink, Shim
 
@@ -146,7 +148,7 @@ def shim(upstream: str | None, upstream_zookeeper: str | None, upstream_namespac
         server = Shim(target, host=bind, port=port, framed=framed, sinks=sinks,
                       hive_version=hive_version or DEFAULT_HIVE_VERSION, publish_failures=publish_failures,
                       database_events=not no_database_events, timeout=timeout, zookeeper=zookeeper,
-                      namespace=namespace, advertise=advertise)
+                      namespace=namespace, advertise=advertise, client_send_timeout=client_send_timeout)
         server.start()
     except (hivewire.HivewireError, OSError) as e:
         raise click.ClickException(str(e)) from e
@@ -157,6 +159,24 @@ def shim(upstream: str | None, upstream_zookeeper: str | None, upstream_namespac
     finally:
         if upstream_zookeeper is not None:
             target.close()  # end the discovery session, or its reconnecting threads outlive the command
+
+
+@main.command("replay-rejected")
+@click.option("--spool-dir", required=True, type=click.Path(file_okay=False, exists=True),
+              help="The shim's --spool-dir. Stop the shim that uses it first.")
+def replay_rejected(spool_dir: str) -> None:
+    """Put the events Kafka refused for good (the spool's 'rejected' file) back into the shim's spool.
+
+    Raise the size limit that made Kafka refuse them first; the shim sends them when it starts next,
+    after what its spool already holds. See docs/shim.md.
+    """
+    from hivewire_shim import replay_rejected as replay
+
+    try:
+        count = replay(spool_dir)
+    except (hivewire.HivewireError, OSError) as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(f"{count} rejected event(s) are back in {spool_dir}; start the shim to send them")
 
 
 @main.command()

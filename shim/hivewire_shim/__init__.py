@@ -7,9 +7,9 @@ to Kafka through a durable spool, or straight to an in-process ``hivewire.App``)
 
 from hivewire_shim.capture import MODELED_METHODS, Settings
 from hivewire_shim.server import DEFAULT_HIVE_VERSION, Shim
-from hivewire_shim.sinks import AppSink, KafkaSink, Sink
+from hivewire_shim.sinks import AppSink, KafkaSink, Sink, replay_rejected
 from hivewire_shim.spool import Spool
 from hivewire_shim.upstream import Upstream
 
 __all__ = ["DEFAULT_HIVE_VERSION", "MODELED_METHODS", "AppSink", "KafkaSink", "Settings", "Shim", "Sink", "Spool",
-           "Upstream"]
+           "Upstream", "replay_rejected"]

@@ -6,11 +6,16 @@ of the request bytes; the original bytes are forwarded untouched). The connectio
 through :meth:`Capture.execute`, which
 
 1. takes the lock of every table (or database) the change touches, so changes to one table made through
-   this shim run one at a time and their events are published in the order the metastore applied them;
+   this shim run one at a time and their events are published in the order the metastore applied them
+   (a cascading drop_database learns its tables in step 2 and then takes their locks as well);
 2. reads what the event needs from *before* the change (the old table of an alter, the table of a drop);
-3. forwards the call and relays the reply (the caller's function);
+3. forwards the call and reads the whole reply (the caller's function), *without* relaying it yet;
 4. on success, reads back what the metastore stored and publishes the events, still under the lock.
-   Failed calls publish nothing, or ``status=false`` events when ``publish_failures`` (as Apiary does).
+   Failed calls publish nothing, or ``status=false`` events when ``publish_failures`` (as Apiary does);
+   a call whose outcome is unknown (the upstream failed after it was sent) publishes nothing.
+
+The caller relays the reply once this returns, outside the lock: a client only sees its change succeed
+once the event is in the sinks (the Kafka sink's spool is on disk), and a slow client holds no lock.
 
 Nothing here may fail a client's call: errors in modeling are logged and the call goes through unmodeled.
 """
@@ -57,12 +62,18 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Reply:
     """The upstream's answer to a call: its header, whether it succeeded, the decoded ``*_result`` (for
-    modeled methods) and, on failure, a short description."""
+    modeled methods) and, on failure, a short description.
+
+    ``from_upstream`` is False when the shim answered itself because the upstream failed; then
+    ``maybe_applied`` says whether the call had been sent (so the metastore may have made the change).
+    """
 
     header: Header | None
     ok: bool
     result: Any = None
     error: str | None = None
+    from_upstream: bool = True
+    maybe_applied: bool = False
 
 
 @dataclass(frozen=True)
@@ -333,6 +344,10 @@ class Locks:
     def __init__(self, stripes: int = 1024) -> None:
         self._locks = [threading.Lock() for _ in range(stripes)]
 
+    def held(self, key: str) -> bool:
+        """Whether ``key``'s lock (its stripe's) is held by anyone."""
+        return self._locks[hash(key) % len(self._locks)].locked()
+
     @contextlib.contextmanager
     def holding(self, keys: Sequence[str]) -> Iterator[None]:
         indexes = sorted({hash(k) % len(self._locks) for k in keys})
@@ -385,24 +400,48 @@ class Capture:
     def result_class(header: Header) -> Any:
         return getattr(_service, f"{header.name}_result")
 
+    #: How often a change whose lock keys grew (a cascading drop_database) takes the locks again.
+    LOCK_ATTEMPTS = 3
+
     def execute(self, change: Change, header: Header, call: Callable[[Any], Reply]) -> Reply:
-        """Run ``call`` (forward + relay, given the ``*_result`` class to decode) as ``change``, then publish."""
-        with self._locks.holding(change.keys):
-            try:
-                change.before(self.lookup)
-            except Exception:
-                log.exception("reading the state before %s failed; its event may lack the old object", header)
-            reply = call(self.result_class(header))
-            if reply.ok or self.settings.publish_failures:
+        """Run ``call`` (forward and read the reply, given the ``*_result`` class to decode) as ``change``,
+        publish its events, and return the reply for the caller to relay (the locks are released by then)."""
+        keys = change.keys
+        for attempt in range(1, self.LOCK_ATTEMPTS + 1):
+            with self._locks.holding(keys):
+                change.forget_reads()
                 try:
-                    events = change.events(self.lookup, reply.ok, reply.result, self._params)
+                    change.before(self.lookup)
                 except Exception:
-                    log.exception("building the events of %s failed; none published", header)
-                    events = []
-                for event in events:
-                    self.publish(event)
-            elif reply.error:
-                log.debug("%s failed (%s): no event", header, reply.error)
+                    log.exception("reading the state before %s failed; its event may lack the old object", header)
+                needed = change.lock_keys()
+                if set(needed) <= set(keys) or attempt == self.LOCK_ATTEMPTS:
+                    if not set(needed) <= set(keys):
+                        log.warning("%s: the objects it changes kept changing; its events may be ordered wrongly "
+                                    "against changes made to them at the same time", change)
+                    return self._run(change, header, call)
+            # Locks are taken in one global order, so more keys means letting go and taking them all again.
+            keys = tuple(dict.fromkeys([*keys, *needed]))
+        raise AssertionError("unreachable")
+
+    def _run(self, change: Change, header: Header, call: Callable[[Any], Reply]) -> Reply:
+        reply = call(self.result_class(header))
+        if not reply.from_upstream:
+            if reply.maybe_applied:
+                # A status=false event would be wrong if the change was made, a status=true one if not.
+                log.warning("%s: the upstream failed after the call was sent, so %s may or may not have been made; "
+                            "no event is published for it (%s)", header, change, reply.error)
+            return reply
+        if reply.ok or self.settings.publish_failures:
+            try:
+                events = change.events(self.lookup, reply.ok, reply.result, self._params)
+            except Exception:
+                log.exception("building the events of %s failed; none published", header)
+                events = []
+            for event in events:
+                self.publish(event)
+        elif reply.error:
+            log.debug("%s failed (%s): no event", header, reply.error)
         return reply
 
     @staticmethod

@@ -8,7 +8,13 @@ locations). They mirror Hive's ``HMSHandler``: one AddPartitionEvent per add cal
 AlterPartitionEvent and one DropPartitionEvent per partition, DropTableEvents (``deleteData`` false)
 before the DropDatabaseEvent of a cascading drop, an AddPartitionEvent on the destination plus a
 DropPartitionEvent per source partition for exchange_partition(s), an AlterTableEvent (old -> new) for a
-rename. An object that cannot be read falls back to what the request carried.
+rename.
+
+An object that does not exist is not reported (an alter of a table that was not there fails anyway). An
+object that could not be *read* (a timeout, the metastore restarting) is replaced by what the request
+carried, or by an object holding only the names the request gave; the event then says so in its
+``parameters`` (:data:`INCOMPLETE`, e.g. ``"old_table"``) and a WARNING is logged. A successful change is
+not left without its event because a read failed.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from hivewire.events import (
     AddPartitionEvent,
@@ -31,15 +37,46 @@ from hivewire.events import (
     InsertEvent,
     ListenerEvent,
 )
-from hivewire_shim.lookup import Lookup
+from hivewire_shim.lookup import Lookup, ReadFailed
 from hivewire_shim.names import database_key, partition_name, partition_spec, split_catalog, table_key
+from hivewire_thrift.hive_metastore import ttypes as hms
 
-__all__ = ["AddPartitions", "AlterDatabase", "AlterPartitions", "AlterTable", "Change", "CreateDatabase",
-           "CreateTable", "DropDatabase", "DropPartitions", "DropTable", "ExchangePartitions", "Insert", "Params"]
+__all__ = ["INCOMPLETE", "AddPartitions", "AlterDatabase", "AlterPartitions", "AlterTable", "Change",
+           "CreateDatabase", "CreateTable", "DropDatabase", "DropPartitions", "DropTable", "ExchangePartitions",
+           "Insert", "Params"]
 
 log = logging.getLogger(__name__)
 
 Params = dict[str, str]
+_T = TypeVar("_T")
+
+#: The event parameter naming the objects that stand in for ones the shim could not read (comma-separated:
+#: ``table``, ``old_table``, ``partitions``, ``old_partitions``, ``tables``, ``database``, ``old_database``).
+INCOMPLETE = "hivewire.shim.incomplete"
+
+
+def _copy(obj: Any) -> Any:
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    return new
+
+
+def _table(db: str, name: str) -> Any:
+    """A table known only by its names (the request gave no more)."""
+    return hms.Table(dbName=db, tableName=name)
+
+
+def _table_like(table: Any, db: str, name: str) -> Any:
+    """The request's table under other names: the best stand-in for the table as it was before an alter."""
+    if table is None:
+        return _table(db, name)
+    out = _copy(table)
+    out.dbName, out.tableName = db, name
+    return out
+
+
+def _partition(db: str, table: str, values: Sequence[str]) -> Any:
+    return hms.Partition(values=list(values), dbName=db, tableName=table)
 
 
 class Change:
@@ -49,16 +86,63 @@ class Change:
     keys: tuple[str, ...] = ()
     #: Database changes are hivewire's extension to Apiary's event types and can be switched off.
     database_event = False
+    _incomplete_parts: set[str] | None = None
 
     def before(self, look: Lookup) -> None:
         return None
 
+    def forget_reads(self) -> None:
+        """Start over (:meth:`before` is about to run again): forget which reads failed."""
+        self._incomplete_parts = None
+
+    def lock_keys(self) -> tuple[str, ...]:
+        """The keys the change must hold, once :meth:`before` has read (more than ``keys``: take them too)."""
+        return self.keys
+
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         raise NotImplementedError
+
+    # -- reads that may fail ------------------------------------------------------------------------------
+    def _read(self, read: Callable[[], _T], stand_in: Callable[[], _T], part: str) -> _T:
+        """``read()``, or ``stand_in()`` if the read failed (logged, and noted in the event's parameters)."""
+        try:
+            return read()
+        except ReadFailed as e:
+            log.warning("%s; the event of %s carries %s instead", e, self, _STAND_INS.get(part, part))
+            self._incomplete().add(part)
+            return stand_in()
+
+    def _incomplete(self) -> set[str]:
+        if self._incomplete_parts is None:
+            self._incomplete_parts = set()
+        return self._incomplete_parts
+
+    def _params(self, params: Params) -> Params:
+        incomplete = self._incomplete()
+        return {**params, INCOMPLETE: ",".join(sorted(incomplete))} if incomplete else params
+
+    def __str__(self) -> str:
+        names = [k.split(":", 1)[1] for k in self.keys]
+        return f"{type(self).__name__}({', '.join(names)})"
+
+
+_STAND_INS = {
+    "table": "a table with only the names the call gave (or the request's table)",
+    "old_table": "the request's new table under the old name as the old table",
+    "partitions": "the partitions the request gave",
+    "old_partitions": "the new partitions as the old ones",
+    "tables": "tables with only their names",
+    "database": "the request's database (or only its name)",
+    "old_database": "the request's new database as the old one",
+}
 
 
 def _names(db: str | None, table: str | None) -> tuple[str, str]:
     return split_catalog(db or "")[1], table or ""
+
+
+def _none() -> None:
+    return None
 
 
 class CreateTable(Change):
@@ -68,9 +152,9 @@ class CreateTable(Change):
         self.keys = (table_key(self.db, self.name),)
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
-        stored = look.table(self.db, self.name) if ok else None
+        stored = self._read(lambda: look.table(self.db, self.name), _none, "table") if ok else None
         return [CreateTableEvent(table=stored or self.table, status=ok, environment_context=self.env,
-                                 parameters=params)]
+                                 parameters=self._params(params))]
 
 
 class AlterTable(Change):
@@ -83,15 +167,16 @@ class AlterTable(Change):
         self.old: Any = None
 
     def before(self, look: Lookup) -> None:
-        self.old = look.table(self.db, self.name)
+        self.old = self._read(lambda: look.table(self.db, self.name),
+                              lambda: _table_like(self.new_table, self.db, self.name), "old_table")
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.old is None:
             log.warning("alter of %s.%s: no old table to report (it did not exist before)", self.db, self.name)
             return []
-        stored = look.table(self.new_db, self.new_name) if ok else None
+        stored = self._read(lambda: look.table(self.new_db, self.new_name), _none, "table") if ok else None
         return [AlterTableEvent(old_table=self.old, new_table=stored or self.new_table, status=ok,
-                                environment_context=self.env, parameters=params)]
+                                environment_context=self.env, parameters=self._params(params))]
 
 
 class DropTable(Change):
@@ -102,13 +187,13 @@ class DropTable(Change):
         self.table: Any = None
 
     def before(self, look: Lookup) -> None:
-        self.table = look.table(self.db, self.name)
+        self.table = self._read(lambda: look.table(self.db, self.name), lambda: _table(self.db, self.name), "table")
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
             return []
         return [DropTableEvent(table=self.table, delete_data=self.delete_data, status=ok,
-                               environment_context=self.env, parameters=params)]
+                               environment_context=self.env, parameters=self._params(params))]
 
 
 class AddPartitions(Change):
@@ -127,40 +212,47 @@ class AddPartitions(Change):
         self.keys = (table_key(self.db, self.name),)
         self.existing: set[str] = set()
 
-    def _part_names(self, table: Any) -> list[str]:
+    def _named(self, table: Any) -> list[tuple[Any, str]]:
+        """The request's partitions with their names (ones with the wrong number of values left out)."""
         keys = [k.name for k in table.partitionKeys or []]
-        names = []
+        named = []
         for p in self.parts:
             with contextlib.suppress(ValueError, TypeError):
-                names.append(partition_name(keys, list(p.values or [])))
-        return names
+                named.append((p, partition_name(keys, list(p.values or []))))
+        return named
 
     def before(self, look: Lookup) -> None:
-        if self.if_not_exists:
-            # Only the partitions that did not exist yet are added (and reported), as the metastore does.
-            table = look.table(self.db, self.name)
-            if table is not None:
-                self.existing = {partition_name([k.name for k in table.partitionKeys], p.values)
-                                 for p in look.partitions(self.db, self.name, self._part_names(table))}
+        if not self.if_not_exists:
+            return
+        # Only the partitions that did not exist yet are added (and reported), as the metastore does.
+        # Unreadable: every requested partition is reported (some may have existed already).
+        table = self._read(lambda: look.table(self.db, self.name), _none, "partitions")
+        if table is not None:
+            names = [n for _, n in self._named(table)]
+            keys = [k.name for k in table.partitionKeys]
+            self.existing = self._read(
+                lambda: {partition_name(keys, p.values) for p in look.partitions(self.db, self.name, names)},
+                set, "partitions")
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
-        table = look.table(self.db, self.name)
+        table = self._read(lambda: look.table(self.db, self.name), lambda: _table(self.db, self.name), "table")
         if table is None:
             return []
         if not ok:
             added = self.parts
+        elif (carried := self.stored_from(result)) is not None:
+            added = carried
+        elif table.partitionKeys is None:  # a stand-in table: the request's partitions are all we know
+            added = self.parts
         else:
-            carried = self.stored_from(result)
-            if carried is not None:
-                added = carried
-            else:
-                names = [n for n in self._part_names(table) if n not in self.existing]
-                added = look.partitions(self.db, self.name, names) or [
-                    p for p, n in zip(self.parts, self._part_names(table), strict=False) if n not in self.existing]
+            new = [(p, n) for p, n in self._named(table) if n not in self.existing]
+            requested = [p for p, _ in new]
+            added = self._read(lambda: look.partitions(self.db, self.name, [n for _, n in new]),
+                               lambda: requested, "partitions") or requested
         if not added:
             return []
         return [AddPartitionEvent(table=table, partitions=list(added), status=ok, environment_context=self.env,
-                                  parameters=params)]
+                                  parameters=self._params(params))]
 
 
 class AlterPartitions(Change):
@@ -176,31 +268,46 @@ class AlterPartitions(Change):
         self.old_values = list(old_values) if old_values is not None else None
         self.keys = (table_key(self.db, self.name),)
         self.table: Any = None
-        self.old: dict[tuple[str, ...], Any] = {}
+        self.old: dict[tuple[str, ...], Any] | None = {}  # None: could not be read
+
+    def _before_values(self, new: Any) -> list[str]:
+        return self.old_values if self.old_values is not None else list(new.values or [])
 
     def before(self, look: Lookup) -> None:
-        self.table = look.table(self.db, self.name)
+        self.table = self._read(lambda: look.table(self.db, self.name), lambda: _table(self.db, self.name), "table")
         if self.table is None:
             return
-        wanted = [self.old_values] if self.old_values is not None else [p.values or [] for p in self.new_parts]
-        self.old = {tuple(p.values): p for p in look.partitions_by_values(self.db, self.table, wanted)}
+        if self.table.partitionKeys is None:  # a stand-in: the partitions cannot be named
+            self.old = None
+            self._incomplete().add("old_partitions")
+            return
+        wanted = [self._before_values(p) for p in self.new_parts]
+        self.old = self._read(
+            lambda: {tuple(p.values): p for p in look.partitions_by_values(self.db, self.table, wanted)},
+            _none, "old_partitions")
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
             return []
-        stored = ({tuple(p.values): p for p in look.partitions_by_values(
-            self.db, self.table, [p.values or [] for p in self.new_parts])} if ok else {})
+        stored: dict[tuple[str, ...], Any] = {}
+        if ok and self.table.partitionKeys is not None:
+            stored = self._read(lambda: {tuple(p.values): p for p in look.partitions_by_values(
+                self.db, self.table, [p.values or [] for p in self.new_parts])}, dict, "partitions")
         out: list[ListenerEvent] = []
         for new in self.new_parts:
-            before_values = self.old_values if self.old_values is not None else new.values or []
-            old = self.old.get(tuple(before_values))
+            before_values = self._before_values(new)
+            if self.old is None:  # unreadable: the new partition under its old values stands in
+                old = _copy(new)
+                old.values = list(before_values)
+            else:
+                old = self.old.get(tuple(before_values))
             if old is None:
                 log.warning("alter of partition %s of %s.%s: it did not exist before; no event", before_values,
                             self.db, self.name)
                 continue
             out.append(AlterPartitionEvent(table=self.table, old_partition=old,
                                            new_partition=stored.get(tuple(new.values or []), new), status=ok,
-                                           environment_context=self.env, parameters=params))
+                                           environment_context=self.env, parameters=self._params(params)))
         return out
 
 
@@ -221,18 +328,33 @@ class DropPartitions(Change):
         self.delete_data, self.env, self.stored_from = bool(delete_data), env, stored_from
         self.keys = (table_key(self.db, self.name),)
         self.table: Any = None
-        self.parts: list[Any] = []
+        self.parts: list[Any] | None = []  # None: unknown (a drop by expression that could not be read)
+
+    def _requested(self) -> list[Any]:
+        """Partitions with only the values the request named."""
+        out = []
+        for name in self.names:
+            with contextlib.suppress(ValueError):
+                out.append(_partition(self.db, self.name, list(partition_spec(name).values())))
+        return out + [_partition(self.db, self.name, v) for v in self.values]
 
     def before(self, look: Lookup) -> None:
-        self.table = look.table(self.db, self.name)
+        self.table = self._read(lambda: look.table(self.db, self.name), lambda: _table(self.db, self.name), "table")
         if self.table is None:
             return
         if self.by_expression:
-            if not self.reply_carries:
-                self.parts = look.all_partitions(self.db, self.name)
+            if self.reply_carries:
+                pass
+            elif self.table.partitionKeys is None:  # a stand-in: what is left afterwards cannot be named
+                self.parts = None
+            else:
+                self.parts = self._read(lambda: look.all_partitions(self.db, self.name), _none, "partitions")
+        elif self.table.partitionKeys is None:
+            self.parts = self._requested()
         else:
-            self.parts = (look.partitions(self.db, self.name, self.names)
-                          + look.partitions_by_values(self.db, self.table, self.values))
+            self.parts = self._read(lambda: look.partitions(self.db, self.name, self.names)
+                                    + look.partitions_by_values(self.db, self.table, self.values),
+                                    self._requested, "partitions")
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
@@ -240,12 +362,21 @@ class DropPartitions(Change):
         dropped = self.stored_from(result) if ok else None
         if dropped is None:
             dropped = self.parts
-            if ok and self.by_expression:  # which of them went: the ones no longer there
-                remaining = set(look.partition_names(self.db, self.name))
-                keys = [k.name for k in self.table.partitionKeys]
-                dropped = [p for p in dropped if partition_name(keys, p.values) not in remaining]
+            if dropped and ok and self.by_expression:  # which of them went: the ones no longer there
+                names = self._read(lambda: look.partition_names(self.db, self.name), _none, "partitions")
+                if names is None:
+                    dropped = None
+                else:
+                    remaining = set(names)
+                    keys = [k.name for k in self.table.partitionKeys]
+                    dropped = [p for p in dropped if partition_name(keys, p.values) not in remaining]
+        if dropped is None:
+            # Publishing every candidate would report partitions that still exist as dropped.
+            log.warning("%s: which partitions the expression dropped could not be read; no event for this drop "
+                        "(the metastore has the truth: compare its partitions with your consumers')", self)
+            return []
         return [DropPartitionEvent(table=self.table, partitions=[p], delete_data=self.delete_data, status=ok,
-                                   environment_context=self.env, parameters=params) for p in dropped]
+                                   environment_context=self.env, parameters=self._params(params)) for p in dropped]
 
 
 class ExchangePartitions(Change):
@@ -258,28 +389,44 @@ class ExchangePartitions(Change):
         self.dst_db, self.dst = _names(dest_db, dest)
         self.keys = (table_key(self.src_db, self.src), table_key(self.dst_db, self.dst))
         self.src_table: Any = None
-        self.names: list[str] = []
+        self.names: list[str] | None = []  # None: unknown
         self.parts: list[Any] = []
 
     def before(self, look: Lookup) -> None:
-        self.src_table = look.table(self.src_db, self.src)
+        self.src_table = self._read(lambda: look.table(self.src_db, self.src),
+                                    lambda: _table(self.src_db, self.src), "table")
+        all_names = self._read(lambda: look.partition_names(self.src_db, self.src), _none, "partitions")
+        if all_names is None:
+            self.names = None
+            return
         wanted = {k.lower(): v for k, v in self.spec.items()}
-        for name in look.partition_names(self.src_db, self.src):
+        self.names = []
+        for name in all_names:
             with contextlib.suppress(ValueError):
                 spec = {k.lower(): v for k, v in partition_spec(name).items()}
                 if all(spec.get(k) == v for k, v in wanted.items()):
                     self.names.append(name)
-        self.parts = look.partitions(self.src_db, self.src, self.names)
+        names = self.names
+        self.parts = self._read(lambda: look.partitions(self.src_db, self.src, names),
+                                lambda: [_partition(self.src_db, self.src, list(partition_spec(n).values()))
+                                         for n in names], "partitions")
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
-        dst_table = look.table(self.dst_db, self.dst)
+        if self.names is None:
+            log.warning("%s: which partitions moved could not be read; no event for this exchange", self)
+            return []
+        dst_table = self._read(lambda: look.table(self.dst_db, self.dst), lambda: _table(self.dst_db, self.dst),
+                               "table")
         if self.src_table is None or dst_table is None or not self.parts:
             return []
-        added = look.partitions(self.dst_db, self.dst, self.names) if ok else []
+        names = self.names
+        added = (self._read(lambda: look.partitions(self.dst_db, self.dst, names), list, "partitions")
+                 if ok else [])
+        p = self._params(params)
         out: list[ListenerEvent] = [AddPartitionEvent(table=dst_table, partitions=added or self.parts, status=ok,
-                                                      parameters=params)]
-        out += [DropPartitionEvent(table=self.src_table, partitions=[p], delete_data=True, status=ok,
-                                   parameters=params) for p in self.parts]
+                                                      parameters=p)]
+        out += [DropPartitionEvent(table=self.src_table, partitions=[part], delete_data=True, status=ok,
+                                   parameters=p) for part in self.parts]
         return out
 
 
@@ -292,8 +439,8 @@ class CreateDatabase(Change):
         self.keys = (database_key(self.name),)
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
-        stored = look.database(self.name) if ok else None
-        return [CreateDatabaseEvent(database=stored or self.database, status=ok, parameters=params)]
+        stored = self._read(lambda: look.database(self.name), _none, "database") if ok else None
+        return [CreateDatabaseEvent(database=stored or self.database, status=ok, parameters=self._params(params))]
 
 
 class AlterDatabase(Change):
@@ -305,20 +452,29 @@ class AlterDatabase(Change):
         self.keys = (database_key(self.name),)
         self.old: Any = None
 
+    def _stand_in(self) -> Any:
+        old = _copy(self.new_database) if self.new_database is not None else hms.Database()
+        old.name = self.name
+        return old
+
     def before(self, look: Lookup) -> None:
-        self.old = look.database(self.name)
+        self.old = self._read(lambda: look.database(self.name), self._stand_in, "old_database")
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.old is None:
             return []
-        stored = look.database(self.name) if ok else None
+        stored = self._read(lambda: look.database(self.name), _none, "database") if ok else None
         return [AlterDatabaseEvent(old_database=self.old, new_database=stored or self.new_database, status=ok,
-                                   parameters=params)]
+                                   parameters=self._params(params))]
 
 
 class DropDatabase(Change):
     """A DropDatabaseEvent, preceded for ``cascade`` by a DropTableEvent (``deleteData`` false) per table:
-    Hive's ``drop_database_core`` drops each table through ``drop_table(db, name, false)``."""
+    Hive's ``drop_database_core`` drops each table through ``drop_table(db, name, false)``.
+
+    With ``cascade`` it also holds the lock of every table it drops (:meth:`lock_keys`), so its drop events
+    are ordered against changes to those tables made through the shim at the same time.
+    """
 
     database_event = True
 
@@ -327,21 +483,36 @@ class DropDatabase(Change):
         self.cascade, self.database_events = bool(cascade), database_events
         self.keys = (database_key(self.name),)
         self.database: Any = None
-        self.tables: list[Any] = []
+        self.tables: list[Any] | None = []  # None: unknown
 
     def before(self, look: Lookup) -> None:
-        self.database = look.database(self.name)
-        if self.cascade and self.database is not None:
-            self.tables = look.tables(self.name)
+        self.database = self._read(lambda: look.database(self.name), lambda: hms.Database(name=self.name),
+                                   "database")
+        self.tables = []
+        if not self.cascade or self.database is None:
+            return
+        names = self._read(lambda: look.table_names(self.name), _none, "tables")
+        if names is None:
+            self.tables = None
+            return
+        self.tables = self._read(lambda: look.tables(self.name, names),
+                                 lambda: [_table(self.name, n) for n in names], "tables")
+
+    def lock_keys(self) -> tuple[str, ...]:
+        return (*self.keys, *(table_key(self.name, t.tableName) for t in self.tables or []))
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.database is None:
             return []
         out: list[ListenerEvent] = []
+        p = self._params(params)
+        if ok and self.tables is None:
+            log.warning("%s: its tables could not be read before the drop; their DROP_TABLE events are missing",
+                        self)
         if ok:  # a failed cascade rolled back: no table was dropped
-            out += [DropTableEvent(table=t, delete_data=False, status=True, parameters=params) for t in self.tables]
+            out += [DropTableEvent(table=t, delete_data=False, status=True, parameters=p) for t in self.tables or []]
         if self.database_events:
-            out.append(DropDatabaseEvent(database=self.database, status=ok, parameters=params))
+            out.append(DropDatabaseEvent(database=self.database, status=ok, parameters=p))
         return out
 
 
@@ -358,12 +529,13 @@ class Insert(Change):
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if not ok:
             return []
-        table = look.table(self.db, self.name)
+        # Unreadable: the partition values cannot be named, so they are left out (noted in the parameters).
+        table = self._read(lambda: look.table(self.db, self.name), _none, "table")
         keys = [k.name for k in table.partitionKeys or []] if table is not None else []
         db, name = (table.dbName, table.tableName) if table is not None else (self.db, self.name)
         out: list[ListenerEvent] = []
         for values, files, checksums in self.inserts:
             key_values = dict(zip(keys, values, strict=False)) if values else {}
             out.append(InsertEvent(db_name=db, table_name=name, partition_key_values=key_values, files=files,
-                                   file_checksums=checksums, status=self.successful, parameters=params))
+                                   file_checksums=checksums, status=self.successful, parameters=self._params(params)))
         return out

@@ -1,9 +1,16 @@
-"""One client connection: read a call, forward its exact bytes upstream, relay the reply as it arrives.
+"""One client connection: read a call, forward its exact bytes upstream, relay the reply.
 
 Each client connection gets its own upstream connection, opened on its first call, so whatever a client
 sets on its connection (``set_ugi``, ``setMetaConf``) applies to its calls only, exactly as without the
 shim. Calls are handled one at a time, as Thrift clients make them (a oneway call such as fb303
 ``shutdown`` gets no reply and may be followed at once by the next call).
+
+Replies to calls the shim does not model are relayed as they arrive. The reply to a change is read in
+full first and relayed only once its event was published (see :mod:`hivewire_shim.capture`), so a
+client never sees a change succeed whose event a crash of the shim could still lose.
+
+Client sockets have TCP keepalive (a vanished client is noticed while its connection is idle) and a send
+timeout: a client that takes nothing of a reply for ``send_timeout`` seconds is disconnected.
 
 Failures stay on this connection:
 
@@ -66,16 +73,41 @@ class _UpstreamFailed(Exception):
         self.forwarded = forwarded
 
 
-def _set_nodelay(sock: socket.socket) -> None:
+#: Keepalive probes on client sockets: first after a minute idle, then every 10 s, 6 unanswered = gone.
+_KEEPALIVE = {"TCP_KEEPIDLE": 60, "TCP_KEEPINTVL": 10, "TCP_KEEPCNT": 6}
+
+
+def _configure_client_socket(sock: socket.socket, send_timeout: float) -> None:
     with contextlib.suppress(OSError):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        for name, value in _KEEPALIVE.items():
+            if hasattr(socket, name):
+                sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
+    if send_timeout > 0:
+        # SO_SNDTIMEO bounds sends only (a socket timeout would also cut off clients idle between calls,
+        # which Hive clients legitimately are for hours). A send that makes no progress for this long
+        # fails, and the client is treated as gone.
+        seconds = int(send_timeout)
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                            struct.pack("ll", seconds, int((send_timeout - seconds) * 1e6)))
+
+
+def _transport_hint(framed: bool) -> str:
+    if framed:
+        return ("; if the metastore does not use the framed transport (metastore.thrift.framed.transport.enabled), "
+                "start the shim without --framed")
+    return ("; if the metastore uses the framed transport (metastore.thrift.framed.transport.enabled=true), start "
+            "the shim with --framed")
 
 
 class Connection:
     """Serves one client socket until it closes (call :meth:`run` on the connection's thread)."""
 
     def __init__(self, sock: socket.socket, peer: str, *, upstream: Upstream, capture: Capture,
-                 count: Callable[[str], None], max_message_bytes: int) -> None:
+                 count: Callable[[str], None], max_message_bytes: int, send_timeout: float = 600.0) -> None:
         self.sock = sock
         self.peer = peer
         self._upstream = upstream
@@ -87,11 +119,13 @@ class Connection:
         self._up: socket.socket | None = None
         self._up_reader: MessageReader | None = None
         self._up_uri: str | None = None
+        self._up_replies = 0  # replies read on the current upstream connection
         # Calls that set per-connection state, replayed on a new upstream connection, in order.
         self._session: dict[Any, bytes] = {}
         self.busy = False
         self._gone: ClientGone | None = None  # the client left during the current call's reply
-        _set_nodelay(sock)
+        self._held: list[bytes] | None = None  # a change's reply, relayed once its event is published
+        _configure_client_socket(sock, send_timeout)
 
     # -- the loop -----------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -193,7 +227,12 @@ class Connection:
         if change is None:
             reply = self._call(header, body, None)
         else:
-            reply = self._capture.execute(change, header, lambda cls: self._call(header, body, cls))
+            self._held = []
+            try:
+                reply = self._capture.execute(change, header, lambda cls: self._call(header, body, cls))
+            finally:
+                held, self._held = self._held, None
+                self._client_send_all(held)  # the event is published and the table's lock released
         if self._gone is not None:
             raise self._gone
         # Remembered once they worked, to be replayed on a new upstream connection (not this one).
@@ -217,7 +256,8 @@ class Connection:
             return body  # undecodable: replay it as it came
 
     def _call(self, header: Header, body: bytes, result_class: Any) -> Reply:
-        """Forward one call and relay its reply; a failed upstream becomes a TApplicationException."""
+        """Forward one call and relay its reply (or hold it, for a change: :attr:`_held`); a failed upstream
+        becomes a TApplicationException."""
         oneway = header.type == ONEWAY
         for attempt in (1, 2):
             try:
@@ -235,11 +275,15 @@ class Connection:
             break
         if oneway:
             return Reply(header, True)
+        held = self._held
         gone: list[ClientGone] = []
 
         def to_client(piece: bytes) -> None:
-            # A client that leaves mid-reply must not stop us reading the reply: the metastore has made
-            # the change, and its event still has to be published. The connection ends after the call.
+            if held is not None:
+                held.append(piece)
+                return
+            # A client that leaves mid-reply must not stop us reading the reply: the connection ends
+            # after the call, and the upstream connection stays in step.
             if not gone:
                 try:
                     self._client_send(piece)
@@ -253,16 +297,23 @@ class Connection:
         except _UpstreamFailed as e:
             uri = self._up_uri
             self._close_upstream()
-            if e.forwarded:
+            if e.forwarded and held is None:
                 raise
-            return self._fail(header, f"hivewire shim: upstream {uri} failed during {header.name}: {e}", False)
+            if held is not None:
+                held.clear()  # part of a reply: the client gets the error instead
+            return self._fail(header, f"hivewire shim: upstream {uri} failed during {header.name}: {e}", False,
+                              maybe_applied=True)
 
-    def _fail(self, header: Header, message: str, oneway: bool) -> Reply:
+    def _fail(self, header: Header, message: str, oneway: bool, *, maybe_applied: bool = False) -> Reply:
         log.warning("client %s: %s", self.peer, message)
         if not oneway:
-            self._client_send(self._framed_for_client(
-                application_exception(header, TApplicationException.INTERNAL_ERROR, message)))
-        return Reply(header, False, error=message)
+            data = self._framed_for_client(application_exception(header, TApplicationException.INTERNAL_ERROR,
+                                                                 message))
+            if self._held is not None:
+                self._held.append(data)
+            else:
+                self._client_send(data)
+        return Reply(header, False, error=message, from_upstream=False, maybe_applied=maybe_applied)
 
     # -- upstream ---------------------------------------------------------------------------------------------
     def _ensure_upstream(self) -> None:
@@ -272,7 +323,7 @@ class Connection:
         if self._up is not None:
             return
         sock, uri = self._upstream.connect()
-        self._up, self._up_uri = sock, uri
+        self._up, self._up_uri, self._up_replies = sock, uri, 0
         self._up_reader = MessageReader(sock, side=f"upstream {uri}")
         log.debug("client %s: connected to upstream %s", self.peer, uri)
         try:
@@ -323,7 +374,16 @@ class Connection:
         try:
             self.sock.sendall(data)
         except OSError as e:
-            raise ClientGone(str(e)) from e
+            raise ClientGone(str(e) or type(e).__name__) from e
+
+    def _client_send_all(self, pieces: list[bytes] | None) -> None:
+        if not pieces:
+            return
+        if len(pieces) == 1 or sum(map(len, pieces)) < 1 << 20:
+            self._client_send(b"".join(pieces))  # one send for the usual small reply
+        else:
+            for piece in pieces:
+                self._client_send(piece)
 
     def _framed_for_client(self, message: bytes) -> bytes:
         return frame(message) if self._framed else message
@@ -372,12 +432,18 @@ class Connection:
         except ClientGone:
             raise
         except PeerClosed as e:
-            raise _UpstreamFailed(str(e), forwarded=forwarded) from e
+            raise _UpstreamFailed(str(e) + self._first_reply_hint(), forwarded=forwarded) from e
         except (WireError, OSError, EOFError) as e:
-            raise _UpstreamFailed(f"bad reply: {e}", forwarded=forwarded) from e
+            raise _UpstreamFailed(f"bad reply: {e}{self._first_reply_hint()}", forwarded=forwarded) from e
         except Exception as e:  # the C decoder's errors on a garbled reply
-            raise _UpstreamFailed(f"bad reply: {e}", forwarded=forwarded) from e
+            raise _UpstreamFailed(f"bad reply: {e}{self._first_reply_hint()}", forwarded=forwarded) from e
+        self._up_replies += 1
         return reply
+
+    def _first_reply_hint(self) -> str:
+        # A transport mismatch fails the first call on every connection; a metastore that dies does not
+        # usually do so before its first reply on a fresh connection.
+        return _transport_hint(self._upstream.framed) if self._up_replies == 0 else ""
 
     def _read_result(self, header: Header, result_class: Any) -> Reply:
         r = self._up_reader

@@ -5,8 +5,9 @@ server filled in) and, for alters, the object as it was before. The shim gets bo
 upstream itself, on connections of its own (a small pool shared by every client connection), never on
 the client's connection, whose bytes it only relays.
 
-Reads never raise: a missing object is None (or left out of a list), and any other failure is logged and
-treated the same, so the event falls back to what the request carried. Modeling must never fail a call.
+An object that does not exist is None (or left out of a list). A read that fails for any other reason
+(a timeout, the metastore restarting) raises :class:`ReadFailed`: the change then knows the object's
+state is unknown, not absent, and falls back to what the request carried rather than dropping the event.
 """
 
 from __future__ import annotations
@@ -19,12 +20,16 @@ from hivewire.errors import HivewireError, NoSuchObjectError
 from hivewire.metastore import MetastoreClient, MetastoreClientPool
 from hivewire_shim.names import partition_name, split_catalog
 
-__all__ = ["Lookup"]
+__all__ = ["Lookup", "ReadFailed"]
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 #: Partitions asked for per get_partitions_by_names call (Hive's own client batches similarly).
 BATCH = 500
+
+
+class ReadFailed(HivewireError):
+    """A read of the upstream failed; the object's state is unknown (not absent)."""
 
 
 class Lookup:
@@ -36,32 +41,36 @@ class Lookup:
     def close(self) -> None:
         self._pool.close()
 
-    def _read(self, what: str, fn: Callable[[MetastoreClient], _T], default: _T) -> _T:
+    def _read(self, what: str, fn: Callable[[MetastoreClient], _T], absent: _T) -> _T:
         try:
             with self._pool.client() as client:
                 return fn(client)
         except NoSuchObjectError:
-            return default
+            return absent
         except HivewireError as e:
-            log.warning("could not read %s from the upstream metastore (%s); the event uses what the "
-                        "request carried", what, e)
-            return default
-        except Exception:  # a modeling problem must never reach the client's call
-            log.exception("unexpected error reading %s from the upstream metastore", what)
-            return default
+            raise ReadFailed(f"could not read {what} from the upstream metastore ({e})") from e
+        except Exception as e:  # a modeling problem must never reach the client's call
+            log.debug("unexpected error reading %s", what, exc_info=True)
+            raise ReadFailed(f"could not read {what} from the upstream metastore ({type(e).__name__}: {e})") from e
 
     def table(self, db: str, name: str) -> Any | None:
         db = split_catalog(db)[1]
         return self._read(f"table {db}.{name}", lambda c: c.get_table(db, name), None)
 
-    def tables(self, db: str) -> list[Any]:
-        """Every table of ``db`` (for the drop-table events of a cascading drop_database)."""
+    def table_names(self, db: str) -> list[str]:
         db = split_catalog(db)[1]
+        return self._read(f"the table names of {db}", lambda c: list(c.get_all_tables(db)), [])
+
+    def tables(self, db: str, names: Sequence[str]) -> list[Any]:
+        """The tables of ``db`` with these names that exist (for the drop events of a cascading drop)."""
+        db = split_catalog(db)[1]
+        names = list(names)
+        if not names:
+            return []
 
         def read(c: MetastoreClient) -> list[Any]:
-            names = list(c.get_all_tables(db))
             return [t for i in range(0, len(names), BATCH) for t in c.get_tables(db, names[i:i + BATCH])]
-        return self._read(f"the tables of {db}", read, [])
+        return self._read(f"{len(names)} table(s) of {db}", read, [])
 
     def database(self, name: str) -> Any | None:
         name = split_catalog(name)[1]
@@ -99,5 +108,5 @@ class Lookup:
         return self._read(f"the partitions of {db}.{table}", lambda c: c.get_partitions(db, table), [])
 
     def call(self, what: str, method: str, *args: Any) -> Any | None:
-        """Any other read, by Thrift method name."""
+        """Any other read, by Thrift method name (None: no such object)."""
         return self._read(what, lambda c: c.call(method, *args), None)

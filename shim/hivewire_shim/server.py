@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import logging
 import socket
 import threading
 from collections.abc import Sequence
 from typing import Any
 
+from hivewire.errors import ConfigError
 from hivewire.metastore import UriResolver
 from hivewire_shim.capture import Capture, Settings
 from hivewire_shim.connection import Connection
 from hivewire_shim.lookup import Lookup
 from hivewire_shim.sinks import Sink, fan_out
-from hivewire_shim.upstream import Upstream
+from hivewire_shim.upstream import Upstream, discovery_config
 from hivewire_shim.wire import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["DEFAULT_HIVE_VERSION", "Shim"]
@@ -46,7 +48,10 @@ class Shim:
     ``hive_version`` is the events' ``hive.version``; ``publish_failures`` publishes status=false events
     for failed changes; ``database_events`` publishes hivewire's database events. With ``zookeeper`` (a
     quorum or a :class:`~hivewire.discovery.DiscoveryConfig`) the shim registers ``advertise``
-    (default: this host's name and the port) under ``/<namespace>`` as Hive 4 metastores do.
+    (default: this host's name and the port) under ``/<namespace>`` as Hive 4 metastores do; registering
+    in the namespace the upstream is discovered in raises :class:`~hivewire.errors.ConfigError` (shims
+    would find each other as upstreams and relay in a loop). ``client_send_timeout``: a client that takes
+    nothing of a reply for this many seconds is disconnected.
     """
 
     def __init__(self, upstream: str | Sequence[str] | UriResolver | Upstream, *, host: str = "127.0.0.1",
@@ -54,9 +59,13 @@ class Shim:
                  hive_version: str = DEFAULT_HIVE_VERSION, publish_failures: bool = False,
                  database_events: bool = True, timeout: float = 600.0, connect_timeout: float = 5.0,
                  zookeeper: Any = None, namespace: str = "hive_metastore", advertise: str | None = None,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, lookup_connections: int = 16) -> None:
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, lookup_connections: int = 16,
+                 client_send_timeout: float = 600.0) -> None:
         self.upstream = upstream if isinstance(upstream, Upstream) else Upstream(
             upstream, framed=framed, connect_timeout=connect_timeout, timeout=timeout)
+        if zookeeper is not None:
+            _refuse_discovery_loop(self.upstream, zookeeper, namespace)
+        self.client_send_timeout = client_send_timeout
         self.host = host
         self._requested_port = port
         self.sinks = list(sinks)
@@ -127,7 +136,7 @@ class Shim:
                 continue
             peer = f"{addr[0]}:{addr[1]}"
             conn = Connection(sock, peer, upstream=self.upstream, capture=self.capture, count=self._count,
-                              max_message_bytes=self.max_message_bytes)
+                              max_message_bytes=self.max_message_bytes, send_timeout=self.client_send_timeout)
             thread = threading.Thread(target=self._serve, args=(conn,), name=f"hivewire-shim-conn-{peer}",
                                       daemon=True)
             with self._lock:
@@ -192,3 +201,28 @@ class Shim:
                 pass
         finally:
             self.stop()
+
+
+def _refuse_discovery_loop(upstream: Upstream, zookeeper: Any, namespace: str) -> None:
+    """Refuse to register where the upstream is discovered: other shims would be found as upstreams."""
+    discovered = discovery_config(upstream.resolver)
+    if discovered is None:
+        return
+    from hivewire.discovery import DiscoveryConfig  # kazoo: only when registering
+
+    registered = (dataclasses.replace(zookeeper, namespace=namespace) if isinstance(zookeeper, DiscoveryConfig)
+                  else DiscoveryConfig(quorum=str(zookeeper), namespace=namespace))
+
+    def ensemble(config: DiscoveryConfig) -> tuple[set[str], str]:
+        hosts, _, chroot = config.quorum.partition("/")
+        return {h.strip().lower() for h in hosts.split(",")}, chroot
+
+    (hosts, chroot), (up_hosts, up_chroot) = ensemble(registered), ensemble(discovered)
+    # Any server in common means one ensemble (its members serve the same tree).
+    if hosts & up_hosts and chroot == up_chroot and registered.namespace == discovered.namespace:
+        raise ConfigError(
+            "namespace", f"the shim would register in /{registered.namespace} of the ZooKeeper it discovers its "
+            f"upstream metastores in ({discovered.quorum}, /{discovered.namespace}): it, and any other shim there, "
+            f"would be found as an upstream and calls could be relayed from shim to shim in a loop. Register the "
+            f"shim in a namespace of its own (--namespace, e.g. hivewire_shim) and point clients there, or "
+            f"discover the metastores in another one (--upstream-namespace)")

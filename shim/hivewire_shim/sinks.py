@@ -1,7 +1,8 @@
 """Where the shim's events go: Kafka in the Apiary format (through a durable spool), or an in-process App.
 
 A sink's :meth:`~Sink.publish` is called on the client's connection thread, under the lock of the table
-the event is about, so it must be quick and must not raise: the Kafka sink only appends to its spool,
+the event is about and before the client gets its reply, so it must be quick and must not raise: the
+Kafka sink only appends to its spool (or, while the spool cannot be written, keeps the event in memory),
 the App sink only enqueues. The slow parts (the producer, the listeners) run on the sink's own thread.
 """
 
@@ -9,19 +10,23 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import errno
+import json
 import logging
 import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from hivewire import apiary
+from hivewire.errors import ConfigError
 from hivewire.events import AlterTableEvent, ListenerEvent
-from hivewire_shim.spool import FsyncPolicy, Record, Spool
+from hivewire_shim.spool import FsyncPolicy, RateLimit, Record, Spool
 
-__all__ = ["AppSink", "Dispatcher", "KafkaSink", "Sink", "fan_out", "partition_key"]
+__all__ = ["AppSink", "Dispatcher", "KafkaSink", "Sink", "fan_out", "partition_key", "replay_rejected"]
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +126,9 @@ class AppSink:
 
 #: Producer settings the sink insists on unless overridden: Apiary's acks=all, and what keeps order and
 #: avoids loss while Kafka is away (idempotence, no message timeout: librdkafka retries until it works).
+#: message.max.bytes is librdkafka's check of one *uncompressed* message: its 1 MB default refuses the
+#: event of a Spark INSERT that adds ~1,500 partitions, which lz4 shrinks several times over on the wire
+#: (where the broker's limit, also 1 MB by default, applies to the compressed batch).
 PRODUCER_DEFAULTS: Mapping[str, Any] = {
     "acks": "all",
     "enable.idempotence": True,
@@ -128,7 +136,72 @@ PRODUCER_DEFAULTS: Mapping[str, Any] = {
     "compression.type": "lz4",
     "linger.ms": 5,
     "socket.keepalive.enable": True,
+    "message.max.bytes": 64 << 20,
 }
+
+_PENDING, _DELIVERED, _REJECTED = 0, 1, 2
+
+#: The file, in the spool directory, of the records Kafka refused for good (one JSON object a line).
+REJECTED_FILE = "rejected"
+
+
+def _refused_for_good() -> frozenset[int]:
+    from confluent_kafka import KafkaError
+
+    # Errors about the record itself: sending it again cannot work, and waiting for it would stop every
+    # later event. Anything else (authorisation, an unknown topic, a fatal producer error) is retried.
+    return frozenset([KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.INVALID_MSG_SIZE, KafkaError.RECORD_LIST_TOO_LARGE,
+                      KafkaError.INVALID_RECORD, KafkaError.INVALID_TIMESTAMP])
+
+
+def _append_line(path: Path, line: bytes) -> None:
+    """Append ``line`` to ``path`` durably, or raise OSError with the file as it was (no torn line)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        try:
+            view = memoryview(line)
+            while view:
+                written = os.write(fd, view)
+                if written == 0:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                view = view[written:]
+            os.fsync(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            raise
+    finally:
+        os.close(fd)
+
+
+def replay_rejected(spool_dir: str | os.PathLike[str]) -> int:
+    """Put the records Kafka refused (``<spool_dir>/rejected``) back into the spool; return how many.
+
+    Run it while no shim uses ``spool_dir`` (it takes the spool's lock), after raising the size limits
+    that made Kafka refuse them; the next shim start sends them, after what the spool already holds.
+    The file is renamed ``rejected.replayed-<time>``. Raises :class:`~hivewire.errors.HivewireError` if a
+    shim holds the spool, and :class:`OSError` if the spool cannot be written (re-running it then sends
+    the records appended so far twice: duplicates, not loss).
+    """
+    directory = Path(spool_dir)
+    path = directory / REJECTED_FILE
+    if not path.exists():
+        return 0
+    with Spool(directory, fsync="always") as spool:
+        count = 0
+        for number, line in enumerate(path.read_bytes().splitlines(), 1):
+            try:
+                entry = json.loads(line)
+                payload = str(entry["payload"]).encode("utf-8", errors="surrogateescape")  # as _reject wrote it
+                spool.append(str(entry["key"]), payload, int(entry["timestamp_ms"]))
+            except (ValueError, KeyError, TypeError) as e:
+                log.error("%s line %d is not a rejected record (%s); left out", path, number, e)
+                continue
+            count += 1
+        os.replace(path, directory / f"{REJECTED_FILE}.replayed-{time.strftime('%Y%m%dT%H%M%S')}")
+    log.info("%d rejected event(s) from %s are back in the spool; the shim sends them when it starts", count, path)
+    return count
 
 
 class KafkaSink:
@@ -139,34 +212,65 @@ class KafkaSink:
     acknowledges it in the spool on its delivery report. While Kafka is unreachable the spool grows and
     the sender keeps trying; on start, whatever the spool holds past its acknowledged marker is sent
     first. ``producer_config`` adds to or overrides :data:`PRODUCER_DEFAULTS` (librdkafka keys).
+
+    A record Kafka refuses for good (too large) is moved to ``<spool_dir>/rejected`` (see
+    :func:`replay_rejected`), logged and counted in :attr:`rejected`; the next ones go on. When the spool
+    cannot be written (a full disk), up to ``max_overflow_bytes`` of events wait in memory, in order, and
+    are written as soon as it can be; beyond that they are lost (counted in :attr:`lost`, logged).
+    ``producer_factory`` makes the producer from its configuration (default: ``confluent_kafka.Producer``).
     """
 
     def __init__(self, bootstrap_servers: str, topic: str, spool_dir: str | os.PathLike[str], *,
                  producer_config: Mapping[str, Any] | None = None, alter_by_old_name: bool = False,
                  fsync: FsyncPolicy = "interval", max_in_flight: int = 10_000,
-                 metadata_timeout: float = 5.0) -> None:
-        from confluent_kafka import Producer  # imported here: only the Kafka sink needs librdkafka
+                 metadata_timeout: float = 5.0, max_overflow_bytes: int = 256 << 20,
+                 pending_warning: int = 10_000,
+                 producer_factory: Callable[[dict[str, Any]], Any] | None = None) -> None:
+        from confluent_kafka import KafkaException, Producer  # here: only the Kafka sink needs librdkafka
 
         self.topic = topic
+        self.bootstrap_servers = bootstrap_servers
         self.alter_by_old_name = alter_by_old_name
         self.max_in_flight = max_in_flight
         self.metadata_timeout = metadata_timeout
-        self.spool = Spool(spool_dir, fsync=fsync)
+        self.max_overflow_bytes = max_overflow_bytes
+        #: A WARNING every minute while at least this many events wait for Kafka.
+        self.pending_warning = pending_warning
         self._config: dict[str, Any] = {**PRODUCER_DEFAULTS, **dict(producer_config or {}),
                                         "bootstrap.servers": bootstrap_servers}
         self._config.setdefault("logger", logging.getLogger("hivewire_shim.kafka"))
-        self._producer_class = Producer
+        self._producer_factory: Callable[[dict[str, Any]], Any] = producer_factory or Producer
+        try:  # a bad setting is an error now, not a sender thread that dies later
+            first = self._producer_factory(self._config)
+        except KafkaException as e:
+            raise ConfigError("Kafka producer", f"{e.args[0] if e.args else e}; check --producer-property "
+                                                f"(librdkafka's names, such as compression.type=lz4)") from e
+        self.spool = Spool(spool_dir, fsync=fsync)
+        self.rejected_path = self.spool.directory / REJECTED_FILE
+        self._refused_codes = _refused_for_good()
         self._stop = threading.Event()
         #: close() stops waiting for delivery after this long without progress.
         self.stall_timeout = 3.0
         self.partitions: int | None = None
         self.delivered = 0
-        self.dropped = 0
+        #: Records Kafka refused for good, moved to :attr:`rejected_path`.
+        self.rejected = 0
+        #: Events that could not be spooled and did not fit in memory either.
+        self.lost = 0
         self._delivered_lock = threading.Condition()
+        self._overflow: collections.deque[tuple[str, bytes, int]] = collections.deque()
+        self._overflow_bytes = 0
+        self._overflow_lock = threading.Lock()
+        self._overflow_retry = RateLimit(1.0)
+        self._spool_errors = RateLimit(30.0)
+        self._metadata_warnings = RateLimit(60.0)
+        self._pending_warnings = RateLimit(60.0)
+        self._reject_errors = RateLimit(30.0)
         if self.spool.pending:
             log.info("spool %s holds %d undelivered event(s); sending them first", self.spool.directory,
                      self.spool.pending)
-        self._thread = threading.Thread(target=self._run, name=f"hivewire-shim-kafka-{topic}", daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(first,), name=f"hivewire-shim-kafka-{topic}",
+                                        daemon=True)
         self._thread.start()
 
     # -- publishing (client threads) ----------------------------------------------------------------------
@@ -176,16 +280,68 @@ class KafkaSink:
         except Exception:
             log.exception("could not encode %r as Apiary JSON; not published", event)
             return
-        self.spool.append(partition_key(event, alter_by_old_name=self.alter_by_old_name), payload)
+        key = partition_key(event, alter_by_old_name=self.alter_by_old_name)
+        timestamp_ms = int(time.time() * 1000)
+        # Events already held in memory go first (one table's events are published one at a time, so
+        # whoever finds the overflow empty has nothing of its table in it).
+        if not self._overflow:
+            try:
+                self.spool.append(key, payload, timestamp_ms)
+                return
+            except OSError as e:
+                self._spool_failed(e)
+        with self._overflow_lock:
+            self._hold(key, payload, timestamp_ms)
+            self._drain_overflow()
+
+    def _spool_failed(self, error: OSError) -> None:
+        if self._spool_errors.due():
+            log.error("cannot write events to the spool %s (%s): up to %d MB of them wait in memory and are written "
+                      "as soon as it works again; free space on its filesystem (or move --spool-dir). Events still "
+                      "in memory are lost if the shim stops.", self.spool.directory, error,
+                      self.max_overflow_bytes >> 20)
+
+    def _hold(self, key: str, payload: bytes, timestamp_ms: int) -> None:
+        if self._overflow_bytes + len(payload) > self.max_overflow_bytes:
+            self.lost += 1
+            log.error("an event for %s is LOST: the spool %s cannot be written and %d event(s) (%d MB) already wait "
+                      "in memory; free disk space for the spool now", key, self.spool.directory, len(self._overflow),
+                      self._overflow_bytes >> 20)
+            return
+        self._overflow.append((key, payload, timestamp_ms))
+        self._overflow_bytes += len(payload)
+
+    def _drain_overflow(self) -> None:
+        """Write what waits in memory to the spool, in order, until a write fails (call with the lock)."""
+        written = 0
+        while self._overflow:
+            key, payload, timestamp_ms = self._overflow[0]
+            try:
+                self.spool.append(key, payload, timestamp_ms)
+            except OSError as e:
+                self._spool_failed(e)
+                break
+            self._overflow.popleft()  # only once it is in the spool, so later events keep queueing behind
+            self._overflow_bytes -= len(payload)
+            written += 1
+        if written and not self._overflow:
+            log.warning("the spool %s is writable again; the events that waited in memory are in it",
+                        self.spool.directory)
+
+    def _retry_overflow(self) -> None:
+        if self._overflow and self._overflow_retry.due():
+            with self._overflow_lock:
+                self._drain_overflow()
 
     @property
     def pending(self) -> int:
-        """Events spooled and not yet acknowledged by Kafka."""
-        return self.spool.pending
+        """Events published and not yet acknowledged by Kafka (in the spool, or waiting in memory)."""
+        return self.spool.pending + len(self._overflow)
 
     def wait_delivered(self, timeout: float | None = None) -> bool:
-        """Block until everything spooled so far was delivered; False on timeout."""
-        target = self.spool.last_seq
+        """Block until everything published so far was delivered (or rejected); False on timeout."""
+        # Events waiting in memory take the next sequence numbers when they reach the spool.
+        target = self.spool.last_seq + len(self._overflow)
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._delivered_lock:
             while self.spool.acked < target:
@@ -196,9 +352,10 @@ class KafkaSink:
         return True
 
     # -- sending (the sink's thread) ------------------------------------------------------------------------
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            producer = self._producer_class(self._config)
+    def _run(self, producer: Any) -> None:
+        failures = 0
+        while True:
+            progress = self.delivered + self.rejected
             try:
                 self._send(producer)
                 return
@@ -207,11 +364,24 @@ class KafkaSink:
                             "acknowledged event", self.topic, e)
             except Exception:
                 log.exception("Kafka sender for %s failed; restarting it", self.topic)
-                self._stop.wait(1.0)
             finally:
-                producer.flush(0)
+                with contextlib.suppress(Exception):
+                    producer.flush(0)
+            # Back off while restarts make no progress, so a persistent error does not spin.
+            failures = 0 if self.delivered + self.rejected > progress else failures + 1
+            resume = time.monotonic() + (min(30.0, 0.5 * 2 ** failures) if failures else 0.1)
+            while time.monotonic() < resume:
+                if self._stop.wait(min(1.0, max(resume - time.monotonic(), 0))):
+                    return
+                self._retry_overflow()
+            try:
+                producer = self._producer_factory(self._config)
+            except Exception:
+                log.exception("could not create a Kafka producer for %s; retrying", self.topic)
+                failures += 1
 
     def _learn_partitions(self, producer: Any) -> bool:
+        missing = False
         try:
             metadata = producer.list_topics(self.topic, timeout=self.metadata_timeout)
             topic = metadata.topics.get(self.topic)
@@ -219,32 +389,65 @@ class KafkaSink:
                 self.partitions = len(topic.partitions)
                 log.info("Kafka topic %s has %d partition(s)", self.topic, self.partitions)
                 return True
-            reason = topic.error if topic is not None else "not in the metadata"
+            reason = str(topic.error) if topic is not None and topic.error is not None else "not in the metadata"
+            missing = True
         except Exception as e:  # KafkaException while the cluster is unreachable
             reason = str(e)
-        log.debug("Kafka topic %s: no metadata yet (%s); retrying", self.topic, reason)
+        if self._metadata_warnings.due():
+            if missing:
+                log.warning("Kafka topic %s does not exist at %s (%s); %d event(s) wait in the spool. Create the "
+                            "topic (or enable auto.create.topics.enable on the brokers), or fix --topic.",
+                            self.topic, self.bootstrap_servers, reason, self.pending)
+            else:
+                log.warning("cannot read the metadata of Kafka topic %s from %s (%s); %d event(s) wait in the spool. "
+                            "Check --kafka-bootstrap-servers, the network and the security settings "
+                            "(--producer-property).", self.topic, self.bootstrap_servers, reason, self.pending)
         return False
 
-    def _send(self, producer: Any) -> None:
-        cursor = self.spool.cursor()
-        in_flight: collections.OrderedDict[int, bool] = collections.OrderedDict()  # seq -> delivered
-        failure: list[str] = []
-        held: list[Record] = []
+    def _reject(self, record: Record, error: str) -> bool:
+        """Move ``record`` to the rejected file; False if that file cannot be written (try again later)."""
+        entry = {"seq": record.seq, "key": record.key, "timestamp_ms": record.timestamp_ms, "topic": self.topic,
+                 "error": error, "rejected_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                 "payload": record.payload.decode("utf-8", errors="surrogateescape")}
+        try:
+            _append_line(self.rejected_path, json.dumps(entry).encode("utf-8", errors="surrogateescape") + b"\n")
+        except OSError as e:
+            if self._reject_errors.due():
+                log.error("Kafka refused event #%d for %s (%s) and it cannot be moved to %s (%s); later events "
+                          "wait until it can: free disk space", record.seq, self.topic, error, self.rejected_path, e)
+            return False
+        self.rejected += 1
+        log.error("Kafka refused event #%d for %s for good (%s; %d bytes of Apiary JSON); it was moved to %s and "
+                  "later events go on. Raise the topic's max.message.bytes on the brokers and the shim's "
+                  "message.max.bytes (--producer-property message.max.bytes=N), then, with the shim stopped, "
+                  "replay it: hivewire replay-rejected --spool-dir %s", record.seq, self.topic, error,
+                  len(record.payload), self.rejected_path, self.spool.directory)
+        return True
 
-        def on_delivery(seq: int) -> Any:
+    def _send(self, producer: Any) -> None:
+        from confluent_kafka import KafkaError, KafkaException
+
+        cursor = self.spool.cursor()
+        in_flight: collections.OrderedDict[int, int] = collections.OrderedDict()  # seq -> _PENDING, ...
+        failure: list[str] = []
+        refused: list[tuple[Record, str]] = []  # refused in a delivery report, to move to the rejected file
+        held: list[Record] = []
+        purged = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
+
+        def on_delivery(record: Record) -> Any:
             def report(err: Any, _msg: Any) -> None:
                 if err is None:
-                    in_flight[seq] = True
-                elif err.fatal() or err.retriable():
+                    in_flight[record.seq] = _DELIVERED
+                elif err.code() in self._refused_codes:
+                    refused.append((record, str(err)))
+                elif err.code() not in purged:  # purged: stopping, the record stays in the spool
                     failure.append(str(err))
-                else:  # the broker refuses this record for good (too large, ...): say so, move on
-                    log.error("Kafka refused event #%d for %s: %s; it is dropped", seq, self.topic, err)
-                    self.dropped += 1
-                    in_flight[seq] = True
             return report
 
         try:
             while True:
+                self._retry_overflow()
+                self._warn_if_pending()
                 if self._stop.is_set():
                     # close() already waited for delivery; what is still in flight stays in the spool.
                     producer.poll(0)
@@ -254,6 +457,8 @@ class KafkaSink:
                 if self.partitions is None and not self._learn_partitions(producer):
                     self._stop.wait(0.5)
                     continue
+                while refused and self._reject(*refused[0]):
+                    in_flight[refused.pop(0)[0].seq] = _REJECTED
                 if failure:
                     raise _Restart(failure[0])
                 # Produce what fits in the window, in spool order.
@@ -265,12 +470,21 @@ class KafkaSink:
                     try:
                         producer.produce(self.topic, record.payload, partition=apiary.partition_for(
                             record.key, self.partitions), timestamp=record.timestamp_ms,
-                            on_delivery=on_delivery(record.seq))
+                            on_delivery=on_delivery(record))
                     except BufferError:  # librdkafka's queue is full: wait for room, keep order
                         held = batch[i:]
                         break
-                    in_flight[record.seq] = False
-                producer.poll(0.05 if in_flight else 0)
+                    except KafkaException as e:  # refused before it was queued (librdkafka's size check)
+                        error = e.args[0] if e.args else None
+                        if error is None or error.code() not in self._refused_codes:
+                            raise
+                        if not self._reject(record, str(error)):
+                            held = batch[i:]
+                            break
+                        in_flight[record.seq] = _REJECTED
+                        continue
+                    in_flight[record.seq] = _PENDING
+                producer.poll(0.05 if in_flight or held or refused else 0)
                 self._advance(in_flight)
                 if not in_flight and not held:
                     self.spool.wait(cursor.position, 0.2)
@@ -279,16 +493,23 @@ class KafkaSink:
             self.spool.checkpoint(force=True)
             cursor.close()
 
-    def _advance(self, in_flight: collections.OrderedDict[int, bool]) -> None:
-        """Acknowledge the delivered prefix of what is in flight (reports may come out of order)."""
+    def _warn_if_pending(self) -> None:
+        if self.pending >= self.pending_warning and self._pending_warnings.due():
+            log.warning("%d event(s) wait for Kafka topic %s in the spool %s (%.1f MB on disk); they are sent in order "
+                        "once Kafka (%s) takes them", self.pending, self.topic, self.spool.directory,
+                        self.spool.size_bytes / 1e6, self.bootstrap_servers)
+
+    def _advance(self, in_flight: collections.OrderedDict[int, int]) -> None:
+        """Acknowledge the delivered (or rejected) prefix of what is in flight (reports come in any order)."""
         acked = None
         while in_flight:
-            seq, done = next(iter(in_flight.items()))
-            if not done:
+            seq, state = next(iter(in_flight.items()))
+            if state == _PENDING:
                 break
             in_flight.popitem(last=False)
             acked = seq
-            self.delivered += 1
+            if state == _DELIVERED:
+                self.delivered += 1
         if acked is not None:
             self.spool.ack(acked)
             with self._delivered_lock:
@@ -301,6 +522,7 @@ class KafkaSink:
         Gives up sooner when nothing was delivered for :attr:`stall_timeout` seconds (Kafka is away: waiting
         longer would only delay a restart; the spool keeps the events).
         """
+        self._retry_overflow()
         deadline = time.monotonic() + (timeout or 0)
         last, last_change = self.spool.acked, time.monotonic()
         while not self.wait_delivered(0.2) and time.monotonic() < deadline:
@@ -310,6 +532,14 @@ class KafkaSink:
                 break
         self._stop.set()
         self._thread.join(max(timeout or 0, 5.0))
+        with self._overflow_lock:
+            self._drain_overflow()
+            if self._overflow:
+                self.lost += len(self._overflow)
+                log.error("%d event(s) for %s are LOST: the spool %s could not be written (see the errors above) "
+                          "and the shim is stopping", len(self._overflow), self.topic, self.spool.directory)
+                self._overflow.clear()
+                self._overflow_bytes = 0
         self.spool.close()
         if self.spool.pending:
             log.warning("%d event(s) for %s stay in the spool %s; they are sent when the shim starts again",

@@ -6,44 +6,73 @@ Layout of the spool directory::
     00000000000000000001.spool    segments, named by their first sequence number, append-only
     00000000000000004711.spool
     acked                         "every record up to this sequence number was delivered"
+    rejected                      records Kafka refused for good (see hivewire_shim.sinks), to replay
 
 A record is one line: ``seq<TAB>crc32<TAB>timestamp-ms<TAB>key<TAB>payload\\n``; the key is JSON (the
-Kafka partitioning key), the payload the Apiary JSON (which never holds a raw newline). The CRC covers
-everything after it, so a line torn by a crash is recognised and cut off when the spool is opened.
+Kafka partitioning key), the payload the Apiary JSON (which never holds a raw newline or tab). The CRC
+covers everything after it, so a damaged line is recognised.
 
 Durability: each record reaches the operating system with one ``write`` before :meth:`Spool.append`
 returns (so it survives the shim being killed); ``fsync`` is ``"always"`` (before returning),
 ``"interval"`` (a background flush every ``fsync_interval`` seconds: what a machine crash can lose) or
-``"never"``. The acknowledged marker is written atomically (temp file + rename) at most every
-``checkpoint_interval``; after a crash, records past it are sent again (duplicates, never loss).
-Compaction is by segment: a new segment starts every ``segment_bytes``, and a segment whose records are
-all acknowledged is deleted.
+``"never"``. fsync runs outside the append lock (appends happen on client threads), and concurrent
+``"always"`` appends share one fsync. The acknowledged marker is written atomically (temp file + rename)
+at most every ``checkpoint_interval``; after a crash, records past it are sent again (duplicates, never
+loss). Compaction is by segment: a new segment starts every ``segment_bytes``, and a segment whose
+records are all acknowledged is deleted.
+
+Damage: a write that fails part-way (a full disk) is rolled back before :meth:`Spool.append` raises,
+and no record is written after a torn one until it is cut off, so torn lines can only be at the tail,
+which opening the spool cuts off. A damaged line elsewhere (a disk error, a machine crash) does not
+stop anything: opening the spool keeps the valid records after it, and the reader logs and skips it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import itertools
 import json
 import logging
 import os
+import re
 import threading
 import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal
+from typing import Literal
 
 from hivewire.errors import ConfigError, HivewireError
 
-__all__ = ["Cursor", "Record", "Spool"]
+__all__ = ["Cursor", "RateLimit", "Record", "Spool"]
 
 log = logging.getLogger(__name__)
 
 FsyncPolicy = Literal["always", "interval", "never"]
 _SUFFIX = ".spool"
+#: Where a record may start inside a damaged line: seq, crc, timestamp (raw tabs only separate fields).
+_RECORD_START = re.compile(rb"(?=\d+\t[0-9a-f]{8}\t\d+\t)")
+_READ_CHUNK = 1 << 20
+
+
+class RateLimit:
+    """True from :meth:`due` at most once every ``seconds`` (for log lines that would otherwise repeat)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._last = float("-inf")
+        self._lock = threading.Lock()
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            if now - self._last < self.seconds:
+                return False
+            self._last = now
+            return True
 
 
 @dataclass(frozen=True)
@@ -65,7 +94,7 @@ def _decode(line: bytes) -> Record | None:
         return None
     try:
         seq, crc, body = line[:-1].split(b"\t", 2)
-        if int(crc, 16) != zlib.crc32(body):
+        if not seq.isdigit() or len(crc) != 8 or int(crc, 16) != zlib.crc32(body):
             return None
         ts, key, payload = body.split(b"\t", 2)
         return Record(int(seq), int(ts), json.loads(key), payload)
@@ -73,15 +102,34 @@ def _decode(line: bytes) -> Record | None:
         return None
 
 
+def _salvage(line: bytes, after_seq: int) -> Record | None:
+    """A valid record at the end of a damaged ``line``: what an append after a torn record looks like.
+
+    The CRC does not cover the sequence number, so digits of the torn part may run into it ("…1" + "13"):
+    of the readings that pass the CRC, the smallest sequence number after ``after_seq`` is the record's.
+    """
+    best: Record | None = None
+    for match in _RECORD_START.finditer(line, 1):
+        record = _decode(line[match.start():])
+        if record is not None and record.seq > after_seq and (best is None or record.seq < best.seq):
+            best = record
+    return best
+
+
 def _segment_name(first_seq: int) -> str:
     return f"{first_seq:020d}{_SUFFIX}"
+
+
+def _first_seq(path: Path) -> int:
+    return int(path.name[:-len(_SUFFIX)])
 
 
 class Spool:
     """An append-only, segmented, crash-safe queue of records on disk (see the module docstring).
 
     One writer (any thread: appends are serialised) and one reader (a :class:`Cursor`). Raises
-    :class:`~hivewire.errors.HivewireError` if another process holds the directory.
+    :class:`~hivewire.errors.HivewireError` if another process holds the directory. :meth:`append` raises
+    :class:`OSError` (the disk is full, ...) with nothing written; the caller keeps the record.
     """
 
     def __init__(self, directory: str | os.PathLike[str], *, fsync: FsyncPolicy = "interval",
@@ -102,16 +150,24 @@ class Spool:
             raise HivewireError(f"the spool {self.directory} is in use by another process (one shim per "
                                 f"spool directory)") from None
         self._lock = threading.Lock()
+        self._sync_lock = threading.Lock()  # one fsync at a time; never held with _lock while fsyncing
         self._checkpoint_lock = threading.Lock()
         self._appended = threading.Condition(self._lock)
         self._closed = False
         self._acked = self._read_acked()
         self._persisted_ack = self._acked
         self._last_checkpoint = time.monotonic()
+        #: Damaged records skipped by readers (each one logged).
+        self.corrupt = 0
+        self._sync_errors = RateLimit(30)
+        self._roll_errors = RateLimit(30)
+        self._checkpoint_errors = RateLimit(30)
         last = self._recover()
         self._next_seq = max(last, self._acked) + 1
+        self._synced = self._next_seq - 1  # every record up to here was fsync'ed (or was there at open)
         self._fd: int | None = None
         self._segment_size = 0
+        self._torn = False  # the current segment ends in a part-written record that must be cut off first
         self._dirty = False
         self._open_segment()
         self._flusher: threading.Thread | None = None
@@ -136,6 +192,15 @@ class Spool:
         """Records appended but not acknowledged."""
         return self._next_seq - 1 - self._acked
 
+    @property
+    def size_bytes(self) -> int:
+        """Bytes the segments take on disk (acknowledged records linger until their segment is deleted)."""
+        total = 0
+        for path in self.segments():
+            with contextlib.suppress(FileNotFoundError):
+                total += path.stat().st_size
+        return total
+
     def segments(self) -> list[Path]:
         return sorted(self.directory.glob(f"*{_SUFFIX}"))
 
@@ -150,20 +215,25 @@ class Spool:
             return 0
 
     def _recover(self) -> int:
-        """Cut a torn tail off the last segment; return the last sequence number on disk (0 if none)."""
+        """Cut what follows the last valid record off the last segment (a torn tail); keep every valid
+        record, also after a damaged line. Return the last sequence number on disk (0 if none)."""
         segments = self.segments()
         if not segments:
             return 0
         last_path = segments[-1]
-        good_to = 0
-        last_seq = int(last_path.name[:-len(_SUFFIX)]) - 1
+        last_seq = _first_seq(last_path) - 1
+        good_to = offset = damaged = unconfirmed = 0
         with open(last_path, "rb") as f:
             for line in f:
-                record = _decode(line)
-                if record is None:
+                offset += len(line)
+                if not line.endswith(b"\n"):
                     break
-                good_to += len(line)
-                last_seq = record.seq
+                record = _decode(line) or _salvage(line, last_seq)
+                if record is None:
+                    unconfirmed += 1  # damaged, and kept only if a valid record follows
+                    continue
+                good_to, last_seq = offset, max(last_seq, record.seq)
+                damaged, unconfirmed = damaged + unconfirmed, 0
         size = last_path.stat().st_size
         if good_to < size:
             log.warning("spool %s: cutting %d bytes of a torn record off %s", self.directory, size - good_to,
@@ -171,6 +241,9 @@ class Spool:
             with open(last_path, "r+b") as f:
                 f.truncate(good_to)
                 os.fsync(f.fileno())
+        if damaged:
+            log.error("spool %s: %s holds damaged line(s) between valid records; they are skipped when sending "
+                      "(the events on them are lost; check the disk)", self.directory, last_path.name)
         return last_seq
 
     def _open_segment(self) -> None:
@@ -181,6 +254,8 @@ class Spool:
             path = self.directory / _segment_name(self._next_seq)
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._segment_size = os.fstat(self._fd).st_size
+        # What a killed shim left in the page cache counts as synced from here on: make it so.
+        os.fsync(self._fd)
         self._sync_directory()
 
     def _sync_directory(self) -> None:
@@ -192,7 +267,10 @@ class Spool:
 
     # -- writing ------------------------------------------------------------------------------------------
     def append(self, key: str, payload: bytes, timestamp_ms: int | None = None) -> int:
-        """Write one record; return its sequence number. ``payload`` must not contain a newline."""
+        """Write one record; return its sequence number. ``payload`` must not contain a newline.
+
+        Raises :class:`OSError` when the record could not be written (nothing of it stays in the spool).
+        """
         if b"\n" in payload:
             raise ValueError("a spool payload cannot contain a newline")
         ts = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
@@ -200,30 +278,101 @@ class Spool:
             if self._closed or self._fd is None:
                 raise HivewireError(f"the spool {self.directory} is closed")
             if self._segment_size >= self.segment_bytes:
-                self._roll()
+                try:
+                    self._roll()
+                except OSError as e:  # keep writing the current segment; the next append tries again
+                    if self._roll_errors.due():
+                        log.warning("spool %s: could not start a new segment (%s); the current one grows",
+                                    self.directory, e)
             seq = self._next_seq
             line = _encode(Record(seq, ts, key, payload))
-            view = memoryview(line)
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
+            self._write(line)
             self._segment_size += len(line)
             self._next_seq = seq + 1
-            if self.fsync == "always":
-                os.fsync(self._fd)
-            else:
-                self._dirty = True
+            self._dirty = True
             self._appended.notify_all()
+        if self.fsync == "always":
+            self._sync_through(seq)
         return seq
+
+    def _write(self, line: bytes) -> None:
+        """One record to the current segment, or nothing: a write that fails part-way is cut off again."""
+        fd = self._fd
+        assert fd is not None
+        size = self._segment_size
+        if self._torn:
+            os.ftruncate(fd, size)  # raises (nothing written) if it still cannot be cut off
+            self._torn = False
+        view = memoryview(line)
+        try:
+            while view:
+                written = os.write(fd, view)
+                if written == 0:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                view = view[written:]
+        except OSError:
+            try:
+                os.ftruncate(fd, size)
+            except OSError as e:
+                # Nothing may be appended after a torn record: the next append cuts it off first.
+                self._torn = True
+                log.error("spool %s: could not cut off a part-written record (%s); retrying on the next write",
+                          self.directory, e)
+            raise
 
     def _roll(self) -> None:
         assert self._fd is not None
-        os.fsync(self._fd)
+        fd = os.open(self.directory / _segment_name(self._next_seq), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                     0o644)
+        # The old segment is complete: make it durable before anything lands in the new one.
+        try:
+            os.fsync(self._fd)
+        except OSError as e:
+            log.error("spool %s: fsync of a full segment failed (%s); a machine crash may lose its last "
+                      "events", self.directory, e)
         os.close(self._fd)
-        self._fd = os.open(self.directory / _segment_name(self._next_seq), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                           0o644)
+        self._fd = fd
         self._segment_size = 0
-        self._sync_directory()
+        self._torn = False
+        with contextlib.suppress(OSError):
+            self._sync_directory()
+
+    def _sync_through(self, seq: int) -> None:
+        """fsync so that every record up to ``seq`` is on disk, without holding the append lock.
+
+        Appends made while one fsync runs are covered by the next: callers waiting here share it.
+        """
+        with self._sync_lock:
+            if self._synced >= seq:
+                return
+            with self._lock:
+                if self._fd is None:
+                    return  # closed: close() fsync'ed
+                target = self._next_seq - 1
+                self._dirty = False
+                try:
+                    fd = os.dup(self._fd)
+                except OSError:
+                    fd = -1
+                if fd < 0:  # out of descriptors: fsync here rather than not at all
+                    self._fsync(self._fd, target)
+                    return
+            try:
+                self._fsync(fd, target)
+            finally:
+                os.close(fd)
+
+    def _fsync(self, fd: int, target: int) -> None:
+        try:
+            os.fsync(fd)
+        except OSError as e:
+            self._dirty = True
+            if self._sync_errors.due():
+                log.error("spool %s: fsync failed (%s); the events are written but a machine crash could lose "
+                          "them: check the disk", self.directory, e)
+            return
+        # A roll in between fsync'ed the segment before this one, so everything up to target is on disk.
+        self._synced = max(self._synced, target)
 
     def _flush_loop(self, interval: float) -> None:
         while True:
@@ -231,9 +380,10 @@ class Spool:
             with self._lock:
                 if self._closed:
                     return
-                if self._dirty and self._fd is not None:
-                    os.fsync(self._fd)
-                    self._dirty = False
+                if not self._dirty:
+                    continue
+                seq = self._next_seq - 1
+            self._sync_through(seq)
 
     def wait(self, after_seq: int, timeout: float) -> bool:
         """Block until a record past ``after_seq`` exists (or ``timeout``); True if one does."""
@@ -249,7 +399,8 @@ class Spool:
 
     def checkpoint(self, force: bool = False) -> None:
         """Persist the acknowledged marker (at most every ``checkpoint_interval`` unless ``force``) and
-        delete the segments it covers."""
+        delete the segments it covers. A marker that cannot be written (a full disk) is retried later:
+        meanwhile a crash replays more (duplicates), never less."""
         now = time.monotonic()
         if not force and now - self._last_checkpoint < self.checkpoint_interval:
             return
@@ -259,11 +410,17 @@ class Spool:
             if acked == self._persisted_ack:
                 return
             tmp = self.directory / "acked.tmp"
-            with open(tmp, "w") as f:
-                f.write(f"{acked}\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.directory / "acked")
+            try:
+                with open(tmp, "w") as f:
+                    f.write(f"{acked}\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, self.directory / "acked")
+            except OSError as e:
+                if self._checkpoint_errors.due():
+                    log.warning("spool %s: could not write the acknowledged marker (%s); retrying (after a crash "
+                                "more events would be sent twice)", self.directory, e)
+                return
             self._persisted_ack = acked
             self._delete_acked_segments(acked)
 
@@ -271,7 +428,7 @@ class Spool:
         segments = self.segments()
         # A segment holds records [its first seq, the next segment's first seq); the last is being written.
         for path, after in itertools.pairwise(segments):
-            if int(after.name[:-len(_SUFFIX)]) - 1 <= acked:
+            if _first_seq(after) - 1 <= acked:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
 
@@ -286,7 +443,8 @@ class Spool:
                 return
             self._closed = True
             if self._fd is not None:
-                os.fsync(self._fd)
+                with contextlib.suppress(OSError):
+                    os.fsync(self._fd)
                 os.close(self._fd)
                 self._fd = None
             self._appended.notify_all()
@@ -301,35 +459,49 @@ class Spool:
 
 
 class Cursor:
-    """Reads a spool's records in sequence order, following new appends and segment changes."""
+    """Reads a spool's records in sequence order, following new appends and segment changes.
+
+    Reads with ``pread`` into its own buffer and forgets an incomplete last line, so bytes the writer
+    cuts off again (a failed append) are never joined to what it writes next.
+    """
 
     def __init__(self, spool: Spool, after_seq: int) -> None:
         self._spool = spool
         self.position = after_seq  # the last sequence number returned
-        self._file: IO[bytes] | None = None
+        self._fd: int | None = None
         self._first_of_open = 0
+        self._path: Path | None = None
+        self._offset = 0  # file offset of _buf[0]
+        self._buf = bytearray()
+        self._pos = 0  # next unread byte in _buf
 
     def _open_next(self) -> bool:
-        """Open the segment holding ``position + 1``; False if there is none yet."""
-        want = self.position + 1
-        candidates = [p for p in self._spool.segments() if int(p.name[:-len(_SUFFIX)]) <= want]
-        later = [p for p in self._spool.segments() if int(p.name[:-len(_SUFFIX)]) > want]
-        path = candidates[-1] if candidates else (later[0] if later else None)
+        """Open the segment holding ``position + 1`` (or, once the open one is finished, the one after it);
+        False if there is none yet."""
+        segments = self._spool.segments()
+        if self._fd is None:
+            want = self.position + 1
+            candidates = [p for p in segments if _first_seq(p) <= want]
+            later = [p for p in segments if _first_seq(p) > want]
+            path = candidates[-1] if candidates else (later[0] if later else None)
+        else:
+            # Not by sequence number: a damaged record skipped at the end of the open one leaves a gap.
+            path = next((p for p in segments if _first_seq(p) > self._first_of_open), None)
         if path is None:
             return False
-        first = int(path.name[:-len(_SUFFIX)])
-        if self._file is not None and first == self._first_of_open:
-            return False
-        if self._file is not None:
-            self._file.close()
-        self._file = open(path, "rb")  # noqa: SIM115 - closed by close() or the next segment
-        self._first_of_open = first
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False  # deleted under us (acknowledged meanwhile): look again next time
+        self._close_file()
+        self._fd, self._path, self._first_of_open = fd, path, _first_seq(path)
+        self._offset, self._buf, self._pos = 0, bytearray(), 0
         return True
 
     def read(self, max_records: int = 1000) -> list[Record]:
         """The next records available now (possibly none), at most ``max_records``."""
         out: list[Record] = []
-        if self._file is None and not self._open_next():
+        if self._fd is None and not self._open_next():
             return out
         while len(out) < max_records:
             line = self._readline()
@@ -339,35 +511,56 @@ class Cursor:
                 # The writer has moved to a later segment, so this one is complete: finish it first.
                 line = self._readline()
                 if line is None:
-                    self._open_next()
+                    if not self._open_next():
+                        break
                     continue
-            record = _decode(line)
+            record = _decode(line) or _salvage(line, self.position)
             if record is None:
-                raise HivewireError(f"spool {self._spool.directory}: corrupt record after sequence {self.position}")
+                self._skip_damaged(line)
+                continue
             if record.seq <= self.position:
                 continue
             out.append(record)
             self.position = record.seq
         return out
 
+    def _skip_damaged(self, line: bytes) -> None:
+        self._spool.corrupt += 1
+        log.error("spool %s: skipping a damaged record of %d bytes in %s after #%d (its event is lost; the disk "
+                  "may be failing): %r", self._spool.directory, len(line), self._path.name if self._path else "?",
+                  self.position, line[:200])
+
     def _readline(self) -> bytes | None:
         """The next complete line of the open segment, or None (its end, or a record still being written)."""
-        assert self._file is not None
-        start = self._file.tell()
-        line = self._file.readline()
-        if line.endswith(b"\n"):
-            return line
-        self._file.seek(start)
-        return None
+        assert self._fd is not None
+        while True:
+            end = self._buf.find(b"\n", self._pos)
+            if end >= 0:
+                line = bytes(self._buf[self._pos:end + 1])
+                self._pos = end + 1
+                return line
+            # Keep only the unread part, then read on from where it ends.
+            del self._buf[:self._pos]
+            self._offset += self._pos
+            self._pos = 0
+            chunk = os.pread(self._fd, _READ_CHUNK, self._offset + len(self._buf))
+            if not chunk:
+                # An incomplete line: forget it. The writer either completes it or cuts it off.
+                self._buf.clear()
+                return None
+            self._buf += chunk
 
     def _later_segment_exists(self) -> bool:
-        return any(int(p.name[:-len(_SUFFIX)]) > self._first_of_open for p in self._spool.segments())
+        return any(_first_seq(p) > self._first_of_open for p in self._spool.segments())
 
     def __iter__(self) -> Iterator[Record]:
         while batch := self.read():
             yield from batch
 
+    def _close_file(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        self._close_file()

@@ -11,11 +11,12 @@ import contextlib
 import random
 import socket
 from collections.abc import Sequence
+from typing import Any
 
 from hivewire.errors import HivewireError
 from hivewire.metastore import MetastoreClient, UriResolver, parse_uri, parse_uris
 
-__all__ = ["Upstream", "UpstreamUnavailable"]
+__all__ = ["Upstream", "UpstreamUnavailable", "discovery_config"]
 
 
 class UpstreamUnavailable(HivewireError):
@@ -34,6 +35,15 @@ class _Excluding:
 
     def refresh(self) -> list[str]:
         return [u for u in self._inner.refresh() if u not in self._exclude]
+
+
+def discovery_config(resolver: UriResolver) -> Any:
+    """The :class:`~hivewire.discovery.DiscoveryConfig` a resolver discovers with, or None (fixed URIs)."""
+    while isinstance(resolver, _Excluding):
+        resolver = resolver._inner
+    config = getattr(resolver, "config", None)
+    # Duck-typed: importing hivewire.discovery would load kazoo for shims that do not use ZooKeeper.
+    return config if hasattr(config, "quorum") and hasattr(config, "namespace") else None
 
 
 class _Fixed:

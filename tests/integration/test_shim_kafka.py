@@ -1,5 +1,5 @@
-"""The Kafka sink against librdkafka's mock cluster: Apiary's format and partitioning, and no loss while Kafka
-is unreachable, across a restart of the shim too.
+"""The Kafka sink against librdkafka's mock cluster: Apiary's format and partitioning, no loss while Kafka is
+unreachable (across a restart of the shim, and a kill -9 of it, too), and an event too big for Kafka set aside.
 
 An outage is a producer bootstrapped on a port where nothing listens; recovery is a TCP forwarder started
 on that port towards a mock broker (librdkafka then follows the brokers' own addresses from the metadata).
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -225,3 +226,65 @@ def test_with_a_shim_restart_during_the_outage_nothing_is_lost(metastore: LocalM
     finally:
         assert second.terminate() == 0, second.log.read_text()
     check_order(messages, [t.tableName for t in tables], 100)
+
+
+def test_an_event_too_big_for_the_producer_is_moved_aside_and_later_events_arrive(
+        metastore: LocalMetastore, kafka: str, db: str, tmp_path: Path) -> None:
+    topic = f"shim-{uuid.uuid4().hex[:8]}"
+    # A limit the 300-partition event exceeds, as a Spark INSERT's ~1,500 partitions exceed librdkafka's 1 MB.
+    sink = KafkaSink(kafka, topic, tmp_path / "spool", producer_config={"message.max.bytes": 100_000})
+    (table,) = tables_in(metastore, db, 1)
+    with Shim(metastore.uri, sinks=[sink]) as shim, hw.MetastoreClient(shim.uri, timeout=120) as client:
+        client.add_partitions([make_partition(table, [str(n)]) for n in range(300)])
+        client.add_partition(make_partition(table, ["1000"]))
+        client.add_partition(make_partition(table, ["1001"]))
+        assert sink.wait_delivered(60), f"{sink.pending} event(s) stuck behind the big one"
+        assert (sink.delivered, sink.rejected) == (2, 1)
+    messages = sorted(consume(kafka, topic, 2), key=lambda m: m.offset())
+    assert [[p.values for p in apiary.decode(m.value()).partitions] for m in messages] == [[["1000"]], [["1001"]]]
+    (rejected,) = [json.loads(line) for line in (tmp_path / "spool" / "rejected").read_text().splitlines()]
+    big = apiary.decode(rejected["payload"].encode())
+    assert isinstance(big, AddPartitionEvent) and len(big.partitions) == 300
+    assert len(rejected["payload"]) > 100_000 and "MSG_SIZE_TOO_LARGE" in rejected["error"]
+
+    # The operator raises the limit and replays it with the CLI; the next sink sends it.
+    replay = subprocess.run([sys.executable, "-m", "hivewire", "replay-rejected", "--spool-dir",
+                             str(tmp_path / "spool")], capture_output=True, text=True, timeout=120)
+    assert replay.returncode == 0 and "1 rejected event(s) are back" in replay.stdout, replay.stderr
+    again = KafkaSink(kafka, topic, tmp_path / "spool")
+    try:
+        assert again.wait_delivered(60) and again.delivered == 1
+    finally:
+        again.close()
+    replayed = sorted(consume(kafka, topic, 3), key=lambda m: m.offset())
+    assert len(apiary.decode(replayed[-1].value()).partitions) == 300
+
+
+def test_after_kill_9_every_change_a_client_saw_succeed_has_its_event(metastore: LocalMetastore, kafka: str,
+                                                                      db: str, tmp_path: Path) -> None:
+    tables = tables_in(metastore, db, 4)
+    topic, dead = f"shim-{uuid.uuid4().hex[:8]}", free_port()
+    common = ["--upstream", metastore.uri, "--topic", topic, "--spool-dir", str(tmp_path / "spool"),
+              "--producer-property", "reconnect.backoff.max.ms=1000"]
+    first = ShimProcess(tmp_path, [*common, "--kafka-bootstrap-servers", f"127.0.0.1:{dead}"])  # Kafka is away
+    errors: list[BaseException] = []
+
+    def client(table: Any) -> None:
+        try:
+            add_partitions(first.uri, [table], range(40))
+        except BaseException as e:
+            errors.append(e)
+    threads = [threading.Thread(target=client, args=(t,)) for t in tables]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    first.proc.kill()  # the moment the last client saw its last change succeed: no chance to publish late
+    first.proc.wait(30)
+    assert errors == []
+    second = ShimProcess(tmp_path, [*common, "--kafka-bootstrap-servers", kafka])
+    try:
+        messages = consume(kafka, topic, 160, timeout=180)
+    finally:
+        assert second.terminate() == 0, second.log.read_text()
+    check_order(messages, [t.tableName for t in tables], 40)

@@ -120,3 +120,11 @@ def test_an_upstream_restart_is_a_thrift_error_then_the_connection_works_again(s
         assert "robust" in client.get_all_databases()
         assert len(framed.get_partitions("robust", "wide")) == 300
         assert client.get_table("robust", "wide").tableName == "wide"
+
+
+def test_a_framed_upstream_relayed_without_framed_names_the_fix(hms: LocalMetastore) -> None:
+    with Shim(hms.uri, connect_timeout=2) as unframed, hw.MetastoreClient(unframed.uri) as client:
+        with pytest.raises(TApplicationException) as refused:
+            client.raw.get_all_databases()
+        assert refused.value.type == TApplicationException.INTERNAL_ERROR
+        assert hms.uri in refused.value.message and "start the shim with --framed" in refused.value.message

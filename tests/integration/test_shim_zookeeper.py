@@ -51,3 +51,12 @@ def test_discovered_upstream_and_registered_shim(zookeeper: LocalZooKeeper, meta
             close_shared_resolvers()  # from_zookeeper's process-wide resolver: its session must not outlive us
     with pytest.raises(hw.DiscoveryError):  # withdrawn when the shim stopped
         discover_metastores(zookeeper.quorum, shim_namespace)
+
+
+def test_registering_in_the_namespace_the_upstream_is_discovered_in_is_refused(
+        zookeeper: LocalZooKeeper, metastore: LocalMetastore, upstream_namespace: str) -> None:
+    with ZooKeeperResolver(zookeeper.quorum, upstream_namespace) as resolver:
+        with pytest.raises(hw.ConfigError, match="in a loop") as refused:
+            Shim(resolver, zookeeper=zookeeper.quorum, namespace=upstream_namespace)
+        assert f"/{upstream_namespace}" in str(refused.value) and "--namespace" in str(refused.value)
+    assert discover_metastores(zookeeper.quorum, upstream_namespace) == [metastore.uri]  # no shim registered

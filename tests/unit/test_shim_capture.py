@@ -8,6 +8,7 @@ against a real one.
 from __future__ import annotations
 
 import copy
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,10 +19,13 @@ from thrift.protocol import fastbinary as _fastbinary
 from thrift.Thrift import TMessageType, TType
 from thrift.transport import TTransport
 
+from hivewire.errors import MetastoreConnectionError, NoSuchObjectError
 from hivewire.events import EventType, ListenerEvent
 from hivewire.testing import make_database, make_partition, make_table
 from hivewire_shim.capture import MODELED_METHODS, Capture, Locks, Reply, Settings, succeeded
-from hivewire_shim.names import partition_name, partition_spec, split_catalog, table_key
+from hivewire_shim.changes import INCOMPLETE
+from hivewire_shim.lookup import Lookup, ReadFailed
+from hivewire_shim.names import database_key, partition_name, partition_spec, split_catalog, table_key
 from hivewire_shim.wire import Header
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore as T
 from hivewire_thrift.hive_metastore import ttypes as hms
@@ -55,8 +59,11 @@ class State:
     def table(self, db: str, name: str) -> Any:
         return copy.deepcopy(self.tbls.get((split_catalog(db)[1], name)))
 
-    def tables(self, db: str) -> list[Any]:
-        return [copy.deepcopy(t) for (d, _), t in self.tbls.items() if d == db]
+    def table_names(self, db: str) -> list[str]:
+        return [name for (d, name) in self.tbls if d == db]
+
+    def tables(self, db: str, names: Sequence[str]) -> list[Any]:
+        return [copy.deepcopy(self.tbls[(db, n)]) for n in names if (db, n) in self.tbls]
 
     def database(self, name: str) -> Any:
         return copy.deepcopy(self.databases.get(name))
@@ -315,3 +322,117 @@ def test_locks_on_several_keys_do_not_deadlock() -> None:
     for t in threads:
         t.join(30)
     assert counter["n"] == 2000
+
+
+# -- reads that fail are not objects that are absent ---------------------------------------------------------
+
+class Unreachable:
+    """A MetastoreClient whose every read fails the way a timeout or a restarting metastore does."""
+
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            raise MetastoreConnectionError(f"{method}: timed out", uri="thrift://hms:9083", method=method)
+        return call
+
+    def close(self) -> None:
+        pass
+
+
+class Absent(Unreachable):
+    """A MetastoreClient for a metastore that holds nothing."""
+
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            raise NoSuchObjectError(f"{method}: no such object")
+        return call
+
+
+def test_a_failed_read_raises_and_a_missing_object_is_none() -> None:
+    with pytest.raises(ReadFailed, match=r"could not read table db\.t .*timed out"):
+        Lookup(Unreachable).table("db", "t")  # type: ignore[arg-type]
+    assert Lookup(Absent).table("db", "t") is None  # type: ignore[arg-type]
+    assert Lookup(Absent).partitions("db", "t", ["dt=1"]) == []  # type: ignore[arg-type]
+
+
+def unreadable_capture(**settings: Any) -> tuple[Capture, list[ListenerEvent]]:
+    events: list[ListenerEvent] = []
+    return Capture(Lookup(Unreachable), events.append, Settings(**settings)), events  # type: ignore[arg-type]
+
+
+def test_when_the_upstream_cannot_be_read_changes_still_publish_what_the_request_carried(
+        caplog: pytest.LogCaptureFixture) -> None:
+    capture, events = unreadable_capture()
+    table = make_table("db", "t", partition_keys={"dt": "string"})
+    parts = [make_partition(table, ["2024-01-01"]), make_partition(table, ["2024-01-02"])]
+    with caplog.at_level(logging.WARNING, logger="hivewire_shim.changes"):
+        run(capture, "create_table", T.create_table_args(tbl=table), lambda: None)
+        run(capture, "add_partitions", T.add_partitions_args(new_parts=parts), lambda: 2)
+        run(capture, "alter_partition", T.alter_partition_args(db_name="db", tbl_name="t", new_part=parts[0]),
+            lambda: None)
+        run(capture, "drop_partition", T.drop_partition_args(db_name="db", tbl_name="t", part_vals=["2024-01-02"],
+                                                             deleteData=True), lambda: True)
+        run(capture, "alter_table", T.alter_table_args(dbname="db", tbl_name="t", new_tbl=table), lambda: None)
+        run(capture, "drop_table", T.drop_table_args(dbname="db", name="t", deleteData=True), lambda: None)
+    kinds = [e.event_type for e in events]
+    assert kinds == [EventType.CREATE_TABLE, EventType.ADD_PARTITION, EventType.ALTER_PARTITION,
+                     EventType.DROP_PARTITION, EventType.ALTER_TABLE, EventType.DROP_TABLE]
+    created, added, altered, dropped_part, altered_table, dropped = events
+    assert created.table == table and created.parameters[INCOMPLETE] == "table"
+    assert added.partitions == parts and added.table.tableName == "t"
+    assert altered.new_partition == parts[0] and altered.old_partition.values == ["2024-01-01"]
+    assert altered.parameters[INCOMPLETE] == "old_partitions,table"
+    assert dropped_part.partitions[0].values == ["2024-01-02"] and dropped_part.delete_data is True
+    assert altered_table.old_table.tableName == "t" and altered_table.new_table == table
+    assert (dropped.table.dbName, dropped.table.tableName, dropped.delete_data) == ("db", "t", True)
+    assert all(e.parameters["hive.version"] == "2.3.10" for e in events)
+    assert "could not read table db.t from the upstream metastore" in caplog.text
+    assert all(r.levelno == logging.WARNING for r in caplog.records)
+
+
+def test_a_cascading_drop_whose_tables_cannot_be_read_still_publishes_the_database_drop() -> None:
+    capture, events = unreadable_capture()
+    run(capture, "drop_database", T.drop_database_args(name="db", deleteData=True, cascade=True), lambda: None)
+    (event,) = events
+    assert event.event_type == EventType.DROP_DATABASE and event.database.name == "db"
+    assert event.parameters[INCOMPLETE] == "database,tables"
+
+
+def test_a_missing_object_is_not_a_failed_read(caplog: pytest.LogCaptureFixture) -> None:
+    events: list[ListenerEvent] = []
+    capture = Capture(Lookup(Absent), events.append)  # type: ignore[arg-type]
+    table = make_table("db", "t")
+    run(capture, "alter_table", T.alter_table_args(dbname="db", tbl_name="t", new_tbl=table), lambda: None)
+    assert events == []  # nothing to alter: no event (the metastore would have refused the call anyway)
+    assert "did not exist before" in caplog.text
+
+
+def test_an_upstream_that_fails_after_the_call_was_sent_publishes_nothing_even_with_publish_failures(
+        state: State, caplog: pytest.LogCaptureFixture) -> None:
+    capture, events = capture_for(state, publish_failures=True)
+    header = Header("create_table", TMessageType.CALL, 1)
+    change = capture.plan(header, call_bytes("create_table", T.create_table_args(tbl=make_table("db", "x"))))
+    assert change is not None
+    died = Reply(header, False, error="upstream closed the connection", from_upstream=False, maybe_applied=True)
+    with caplog.at_level(logging.WARNING, logger="hivewire_shim.capture"):
+        capture.execute(change, header, lambda cls: died)
+    assert events == []
+    assert "may or may not have been made" in caplog.text
+    unreachable = Reply(header, False, error="upstream metastore unavailable", from_upstream=False)
+    capture.execute(change, header, lambda cls: unreachable)  # never reached the metastore: nothing to report
+    assert events == []
+
+
+def test_a_cascading_drop_database_holds_the_locks_of_its_tables(state: State) -> None:
+    capture, events = capture_for(state)
+    state.add_table(make_table("db", "u"))
+    held: list[bool] = []
+
+    def drop() -> None:
+        held.extend(capture._locks.held(table_key("db", t)) for t in ("t", "u"))
+        held.append(capture._locks.held(database_key("db")))
+        del state.databases["db"]
+        state.tbls.clear()
+    run(capture, "drop_database", T.drop_database_args(name="db", deleteData=True, cascade=True), drop)
+    assert held == [True, True, True]
+    assert [e.qualified_name for e in events] == ["db.t", "db.u", "db"]
+    assert not any(capture._locks.held(k) for k in (table_key("db", "t"), database_key("db")))

@@ -1,14 +1,19 @@
-"""The Kafka sink's spool: order, acknowledgement, replay after restart, torn tails, segments, one owner."""
+"""The Kafka sink's spool: order, acknowledgement, replay after restart, torn tails, segments, one owner, a full
+disk, damaged lines, and fsync off the append path."""
 
 from __future__ import annotations
 
+import errno
+import logging
+import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hivewire.errors import ConfigError, HivewireError
-from hivewire_shim.spool import Spool
+from hivewire_shim.spool import Record, Spool, _encode
 
 
 def payload(i: int) -> bytes:
@@ -104,3 +109,146 @@ def test_one_spool_per_directory(tmp_path: Path) -> None:
         Spool(tmp_path)
     with pytest.raises(ConfigError):
         Spool(tmp_path / "other", fsync="sometimes")  # type: ignore[arg-type]
+
+
+# -- a full disk, damaged lines, fsync ---------------------------------------------------------------------
+
+def full_disk(monkeypatch: pytest.MonkeyPatch, spool: Spool, *, also_truncate: bool = False) -> list[int]:
+    """Make writes to the spool's segment write half the record and fail with ENOSPC (as a full disk does).
+
+    With ``also_truncate``, cutting the file back fails too, once. Returns the list of failed writes' fds.
+    """
+    real_write, real_truncate = os.write, os.ftruncate
+    failed: list[int] = []
+    truncate_failures = [also_truncate]
+
+    def write(fd: int, data: Any) -> int:
+        if fd != spool._fd:
+            return real_write(fd, data)
+        failed.append(fd)
+        real_write(fd, bytes(data[:len(data) // 2]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def ftruncate(fd: int, length: int) -> None:
+        if fd == spool._fd and truncate_failures[0]:
+            truncate_failures[0] = False
+            raise OSError(errno.EIO, "Input/output error")
+        real_truncate(fd, length)
+    monkeypatch.setattr(os, "write", write)
+    monkeypatch.setattr(os, "ftruncate", ftruncate)
+    return failed
+
+
+def test_a_write_that_fails_part_way_leaves_no_torn_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spool = Spool(tmp_path, fsync="never")
+    for i in range(3):
+        spool.append("db.t", payload(i))
+    segment = spool.segments()[-1]
+    before = segment.read_bytes()
+    cursor = spool.cursor()
+    failed = full_disk(monkeypatch, spool)
+    with pytest.raises(OSError) as raised:
+        spool.append("db.t", payload(3))
+    assert raised.value.errno == errno.ENOSPC and failed
+    assert segment.read_bytes() == before  # the half-written record was cut off again
+    assert spool.last_seq == 3 and [r.seq for r in cursor.read()] == [1, 2, 3]
+    monkeypatch.undo()  # space again
+    assert spool.append("db.t", payload(3)) == 4
+    assert [r.seq for r in cursor.read()] == [4]
+    spool.close()
+    with Spool(tmp_path) as again:
+        assert [r.payload for r in again.cursor().read()] == [payload(i) for i in range(4)]
+
+
+def test_a_torn_record_that_cannot_be_cut_off_is_cut_before_the_next_write(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    spool = Spool(tmp_path, fsync="never")
+    spool.append("db.t", payload(0))
+    cursor = spool.cursor()
+    full_disk(monkeypatch, spool, also_truncate=True)
+    with pytest.raises(OSError):
+        spool.append("db.t", payload(1))
+    assert not spool.segments()[-1].read_bytes().endswith(b"\n")  # torn, for now
+    assert [r.seq for r in cursor.read()] == [1]  # the reader does not take the torn bytes for a record
+    monkeypatch.undo()
+    assert spool.append("db.t", payload(1)) == 2
+    assert [(r.seq, r.payload) for r in cursor.read()] == [(2, payload(1))]
+    spool.close()
+    with Spool(tmp_path) as again:
+        assert [r.payload for r in again.cursor().read()] == [payload(0), payload(1)]
+
+
+def test_opening_keeps_the_valid_records_after_a_damaged_line(tmp_path: Path) -> None:
+    # What the spool looked like after a partial write followed by more appends (before rollback existed):
+    # record 3 torn, then written again in full, then 4; and record 5 damaged on disk, with 6 after it.
+    records = [Record(i, 1000 + i, "db.t", payload(i)) for i in range(1, 7)]
+    lines = [_encode(r) for r in records]
+    damaged = lines[4].replace(b"ON_ADD_PARTITION", b"ON_ADD_PARTITIOM")
+    segment = tmp_path / "00000000000000000001.spool"
+    segment.write_bytes(lines[0] + lines[1] + lines[2][:30] + lines[2] + lines[3] + damaged + lines[5] + b"7\t1")
+    with Spool(tmp_path) as spool:
+        assert spool.last_seq == 6  # only the torn tail ("7\t1") was cut
+        kept = [(r.seq, r.payload) for r in records if r.seq != 5]
+        assert [(r.seq, r.payload) for r in spool.cursor().read()] == kept
+        assert spool.corrupt == 1
+        assert spool.append("db.t", payload(7)) == 7
+
+
+def test_a_damaged_record_is_logged_and_skipped_not_a_dead_end(tmp_path: Path,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    with Spool(tmp_path, fsync="never") as spool:
+        for i in range(3):
+            spool.append("db.t", payload(i))
+        segment = spool.segments()[-1]
+        data = segment.read_bytes()
+        first_end = data.index(b"\n") + 1
+        damaged = data[:first_end] + data[first_end:].replace(b'"n":1', b'"n":9', 1)
+        with open(segment, "r+b") as f:  # in place: the writer's descriptor stays valid
+            f.write(damaged)
+        cursor = spool.cursor()
+        with caplog.at_level(logging.ERROR, logger="hivewire_shim.spool"):
+            assert [r.seq for r in cursor.read()] == [1, 3]
+        assert "skipping a damaged record" in caplog.text and spool.corrupt == 1
+        spool.append("db.t", payload(3))
+        assert [r.seq for r in cursor.read()] == [4]
+
+
+def test_fsync_does_not_hold_up_appends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spool = Spool(tmp_path, fsync="interval", fsync_interval=0.01)
+    real_fsync = os.fsync
+    inside, release = threading.Event(), threading.Event()
+    lock_held_during_fsync: list[bool] = []
+
+    def slow_fsync(fd: int) -> None:
+        if not inside.is_set():
+            lock_held_during_fsync.append(spool._lock.locked())
+            inside.set()
+            release.wait(30)
+        real_fsync(fd)
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    try:
+        spool.append("db.t", payload(0))
+        assert inside.wait(30), "the flusher never fsync'ed"
+        appended = threading.Event()
+        threading.Thread(target=lambda: (spool.append("db.t", payload(1)), appended.set()), daemon=True).start()
+        assert appended.wait(30), "an append waited for the flusher's fsync"
+        assert lock_held_during_fsync == [False]
+    finally:
+        release.set()
+        spool.close()
+
+
+def test_always_fsyncs_each_record_before_append_returns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spool = Spool(tmp_path, fsync="always")
+    real_fsync = os.fsync
+    synced_sizes: list[int] = []
+
+    def fsync(fd: int) -> None:
+        synced_sizes.append(os.fstat(fd).st_size)
+        real_fsync(fd)
+    monkeypatch.setattr(os, "fsync", fsync)
+    spool.append("db.t", payload(0))
+    size = spool.segments()[-1].stat().st_size
+    assert synced_sizes and synced_sizes[-1] == size  # fsync'ed with the record in it, before returning
+    monkeypatch.undo()
+    spool.close()

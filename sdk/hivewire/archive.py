@@ -11,6 +11,11 @@ Exactly once, with the Delta log as the only source of truth (kafka-delta-ingest
 * on start and on every partition assignment the consumer seeks each partition to
   ``DeltaTable.transaction_version("<app_id>-<p>") + 1`` (from the beginning when there is none), never to
   Kafka's committed offsets (which are committed after each write for monitoring only);
+* the seek is verified, not trusted: the first message of a partition after every assignment or seek must
+  be at the offset sought (the partition's low watermark when the table has none for it). Any other first
+  message is refused, the partition re-sought, and nothing of it is buffered until it resumes where the table
+  says; a first offset past the one sought is accepted only when a successful re-seek delivers it again,
+  which proves that nothing lies between (compaction, transaction markers, retention);
 * before each write the table is reloaded and buffered rows at or below the stored versions are dropped
   (delta-rs does not skip them itself), and the write is committed against exactly that snapshot. A commit
   that races another writer's commit for the same partitions fails in delta-rs's conflict checker
@@ -18,7 +23,9 @@ Exactly once, with the Delta log as the only source of truth (kafka-delta-ingest
   repeated conflicts the buffers are dropped and the consumer re-seeks from the table.
 
 So a process killed at any point loses nothing committed and, restarted, re-reads exactly what was not.
-Several archivers with one ``app_id`` share a topic through the consumer group. Messages that do not decode
+Several archivers of one job (same topic, same table) share the topic through the consumer group, whose
+default name includes the table's Delta id, so that jobs archiving one topic into different tables never
+split it between them. Messages that do not decode
 are archived too, in the same table: ``event_type`` null, ``decode_error`` set, ``raw`` and the Kafka
 columns kept, so that every offset of the topic has exactly one row.
 
@@ -76,6 +83,7 @@ class ArchiveStats:
     conflicts: int = 0  # commits that lost a race and were re-checked
     skipped: int = 0  # buffered rows found already in the table (another writer had them)
     rebalances: int = 0
+    refused: int = 0  # first messages after a seek that were not where the table says (then re-sought)
     first_message_at: float | None = None
     last_commit_at: float | None = None
     versions: dict[int, int] = field(default_factory=dict)  # partition -> last offset this process committed
@@ -87,14 +95,26 @@ class ArchiveStats:
         return self.rows_written / (self.last_commit_at - self.first_message_at)
 
 
+@dataclass
+class _Start:
+    """Where a partition must resume after an assignment or a seek, until its first message confirms it."""
+
+    offset: int | None  # the table's next offset; None: none stored, so the partition's low watermark
+    redelivered: int | None = None  # the refused first offset, once a re-seek succeeded
+    reseek_batch: int = -1  # the consume() batch during which we re-sought
+
+
 class Archiver:
     """Stream an Apiary topic into the Delta table at ``table_uri``, exactly once.
 
     ``source`` gives the bootstrap servers, the topic and extra consumer settings (security ...); its
     ``group_id`` is not used, so that an archive never joins a listener's group. ``app_id`` names the job in
     the table's app transactions (default: the topic); every process of one job must use the same one, and
-    two jobs writing one table need different ones. ``group_id`` defaults to ``hivewire-archive-<app_id>``.
-    ``storage_options`` go to deltalake (object-store credentials).
+    two jobs writing one table need different ones. ``group_id`` defaults to
+    ``hivewire-archive-<app_id>-<table id>``, the table id being the Delta table's own (``metadata().id``):
+    the same for every process and restart of one job, whatever spelling of the table URI each uses, and
+    different for two jobs that archive one topic into two tables (which would otherwise split the topic's
+    partitions between them). ``storage_options`` go to deltalake (object-store credentials).
     """
 
     def __init__(self, source: KafkaSource, table_uri: str, *, app_id: str | None = None,
@@ -107,7 +127,7 @@ class Archiver:
         self.source = source
         self.table_uri = str(table_uri)
         self.app_id = app_id or source.topic
-        self.group_id = group_id or f"hivewire-archive-{self.app_id}"
+        self._group_id = group_id
         self.flush_events = flush_events
         self.flush_seconds = flush_seconds
         self.storage_options = dict(storage_options) if storage_options else None
@@ -117,9 +137,18 @@ class Archiver:
         self._assigned: set[int] = set()
         self._buffers: dict[int, list[ListenerEvent | Undecodable]] = {}
         self._next: dict[int, int] = {}  # partition -> next offset expected (older deliveries are stale)
+        self._starts: dict[int, _Start] = {}  # partitions whose position since the last seek is unconfirmed
+        self._batch = 0  # consume() calls so far
         self._buffered = 0
         self._oldest: float | None = None  # when the oldest buffered message arrived
         self._active = time.monotonic()  # the last message or assignment (for idle_timeout)
+
+    @property
+    def group_id(self) -> str:
+        """The consumer group: as given, else ``hivewire-archive-<app_id>-<table id>`` (loads or creates the table)."""
+        if self._group_id is None:
+            self._group_id = f"hivewire-archive-{self.app_id}-{self.table().metadata().id}"
+        return self._group_id
 
     # -- the table ------------------------------------------------------------------------------------
     def table(self) -> Any:
@@ -181,6 +210,7 @@ class Archiver:
             version = table.transaction_version(txn_app_id(self.app_id, tp.partition))
             tp.offset = int(version) + 1 if version is not None else _offset_beginning()
             self._next[tp.partition] = max(tp.offset, 0)
+            self._starts[tp.partition] = _Start(int(version) + 1 if version is not None else None)
             self._buffers.setdefault(tp.partition, [])
         log.info("assigned %s: seeking from the table (version %s): %s", self.source.topic, table.version(),
                  {tp.partition: tp.offset for tp in partitions})
@@ -206,14 +236,31 @@ class Archiver:
         for p in partitions:
             self._buffered -= len(self._buffers.pop(p, []))
             self._next.pop(p, None)
+            self._starts.pop(p, None)
             self._assigned.discard(p)
         if not self._buffered:
             self._oldest = None
+
+    def _take_all(self, batch: list[Any]) -> None:
+        """One consume() batch: messages buffered, errors raised or logged."""
+        from confluent_kafka import KafkaError, KafkaException
+
+        self._batch += 1
+        for msg in batch:
+            err = msg.error()
+            if err is None:
+                self._take(msg)
+            elif err.fatal():
+                raise HivewireError(f"Kafka: {err.str()}") from KafkaException(err)
+            elif err.code() != KafkaError._PARTITION_EOF:
+                log.warning("Kafka: %s", err.str())
 
     def _take(self, msg: Any) -> None:
         p, offset = msg.partition(), msg.offset()
         if p not in self._assigned or offset < self._next.get(p, 0):
             return  # fetched before a re-seek or a revocation
+        if p in self._starts and not self._resumes_where_expected(p, offset):
+            return
         self._next[p] = offset + 1
         kind, ts = msg.timestamp()
         origin = Origin(self.source.topic, p, offset, ts if kind else None)
@@ -227,6 +274,54 @@ class Archiver:
             except DecodeError as e:
                 item = Undecodable(origin, value, e.reason)
         self._add(p, item)
+
+    def _resumes_where_expected(self, partition: int, offset: int) -> bool:
+        """Whether the first message since ``partition``'s last assignment or seek, at ``offset``, is where the
+        table says the partition resumes. If not, re-seek and refuse the message.
+
+        Exactly once rests on the position coming from the table. A seek that did not take effect (it failed,
+        or raced the fetcher) leaves the consumer where it was, and accepting what follows would skip the
+        range between for good: so the position is checked against the first message, not assumed.
+        """
+        start = self._starts[partition]
+        if start.reseek_batch == self._batch:
+            return False  # fetched, in this same batch, before our re-seek
+        expected = start.offset if start.offset is not None else self._low_watermark(partition)
+        if offset == expected:
+            del self._starts[partition]
+            return True
+        where = f"offset {start.offset}" if start.offset is not None else f"the low watermark ({expected})"
+        if offset == start.redelivered:
+            # A successful re-seek to the table's position delivered the same first message: nothing lies
+            # between on the broker.
+            log.warning("%s/%d resumes at offset %d, not at %s: nothing lies between on the broker (transaction "
+                        "markers, compaction, or retention deleted them before they were archived); archiving "
+                        "from %d", self.source.topic, partition, offset, where, offset)
+            del self._starts[partition]
+            return True
+        self.stats.refused += 1
+        log.warning("%s/%d: the first message after seeking to %s is at offset %d: the seek did not take effect. "
+                    "Not archiving this partition until it resumes where the table says; seeking again",
+                    self.source.topic, partition, where, offset)
+        target = start.offset if start.offset is not None else _offset_beginning()
+        self._next[partition] = max(target, 0)
+        start.redelivered = offset if self._seek_consumer(partition, target) else None
+        start.reseek_batch = self._batch
+        return False
+
+    def _low_watermark(self, partition: int) -> int | None:
+        """The partition's first offset on the broker now, or None when it cannot be asked."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        if self._consumer is None:
+            return None
+        try:
+            found = self._consumer.get_watermark_offsets(TopicPartition(self.source.topic, partition),
+                                                         timeout=10.0, cached=False)
+        except KafkaException as e:
+            log.warning("%s/%d: could not read the low watermark (%s)", self.source.topic, partition, e)
+            return None
+        return int(found[0]) if found else None
 
     def _add(self, partition: int, item: ListenerEvent | Undecodable) -> None:
         """Buffer one message of ``partition`` (in offset order)."""
@@ -330,15 +425,23 @@ class Archiver:
             self._seek(partition, int(version) + 1 if version is not None else _offset_beginning())
 
     def _seek(self, partition: int, offset: int) -> None:
+        """Continue ``partition`` from ``offset`` (OFFSET_BEGINNING: its start); the first message checks it."""
+        self._next[partition] = max(offset, 0)
+        self._starts[partition] = _Start(offset if offset >= 0 else None)
+        self._seek_consumer(partition, offset)
+
+    def _seek_consumer(self, partition: int, offset: int) -> bool:
         from confluent_kafka import KafkaException, TopicPartition
 
-        self._next[partition] = max(offset, 0)
         if self._consumer is None:
-            return
+            return False
         try:
             self._consumer.seek(TopicPartition(self.source.topic, partition, offset))
         except KafkaException as e:
-            log.info("seeking %s/%d to %d: %s", self.source.topic, partition, offset, e)
+            log.warning("seeking %s/%d to %d failed (%s): its messages are refused until it resumes there",
+                        self.source.topic, partition, offset, e)
+            return False
+        return True
 
     # -- the loop -------------------------------------------------------------------------------------
     def run(self, stop: threading.Event | None = None, *, idle_timeout: float | None = None) -> ArchiveStats:
@@ -350,7 +453,7 @@ class Archiver:
         A graceful stop writes everything buffered; a crash loses only what was not committed, which the
         next run reads again.
         """
-        from confluent_kafka import Consumer, KafkaError, KafkaException
+        from confluent_kafka import Consumer
 
         stop = stop or threading.Event()
         self.table()  # create it now, and fail early on a foreign table
@@ -365,14 +468,7 @@ class Archiver:
                 if self._oldest is not None:
                     wait = max(0.0, min(wait, self._oldest + self.flush_seconds - time.monotonic()))
                 batch = consumer.consume(max(1, min(1000, self.flush_events - self._buffered)), timeout=wait)
-                for msg in batch:
-                    err = msg.error()
-                    if err is None:
-                        self._take(msg)
-                    elif err.fatal():
-                        raise HivewireError(f"Kafka: {err.str()}") from KafkaException(err)
-                    elif err.code() != KafkaError._PARTITION_EOF:
-                        log.warning("Kafka: %s", err.str())
+                self._take_all(batch)
                 now = time.monotonic()
                 if batch:
                     self._active = now

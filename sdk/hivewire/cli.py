@@ -210,10 +210,13 @@ def discover(quorum: str | None, namespace: str | None, hive_site: str | None, a
                    "Default: open, like Hive.")
 @click.option("--interval", default=5.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Seconds between health checks (fb303 getStatus and get_all_databases).")
+@click.option("--check-timeout", default=None, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds one health check may take, connecting included; less than --interval.  "
+                   "[default: half of --interval]")
 @click.option("--hive-site", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A hive-site.xml for the ZooKeeper settings (quorum, namespace, timeouts, TLS).")
 def register(metastore: str, quorum: str | None, namespace: str | None, acls: tuple[str, ...], interval: float,
-             hive_site: str | None) -> None:
+             check_timeout: float | None, hive_site: str | None) -> None:
     """Register an existing metastore in ZooKeeper the way Hive 4 does, while it passes health checks.
 
     Runs until SIGTERM or SIGINT, then withdraws its node and exits.
@@ -222,7 +225,7 @@ def register(metastore: str, quorum: str | None, namespace: str | None, acls: tu
 
     try:
         registration = Registration(metastore, _discovery_config(quorum, namespace, hive_site),
-                                    acl=list(acls) or None, interval=interval)
+                                    acl=list(acls) or None, interval=interval, check_timeout=check_timeout)
     except hivewire.HivewireError as e:
         raise click.ClickException(str(e)) from e
     registration.run(_stop_on_signals("hivewire.registration", "stopping"))
@@ -269,9 +272,10 @@ def _key_values(option: str, values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--table", "table_uri", required=True, metavar="PATH",
               help="The Delta table: a path or a URI (s3://, abfss://, ...); created when missing.")
 @click.option("--app-id", default=None,
-              help="Job name in the table's app transactions; the same for every process of one job. "
-                   "[default: the topic]")
-@click.option("--group-id", default=None, help="Kafka consumer group.  [default: hivewire-archive-<app id>]")
+              help="Job name in the table's app transactions (the key of the offsets stored in the table); the "
+                   "same for every process of one job.  [default: the topic]")
+@click.option("--group-id", default=None,
+              help="Kafka consumer group.  [default: hivewire-archive-<app id>-<the Delta table's id>]")
 @click.option("--flush-events", default=10_000, show_default=True, type=click.IntRange(min=1),
               help="Write when this many messages are buffered.")
 @click.option("--flush-seconds", default=10.0, show_default=True, type=click.FloatRange(min=0, min_open=True),

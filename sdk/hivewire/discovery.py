@@ -46,6 +46,7 @@ __all__ = [
     "ZooKeeperResolver",
     "close_shared_resolvers",
     "discover_metastores",
+    "discovery_config",
     "discovery_mode",
     "hive_client_options",
     "load_conf",
@@ -265,6 +266,8 @@ class DiscoveryConfig:
     The defaults are Hive's (``MetastoreConf``): namespace ``hive_metastore``, session timeout 120 s,
     connection timeout 15 s, 3 retries starting at 1 s. ``auth_data`` holds kazoo credentials such as
     ``(("digest", "user:password"),)``; ``use_ssl`` with PEM ``certfile``/``keyfile``/``ca`` turns on TLS.
+    ``namespace_key`` is the configuration key the namespace was read from (None when it was given directly or
+    is the default); error messages name it.
     """
 
     quorum: str
@@ -280,6 +283,8 @@ class DiscoveryConfig:
     keyfile_password: str | None = None
     ca: str | None = None
     verify_certs: bool = True
+    # Not part of equality: two configurations that reach the same namespace share one resolver.
+    namespace_key: str | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         # Frozen: normalise through object.__setattr__ so equal settings hash equal (shared resolvers).
@@ -326,6 +331,14 @@ class DiscoveryConfig:
             kwargs["namespace"] = namespace
         elif found := zk("namespace"):
             kwargs["namespace"] = _normalize_namespace(found[1], found[0])
+            kwargs["namespace_key"] = found[0]
+            if found[0].startswith("hive.zookeeper."):
+                # HDP and CDH sites set this key for Hive's ZooKeeper lock manager; MetastoreConf falls back to
+                # it too, so it silently moves discovery unless the metastore key is set.
+                log.warning("ZooKeeper discovery reads the namespace %r from %s, which is also the Hive lock "
+                            "manager's namespace; if the metastores register elsewhere (Hive's default is "
+                            "%s), set metastore.zookeeper.namespace, which takes precedence",
+                            kwargs["namespace"], found[0], DEFAULT_NAMESPACE)
         if found := zk("session.timeout"):
             kwargs["session_timeout"] = _parse_time(*found, default_unit=1e-3)
         if found := zk("connection.timeout"):
@@ -344,6 +357,9 @@ class DiscoveryConfig:
                        namespace: str | None = None) -> DiscoveryConfig:
         """:meth:`from_conf` on the properties of a ``hive-site.xml``."""
         return cls.from_conf(load_hive_site(path), quorum=quorum, namespace=namespace)
+
+
+_OPTION_NAMES = tuple(f.name for f in dataclasses.fields(DiscoveryConfig) if f.name not in ("quorum", "namespace_key"))
 
 
 def _ssl_options(conf: Mapping[str, str]) -> dict[str, Any]:
@@ -499,12 +515,25 @@ def _connect(zk: KazooClient, config: DiscoveryConfig) -> None:
         ) from e
 
 
+def _namespace_origin(config: DiscoveryConfig) -> str:
+    """Where the namespace came from, for messages that ask the user to check it."""
+    key = config.namespace_key
+    if key is None:
+        given = "the default namespace" if config.namespace == DEFAULT_NAMESPACE else "the namespace given"
+        return f"{given}, {config.namespace!r}; in Hive's configuration, metastore.zookeeper.namespace"
+    text = f"{key}={config.namespace}"
+    if key.startswith("hive.zookeeper."):
+        text += (", which is also the Hive lock manager's namespace: if the metastores register elsewhere, "
+                 "set metastore.zookeeper.namespace, which takes precedence")
+    return text
+
+
 def _nothing_registered(config: DiscoveryConfig, detail: str) -> DiscoveryError:
     return DiscoveryError(
         f"No metastore service discovered in ZooKeeper at {config.quorum} under {config.path} ({detail}). "
         "Please ensure that at least one metastore server is online: a Hive 4 metastore with "
         "metastore.service.discovery.mode=zookeeper, or `hivewire register` next to an older one, using the "
-        f"same namespace (metastore.zookeeper.namespace={config.namespace})"
+        f"same namespace ({_namespace_origin(config)})"
     )
 
 
@@ -523,16 +552,19 @@ def _read(zk: KazooClient, config: DiscoveryConfig, children: Iterable[str] | No
     return _to_uris(entries, path)
 
 
+def _not_allowed(config: DiscoveryConfig) -> DiscoveryError:
+    return DiscoveryError(
+        f"ZooKeeper at {config.quorum} does not let this client read {config.path}: give credentials "
+        "(auth_data=[('digest', 'user:password')], or hivewire.zookeeper.auth in the configuration)")
+
+
 def _read_or_raise(zk: KazooClient, config: DiscoveryConfig) -> list[str]:
     try:
         uris = _read(zk, config)
     except NoNodeError:
         raise _nothing_registered(config, f"the znode {config.path} does not exist") from None
     except NoAuthError as e:
-        raise DiscoveryError(
-            f"ZooKeeper at {config.quorum} does not let this client read {config.path}: give credentials "
-            "(auth_data=[('digest', 'user:password')], or hivewire.zookeeper.auth in the configuration)"
-        ) from e
+        raise _not_allowed(config) from e
     except KazooException as e:
         raise DiscoveryError(f"reading {config.path} from ZooKeeper at {config.quorum} failed: "
                              f"{type(e).__name__} {e}") from e
@@ -541,16 +573,33 @@ def _read_or_raise(zk: KazooClient, config: DiscoveryConfig) -> list[str]:
     return uris
 
 
-def _config(quorum: str | DiscoveryConfig, namespace: str | None, options: Mapping[str, Any]) -> DiscoveryConfig:
+def discovery_config(quorum: str | DiscoveryConfig, /, namespace: str | None = None,
+                     **options: Any) -> DiscoveryConfig:
+    """The :class:`DiscoveryConfig` that ``discover_metastores(quorum, namespace, **options)`` would use.
+
+    ``quorum`` is ``"zk1:2181,zk2:2181"`` or a :class:`DiscoveryConfig`; ``namespace`` (default: the config's,
+    else ``hive_metastore``) and ``options`` (other fields: ``auth_data``, ``use_ssl``, ``ca``, ...) override
+    it. Every API that takes a ZooKeeper quorum accepts the same three, through this function.
+    """
+    if not isinstance(quorum, (str, DiscoveryConfig)):
+        raise ConfigError("zookeeper", f"{quorum!r} is neither a quorum such as 'zk1:2181,zk2:2181' nor a "
+                                       "hivewire.discovery.DiscoveryConfig")
+    unknown = sorted(set(options) - {f.name for f in dataclasses.fields(DiscoveryConfig)} - {"quorum"})
+    if unknown or "quorum" in options:
+        raise ConfigError("discovery option", f"unknown option(s) {', '.join(unknown or ['quorum'])}: the options "
+                                              "are DiscoveryConfig's fields other than quorum ("
+                                              + ", ".join(_OPTION_NAMES) + ")")
     if isinstance(quorum, DiscoveryConfig):
         changes = dict(options)
         if namespace is not None:
             changes["namespace"] = namespace
+            changes.setdefault("namespace_key", None)  # no longer the configuration's
         return dataclasses.replace(quorum, **changes) if changes else quorum
-    try:
-        return DiscoveryConfig(quorum=quorum, namespace=namespace or DEFAULT_NAMESPACE, **options)
-    except TypeError as e:  # an unknown keyword
-        raise ConfigError("discovery option", f"{e}; the options are DiscoveryConfig's fields") from None
+    return DiscoveryConfig(quorum=quorum, namespace=namespace or DEFAULT_NAMESPACE, **options)
+
+
+def _config(quorum: str | DiscoveryConfig, namespace: str | None, options: Mapping[str, Any]) -> DiscoveryConfig:
+    return discovery_config(quorum, namespace, **options)
 
 
 def discover_metastores(quorum: str | DiscoveryConfig, namespace: str | None = None, *,
@@ -601,7 +650,11 @@ class ZooKeeperResolver:
             _connect(self._zk, self.config)
         # DataWatch copes with a missing node (it watches for its creation); ChildrenWatch does not, so
         # the data watch (re)creates the children watch whenever the namespace exists.
-        DataWatch(self._zk, self.config.path, self._on_namespace)
+        try:
+            DataWatch(self._zk, self.config.path, self._on_namespace)
+        except NoAuthError as e:
+            self.close()
+            raise _not_allowed(self.config) from e
 
     # -- watches (run in kazoo's callback thread, where blocking ZooKeeper calls are allowed) -----------
     def _on_namespace(self, data: bytes | None, stat: Any, event: Any = None) -> bool | None:

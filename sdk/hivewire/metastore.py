@@ -207,19 +207,21 @@ class MetastoreClient:
         self._unsupported: set[str] = set()
 
     @classmethod
-    def from_zookeeper(cls, quorum: str, namespace: str = "hive_metastore", **client_kwargs: Any) -> MetastoreClient:
+    def from_zookeeper(cls, quorum: Any, namespace: str | None = None, **client_kwargs: Any) -> MetastoreClient:
         """A client on the metastores registered in ZooKeeper under ``/<namespace>`` (HIVE-20794).
 
-        ``quorum`` is ``"zk1:2181,zk2:2181"``; ``client_kwargs`` go to the constructor. The URIs come from a
-        watching :class:`~hivewire.discovery.ZooKeeperResolver` shared by every client of that quorum and
-        namespace: each connection picks a live metastore at random, and ZooKeeper is re-read when every
-        known metastore fails. Raises :class:`~hivewire.errors.DiscoveryError` when none is registered.
+        ``quorum`` is ``"zk1:2181,zk2:2181"`` or a :class:`~hivewire.discovery.DiscoveryConfig` (which carries
+        digest auth, TLS and timeouts); ``namespace`` defaults to the config's, else ``hive_metastore``.
+        ``client_kwargs`` go to the constructor. The URIs come from a watching
+        :class:`~hivewire.discovery.ZooKeeperResolver` shared by every client of that ZooKeeper configuration:
+        each connection picks a live metastore at random, and ZooKeeper is re-read when every known metastore
+        fails. Raises :class:`~hivewire.errors.DiscoveryError` when none is registered.
         """
         # Discovery (kazoo) is a higher layer, imported only when asked for: an allowed exception listed in
         # docs/architecture.md and tests/unit/test_layering.py.
         from hivewire import discovery
 
-        resolver = discovery.shared_resolver(discovery.DiscoveryConfig(quorum=quorum, namespace=namespace))
+        resolver = discovery.shared_resolver(discovery.discovery_config(quorum, namespace))
         resolver.require()
         return cls(resolver, **client_kwargs)
 

@@ -5,12 +5,13 @@ listener), reads from a start to an end position fixed when it is called, shows 
 returns the events with ``to_arrow()``, ``to_pandas()``, ``to_spark(spark)`` and an HTML summary. Messages that
 do not decode are kept apart in ``EventList.failures`` instead of raising.
 
-Needs pyarrow (``pip install 'hivewire[arrow]'``) for the table conversions.
+Needs pyarrow (``pip install 'hivewire[arrow]'``) for the table conversions, and pandas for ``to_pandas()``.
 """
 
 from __future__ import annotations
 
 import html
+import importlib
 import logging
 import time
 from collections import Counter
@@ -20,7 +21,7 @@ from typing import Any, Literal, SupportsIndex
 
 from hivewire import apiary
 from hivewire.arrow import Undecodable, paused_gc, to_arrow
-from hivewire.errors import ConfigError, DecodeError, HivewireError
+from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError
 from hivewire.events import ListenerEvent, Origin
 from hivewire.kafka import KafkaSource
 
@@ -59,7 +60,14 @@ class EventList(list[ListenerEvent]):
         return to_arrow(self._rows(include_failures), on_error=on_error)
 
     def to_pandas(self, *, include_failures: bool = False) -> Any:
-        """A pandas DataFrame of :meth:`to_arrow`; map columns become dicts."""
+        """A pandas DataFrame of :meth:`to_arrow`; map columns become dicts. Needs pandas."""
+        try:
+            importlib.import_module("pandas")
+        except ImportError as e:
+            # Checked first: pyarrow's own error says only "No module named 'pandas'", after converting.
+            raise PrerequisiteError("EventList.to_pandas needs pandas, which is not installed: "
+                                    "pip install 'hivewire[arrow]' (or pip install pandas); to_arrow() works "
+                                    "without it") from e
         return self.to_arrow(include_failures=include_failures).to_pandas(maps_as_pydicts="strict")
 
     def to_spark(self, spark: Any, *, include_failures: bool = False, raw: bool = True) -> Any:
@@ -155,6 +163,8 @@ class _Reader:
         self.consumer = consumer
         self.topic = topic
         self.timeout = timeout
+        # Whether the brokers look offsets up by time: a property of the cluster, so probed once per read.
+        self.by_time: bool | None = None
 
     def partitions(self) -> list[int]:
         metadata = self.consumer.list_topics(self.topic, timeout=self.timeout)
@@ -193,13 +203,48 @@ class _Reader:
         raise HivewireError(f"{self.topic}/{partition}: no message at offset {offset} within {self.timeout} s")
 
     def searches_by_time(self, partition: int, low: int, high: int) -> bool:
-        """Whether the broker can look offsets up by time: for time 0 it must name an offset of a non-empty
-        partition. librdkafka's mock cluster cannot (it answers "after the end" for every time)."""
-        from confluent_kafka import TopicPartition
+        """Whether the broker can look offsets up by time, probed on the non-empty ``partition`` [low, high).
 
-        (found,) = self.consumer.offsets_for_times([TopicPartition(self.topic, partition, 0)], timeout=self.timeout)
+        For time 0 a real broker names the partition's first offset. librdkafka's mock cluster answers "after
+        the end" for every time; a broker too old for ListOffsets by time fails the request. Either way the
+        answer is no, and :meth:`offset_for_time` searches the messages' timestamps instead, which is slower
+        but finds the same offsets.
+        """
+        from confluent_kafka import KafkaException, TopicPartition
+
+        if self.by_time is not None:
+            return self.by_time
+        assert low < high, "probe a non-empty partition: an empty one names no offset on any broker"
+        reason = ""
+        try:
+            (found,) = self.consumer.offsets_for_times([TopicPartition(self.topic, partition, 0)],
+                                                       timeout=self.timeout)
+        except KafkaException as e:
+            reason = f"the request failed: {e}"
+        else:
+            if found.error is not None:
+                reason = f"the request failed: {found.error}"
+            elif found.offset < 0:
+                reason = "it names no offset for time 0 in a non-empty partition"
+        self.by_time = not reason
+        if reason:
+            log.warning("%s: the broker cannot look offsets up by time (%s); searching message timestamps "
+                        "instead", self.topic, reason)
+        return self.by_time
+
+    def broker_offset_for_time(self, partition: int, ms: int) -> int:
+        """The broker's answer (Kafka's time index): the first offset at or after ``ms``, or -1 for none."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        try:
+            (found,) = self.consumer.offsets_for_times([TopicPartition(self.topic, partition, ms)],
+                                                       timeout=self.timeout)
+        except KafkaException as e:
+            raise HivewireError(f"{self.topic}/{partition}: looking up the offset for time {ms} failed ({e}); "
+                                f"check that the brokers are reachable, or raise timeout= (now {self.timeout:g} s)"
+                                ) from e
         _check(found.error, f"offsets_for_times({self.topic}/{partition})")
-        return low >= high or found.offset >= 0
+        return int(found.offset)
 
     def offset_for_time(self, partition: int, ms: int, low: int, high: int) -> int:
         """The first offset in [low, high) whose message timestamp is at or after ``ms``, else ``high``.
@@ -208,15 +253,11 @@ class _Reader:
         search over the messages' timestamps finds the same offset, assuming (as Kafka's time index does)
         that timestamps grow with offsets.
         """
-        from confluent_kafka import TopicPartition
-
         if low >= high:
             return high
         if self.searches_by_time(partition, low, high):
-            (found,) = self.consumer.offsets_for_times([TopicPartition(self.topic, partition, ms)],
-                                                       timeout=self.timeout)
-            _check(found.error, f"offsets_for_times({self.topic}/{partition})")
-            return high if found.offset < 0 else max(low, min(int(found.offset), high))
+            found = self.broker_offset_for_time(partition, ms)
+            return high if found < 0 else max(low, min(found, high))
         # Smallest o in [low, high] such that reading from o starts at a message at or after ms (or at the end).
         last = self.timestamp_at(partition, high - 1, high)
         if last is not None and (last[1] is None or last[1] < ms):

@@ -14,11 +14,18 @@ Every ``interval`` seconds it health-checks the metastore (fb303 ``getStatus()``
 ``get_all_databases()`` must answer). A failed check withdraws the node at once; a passing one registers it
 again. After a ZooKeeper session loss (the server expired the session, so the ephemeral node is gone) the node
 is recreated as soon as the client reconnects.
+
+One check, connect and both calls together, is bounded by ``check_timeout`` (half the interval unless given,
+and always less than it) and is never retried within the check. So checks keep their fixed rate whatever the
+metastore does, and a metastore that hangs (still accepting TCP connections, never answering) is withdrawn
+by the first or second check after it hangs: within two intervals.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import socket
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -28,11 +35,15 @@ from typing import Any, Literal
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.protocol.states import KazooState
 from kazoo.security import ACL, OPEN_ACL_UNSAFE, Id, Permissions, make_digest_acl_credential
+from thrift.protocol import TBinaryProtocol, TCompactProtocol
+from thrift.Thrift import TApplicationException
+from thrift.transport import TSocket, TTransport
 
-from hivewire.discovery import DiscoveryConfig, _config, _kazoo_client
+from hivewire.discovery import DiscoveryConfig, _kazoo_client, discovery_config
 from hivewire.errors import ConfigError
 from hivewire.metastore import MetastoreClient, parse_uri
 from hivewire_thrift.fb303.ttypes import fb_status
+from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 
 __all__ = ["Registration", "RegistrationEvent", "parse_acl"]
 
@@ -111,11 +122,15 @@ class Registration:
     ``metastore`` is ``host:port`` (or ``thrift://host:port``): what is written to ZooKeeper, so it must be
     an address clients can reach. ``zookeeper`` is the quorum or a :class:`~hivewire.discovery.DiscoveryConfig`
     (``zk_options`` are its other fields, e.g. ``auth_data``, ``session_timeout``). ``acl`` as in
-    :func:`parse_acl`. ``check_timeout`` bounds each health check (default ``max(interval, 3)`` seconds);
-    ``client_options`` go to the :class:`~hivewire.metastore.MetastoreClient` used for checks.
+    :func:`parse_acl`. ``check_timeout`` bounds a whole health check, connecting included (default: half of
+    ``interval``; it must be less than ``interval``). ``client_options`` may set the metastore's
+    ``transport``, ``protocol`` and ``ugi``, as for :class:`~hivewire.metastore.MetastoreClient`.
 
-    Observability: :attr:`checks` counts health checks, :attr:`history` lists the changes made,
-    :attr:`node` is the current znode path (None when withdrawn).
+    Observability: :attr:`checks` counts health checks, :attr:`overruns` those that did not finish (with the
+    ZooKeeper update they caused) within their interval, :attr:`history` lists the changes made, :attr:`node`
+    is the current znode path (None when withdrawn). While :attr:`overruns` stays the same, the checks run
+    one per interval, so "withdrawn by the second check after the metastore hung" means "within two
+    intervals".
     """
 
     def __init__(self, metastore: str, zookeeper: str | DiscoveryConfig, namespace: str | None = None, *,
@@ -124,13 +139,21 @@ class Registration:
                  **zk_options: Any) -> None:
         host, port = parse_uri(metastore)
         self.address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        self.config = _config(zookeeper, namespace, zk_options)
+        self.config = discovery_config(zookeeper, namespace, **zk_options)
         if not interval > 0:
             raise ConfigError("interval", f"{interval!r} must be more than zero seconds")
         self.interval = interval
-        self.check_timeout = check_timeout if check_timeout is not None else max(interval, 3.0)
+        if check_timeout is None:
+            check_timeout = interval / 2
+        elif not 0 < check_timeout < interval:
+            raise ConfigError("check_timeout", f"{check_timeout!r} must be more than zero and less than the interval "
+                                               f"({interval:g} s), so that every check ends before the next is due "
+                                               "and a hung metastore is withdrawn within two intervals: lower it, "
+                                               "raise the interval, or leave it unset (half the interval)")
+        self.check_timeout = check_timeout
         self.acl, acl_auth = parse_acl(acl)
         self.checks = 0
+        self.overruns = 0
         self.healthy: bool | None = None
         self.history: list[RegistrationEvent] = []
         self.node: str | None = None
@@ -140,8 +163,7 @@ class Registration:
         self._thread: threading.Thread | None = None
         self._want_node = False  # True once registered, until we withdraw on purpose
         self._last_reason = ""
-        self._client = MetastoreClient(f"thrift://{self.address}", timeout=self.check_timeout,
-                                       connect_timeout=self.check_timeout, **dict(client_options or {}))
+        self._probe = _HealthProbe(self.address, client_options or {})
         self._zk = _kazoo_client(self.config, long_lived=True, extra_auth=acl_auth)
         self._zk.add_listener(self._on_state)
 
@@ -173,9 +195,19 @@ class Registration:
                         self.checks += 1
                         self.healthy = healthy
                         self._last_reason = reason
-                    # Fixed rate, but never a burst of catch-up checks after a slow one.
-                    next_check = max(next_check + self.interval, time.monotonic())
                     self._reconcile()
+                    next_check += self.interval
+                    late = time.monotonic() - next_check
+                    if late > 0:
+                        # Only a slow ZooKeeper (or a starved process) gets here, since the check itself is
+                        # bounded: count it, so that callers can tell the rate slipped, and never burst to
+                        # catch up.
+                        with self._lock:
+                            self.overruns += 1
+                        log.warning("health check %d of %s and its ZooKeeper update took %.3g s more than the "
+                                    "interval (%.3g s); checking again now", self.checks, self.address, late,
+                                    self.interval)
+                        next_check = time.monotonic()
                 elif self._wake.is_set():
                     self._wake.clear()
                     self._reconcile()
@@ -207,16 +239,7 @@ class Registration:
 
     # -- health ---------------------------------------------------------------------------------------
     def _check(self) -> tuple[bool, str]:
-        try:
-            status = self._client.getStatus()
-            if status != fb_status.ALIVE:
-                name = fb_status._VALUES_TO_NAMES.get(status, str(status))
-                return False, f"getStatus() is {name}, not ALIVE"
-            self._client.get_all_databases()
-            return True, "ok"
-        except Exception as e:  # any failure means "not serving"; the sidecar must keep running
-            self._client.close()
-            return False, str(e).splitlines()[0] if str(e) else type(e).__name__
+        return self._probe.check(self.check_timeout)
 
     # -- ZooKeeper ------------------------------------------------------------------------------------
     def _on_state(self, state: str) -> None:
@@ -311,4 +334,105 @@ class Registration:
             self._zk.remove_listener(self._on_state)
             self._zk.stop()
             self._zk.close()
-            self._client.close()
+            self._probe.close()
+
+
+class _OutOfTime(Exception):
+    """The check's budget ran out between two steps."""
+
+
+class _HealthProbe:
+    """The sidecar's connection to its metastore, on which every step of a check shares one deadline.
+
+    Not a :class:`~hivewire.metastore.MetastoreClient`: that one retries a read after reconnecting and gives
+    each connect and call its own full timeout, so a check through it against a hung metastore (one that
+    still accepts TCP connections, so only reads time out) lasted twice the timeout or more. Here the socket
+    timeout of each step is what is left of the check's budget, and nothing is retried: the next check is
+    the retry. The connection is kept between passing checks and dropped after any failure.
+    """
+
+    def __init__(self, address: str, options: Mapping[str, Any]) -> None:
+        unknown = sorted(set(options) - {"transport", "protocol", "ugi"})
+        if unknown:
+            raise ConfigError("client_options", f"{', '.join(unknown)}: only transport, protocol and ugi apply "
+                                                "to health checks (check_timeout bounds them)")
+        # MetastoreClient validates and normalises the options (it connects only when used).
+        spec = MetastoreClient(f"thrift://{address}", **dict(options))
+        self._host, self._port = parse_uri(address)
+        self._framed = spec.transport == "framed"
+        self._compact = spec.protocol == "compact"
+        self._ugi = spec.ugi
+        self._sock: TSocket.TSocket | None = None
+        self._trans: TTransport.TTransportBase | None = None
+        self._client: Any = None
+
+    def check(self, budget: float) -> tuple[bool, str]:
+        """(healthy, reason) within ``budget`` seconds: getStatus() is ALIVE and get_all_databases() answers."""
+        deadline = time.monotonic() + budget
+        step = "connecting"
+        try:
+            if self._client is None:
+                self._open(deadline)
+            step = "getStatus()"
+            self._bound(deadline)
+            status = self._client.getStatus()
+            if status != fb_status.ALIVE:
+                self.close()
+                name = fb_status._VALUES_TO_NAMES.get(status, str(status))
+                return False, f"getStatus() is {name}, not ALIVE"
+            step = "get_all_databases()"
+            self._bound(deadline)
+            self._client.get_all_databases()
+            return True, "ok"
+        except Exception as e:  # any failure means "not serving"; the sidecar must keep running
+            self.close()
+            if isinstance(e, _OutOfTime) or _timed_out(e):
+                return False, f"no answer to {step} within the check's {budget:.3g} s (hung or overloaded)"
+            text = str(e).splitlines()[0] if str(e) else type(e).__name__
+            return False, f"{step} failed: {text}"
+
+    def _bound(self, deadline: float) -> None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _OutOfTime
+        assert self._sock is not None
+        self._sock.setTimeout(left * 1000)
+
+    def _open(self, deadline: float) -> None:
+        sock = TSocket.TSocket(self._host, self._port)
+        self._sock = sock
+        self._bound(deadline)
+        trans: TTransport.TTransportBase = (
+            TTransport.TFramedTransport(sock) if self._framed else TTransport.TBufferedTransport(sock))
+        self._trans = trans
+        trans.open()
+        proto = (TCompactProtocol.TCompactProtocolAccelerated(trans) if self._compact
+                 else TBinaryProtocol.TBinaryProtocolAccelerated(trans))
+        client = ThriftHiveMetastore.Client(proto)
+        if self._ugi is not None:
+            self._bound(deadline)
+            try:
+                client.set_ugi(self._ugi[0], list(self._ugi[1]))
+            except TApplicationException as e:
+                log.debug("set_ugi on %s:%d failed (%s); checking without it", self._host, self._port, e)
+        self._client = client
+
+    def close(self) -> None:
+        trans, self._trans, self._sock, self._client = self._trans, None, None, None
+        if trans is not None:
+            with contextlib.suppress(Exception):
+                trans.close()
+
+
+def _timed_out(e: BaseException) -> bool:
+    """Whether ``e`` (or what it wraps) is a socket timeout."""
+    if isinstance(e, TTransport.TTransportException) and e.type == TTransport.TTransportException.TIMED_OUT:
+        return True
+    seen: set[int] = set()
+    current: BaseException | None = e
+    while current is not None and id(current) not in seen:
+        if isinstance(current, (socket.timeout, TimeoutError)):
+            return True
+        seen.add(id(current))
+        current = getattr(current, "inner", None) or current.__cause__ or current.__context__
+    return False

@@ -9,7 +9,11 @@ from __future__ import annotations
 import logging
 import os
 import random
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hivewire.discovery import DiscoveryConfig
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +35,9 @@ def _spark_session_class() -> Any:
     return SparkSession
 
 
-def _resolve_metastores(zookeeper: str | None, namespace: str, uris: str | list[str] | None,
-                        hive_site: str | os.PathLike[str] | None) -> tuple[list[str], bool]:
+def _resolve_metastores(zookeeper: str | DiscoveryConfig | None, namespace: str | None,
+                        uris: str | list[str] | None, hive_site: str | os.PathLike[str] | None,
+                        zk_options: Mapping[str, Any]) -> tuple[list[str], bool]:
     """(metastore URIs, discovered?) from exactly one of the three sources."""
     from hivewire import discovery
     from hivewire.errors import ConfigError
@@ -43,18 +48,28 @@ def _resolve_metastores(zookeeper: str | None, namespace: str, uris: str | list[
     if len(given) != 1:
         raise ConfigError("metastore", "give exactly one of zookeeper='zk1:2181,...', uris='thrift://h:9083' or "
                                        f"hive_site='/path/hive-site.xml' (got {', '.join(given) or 'none'})")
+    extra = sorted(zk_options) + (["namespace"] if namespace is not None else [])
     if uris is not None:
+        if extra:
+            raise ConfigError(extra[0], "ZooKeeper options apply only with zookeeper= or hive_site= (in discovery "
+                                        "mode), not with explicit uris=")
         return parse_uris(uris), False
     if zookeeper is not None:
-        found = discovery.discover_metastores(zookeeper, namespace)
+        found = discovery.discover_metastores(discovery.discovery_config(zookeeper, namespace, **zk_options))
     else:
         assert hive_site is not None
         conf = discovery.load_conf(hive_site)
         if discovery.discovery_mode(conf) != "zookeeper":
+            if extra:
+                raise ConfigError(extra[0], f"{os.fspath(hive_site)} does not turn on ZooKeeper discovery "
+                                            "(metastore.service.discovery.mode=zookeeper), so ZooKeeper options do "
+                                            "not apply: remove them, or set that key")
             static = discovery.metastore_uris_from_conf(conf)
             assert isinstance(static, list)
             return static, False
-        found = discovery.discover_metastores(discovery.DiscoveryConfig.from_conf(conf))
+        # The site's own settings, with the arguments (credentials it cannot hold, a namespace) on top.
+        config = discovery.discovery_config(discovery.DiscoveryConfig.from_conf(conf), namespace, **zk_options)
+        found = discovery.discover_metastores(config)
     # Hive's default RANDOM selection: spread sessions over the live metastores.
     random.shuffle(found)
     return found, True
@@ -71,17 +86,21 @@ def _builder(metastores: list[str], app_name: str, master: str | None, conf: dic
     return b.config(METASTORE_URIS_CONF, ",".join(metastores)).enableHiveSupport()
 
 
-def builder(*, zookeeper: str | None = None, namespace: str = "hive_metastore", uris: str | list[str] | None = None,
-            hive_site: str | os.PathLike[str] | None = None, app_name: str = "hivewire", master: str | None = None,
-            conf: dict[str, str] | None = None) -> Any:
+def builder(*, zookeeper: str | DiscoveryConfig | None = None, namespace: str | None = None,
+            uris: str | list[str] | None = None, hive_site: str | os.PathLike[str] | None = None,
+            app_name: str = "hivewire", master: str | None = None, conf: dict[str, str] | None = None,
+            **zk_options: Any) -> Any:
     """A ``SparkSession.Builder`` with Hive support, pointed at the metastores.
 
-    Give one of: ``zookeeper`` (quorum; the live metastores under ``/<namespace>``, shuffled), ``uris``
-    (explicit ``thrift://`` URIs) or ``hive_site`` (a ``hive-site.xml``, with or without ZooKeeper discovery;
-    its own namespace applies). ``conf`` holds more Spark settings. The URIs are resolved now: call
-    ``.getOrCreate()`` soon, or use :func:`session`.
+    Give one of: ``zookeeper`` (the live metastores under ``/<namespace>``, shuffled), ``uris`` (explicit
+    ``thrift://`` URIs) or ``hive_site`` (a ``hive-site.xml``, with or without ZooKeeper discovery).
+    ``zookeeper`` is a quorum or a :class:`~hivewire.discovery.DiscoveryConfig`; ``namespace`` (default
+    ``hive_metastore``, or the config's or site's own) and ``zk_options`` (other ``DiscoveryConfig`` fields:
+    ``auth_data``, ``use_ssl``, ``certfile``, ``keyfile``, ``ca``, ``session_timeout``, ...) work as in
+    :func:`hivewire.discovery.discover_metastores`, and override a ``hive_site``'s settings. ``conf`` holds
+    more Spark settings. The URIs are resolved now: call ``.getOrCreate()`` soon, or use :func:`session`.
     """
-    metastores, _ = _resolve_metastores(zookeeper, namespace, uris, hive_site)
+    metastores, _ = _resolve_metastores(zookeeper, namespace, uris, hive_site, zk_options)
     return _builder(metastores, app_name, master, conf)
 
 
@@ -111,10 +130,11 @@ def _session_metastores(spark: Any) -> tuple[str, list[str]]:
         return catalog, []
 
 
-def session(*, zookeeper: str | None = None, namespace: str = "hive_metastore", uris: str | list[str] | None = None,
-            hive_site: str | os.PathLike[str] | None = None, app_name: str = "hivewire", master: str | None = None,
-            conf: dict[str, str] | None = None) -> Any:
-    """``builder(...).getOrCreate()``, safe in notebooks.
+def session(*, zookeeper: str | DiscoveryConfig | None = None, namespace: str | None = None,
+            uris: str | list[str] | None = None, hive_site: str | os.PathLike[str] | None = None,
+            app_name: str = "hivewire", master: str | None = None, conf: dict[str, str] | None = None,
+            **zk_options: Any) -> Any:
+    """``builder(...).getOrCreate()``, safe in notebooks (the same arguments as :func:`builder`).
 
     A session that is already running is returned when it uses the Hive catalog and the same metastores
     (explicit URIs: the same set; discovered: at least one of the live ones), and ``conf`` is not applied to
@@ -124,7 +144,7 @@ def session(*, zookeeper: str | None = None, namespace: str = "hive_metastore", 
     from hivewire.errors import HivewireError
 
     spark_session = _spark_session_class()
-    metastores, discovered = _resolve_metastores(zookeeper, namespace, uris, hive_site)
+    metastores, discovered = _resolve_metastores(zookeeper, namespace, uris, hive_site, zk_options)
     running = _running_session(spark_session)
     if running is not None:
         catalog, current = _session_metastores(running)

@@ -249,3 +249,45 @@ def test_refuses_a_foreign_table(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a hivewire event archive"):
         Archiver(KafkaSource("localhost:1", "t"), str(tmp_path / "other")).table()
     shutil.rmtree(tmp_path / "other")
+
+
+def test_two_jobs_archiving_one_topic_into_two_tables_each_get_all_of_it(kafka: str, tmp_path: Path) -> None:
+    """Different tables, default app id and group: each job reads every partition. (With a group named after
+    the topic alone, the two joined one group and split the partitions: each table got part of the topic.)"""
+    topic = f"archive_{uuid.uuid4().hex[:8]}"
+    out = producer(kafka)
+    for i, data in enumerate(mixed_messages(400, seed=3)):
+        out.produce(topic, value=data, partition=i % 4, timestamp=T0_MS + i)
+    assert out.flush(30) == 0
+    source = KafkaSource(kafka, topic, consumer_config={"session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
+    jobs = [Archiver(source, str(tmp_path / name), flush_seconds=0.5) for name in ("a", "b")]
+    assert jobs[0].group_id != jobs[1].group_id and jobs[0].app_id == jobs[1].app_id == topic
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def run(job: Archiver) -> None:
+        try:
+            job.run(stop)
+        except BaseException as e:  # re-raised in the test thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
+    for t in threads:
+        t.start()
+    try:
+        for name in ("a", "b"):
+            wait_for(lambda name=name: (tmp_path / name / "_delta_log").is_dir()
+                     and deltalake.DeltaTable(str(tmp_path / name)).to_pyarrow_table(
+                         columns=["kafka_offset"]).num_rows >= 400, f"table {name} to hold the whole topic",
+                     timeout=120)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(60)
+    assert errors == []
+    for name, job in zip(("a", "b"), jobs, strict=True):
+        rows = deltalake.DeltaTable(str(tmp_path / name)).to_pyarrow_table(columns=["kafka_partition", "kafka_offset"])
+        got = sorted(zip(rows["kafka_partition"].to_pylist(), rows["kafka_offset"].to_pylist(), strict=True))
+        assert got == sorted((p, o) for p in range(4) for o in range(100)), name
+        assert job.stats.refused == 0  # every seek from the table took effect
+        assert sorted(job.stats.versions) == [0, 1, 2, 3]  # this job wrote all four partitions itself

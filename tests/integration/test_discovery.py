@@ -103,6 +103,27 @@ def test_missing_or_empty_namespace_is_a_clear_error(zk: KazooClient, zookeeper:
     assert f"/{unique}" in str(empty_client.value)
 
 
+def test_the_error_names_the_key_the_namespace_came_from(zookeeper: LocalZooKeeper, unique: str,
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    # An HDP-style site: hive.zookeeper.namespace is set for the lock manager, and MetastoreConf's fallback to
+    # it moves discovery there.
+    conf = {"metastore.service.discovery.mode": "zookeeper", "metastore.thrift.uris": zookeeper.quorum,
+            "hive.zookeeper.namespace": unique}
+    with caplog.at_level("WARNING", logger="hivewire.discovery"), pytest.raises(hw.DiscoveryError) as exc:
+        hw.MetastoreClient.from_hive_conf(conf)
+    text = str(exc.value)
+    assert f"hive.zookeeper.namespace={unique}" in text and "set metastore.zookeeper.namespace" in text
+    assert f"metastore.zookeeper.namespace={unique}" not in text  # the old message named the wrong key
+    assert any("hive.zookeeper.namespace" in r.getMessage() and "metastore.zookeeper.namespace" in r.getMessage()
+               for r in caplog.records if r.levelname == "WARNING")
+
+    conf = {**conf, "metastore.zookeeper.namespace": f"{unique}_hms"}
+    with pytest.raises(hw.DiscoveryError) as exc2:
+        hw.MetastoreClient.from_hive_conf(conf)
+    assert f"metastore.zookeeper.namespace={unique}_hms" in str(exc2.value)
+    assert "hive.zookeeper.namespace" not in str(exc2.value)
+
+
 def test_unreachable_zookeeper_is_a_clear_error() -> None:
     from hivewire.local import free_port
 
@@ -188,6 +209,20 @@ def test_from_zookeeper_and_from_hive_conf(zk: KazooClient, zookeeper: LocalZooK
         assert (client.uri, client.timeout) == (metastore.uri, 60.0)
     with hw.MetastoreClient.from_hive_conf({"metastore.thrift.uris": metastore.uri}) as plain:
         assert "default" in plain.get_all_databases()
+
+
+def test_from_zookeeper_with_credentials_in_a_discovery_config(zk: KazooClient, zookeeper: LocalZooKeeper,
+                                                               metastore: LocalMetastore, unique: str) -> None:
+    acl = [make_digest_acl("reader", "pw", all=True)]
+    zk.add_auth("digest", "reader:pw")
+    zk.create(f"/{unique}", b"", acl=acl)
+    address = metastore.uri.removeprefix("thrift://")
+    zk.create(f"/{unique}/{address}", address.encode(), acl=acl, ephemeral=True, sequence=True)
+    with pytest.raises(hw.DiscoveryError, match="credentials"):
+        hw.MetastoreClient.from_zookeeper(zookeeper.quorum, unique)
+    config = DiscoveryConfig(quorum=zookeeper.quorum, namespace=unique, auth_data=(("digest", "reader:pw"),))
+    with hw.MetastoreClient.from_zookeeper(config, timeout=60) as client:
+        assert client.uri == metastore.uri and "default" in client.get_all_databases()
 
 
 def test_cli_discover(zk: KazooClient, zookeeper: LocalZooKeeper, unique: str, tmp_path: Path) -> None:

@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
+from kazoo.security import make_digest_acl
 
 import hivewire as hw
 import hivewire.spark as hw_spark
+from hivewire.discovery import DiscoveryConfig
 from hivewire.local import LocalMetastore, LocalZooKeeper
 
 NAMESPACE = f"spark_{uuid.uuid4().hex[:8]}"
@@ -92,3 +94,45 @@ def test_builder_sources(zookeeper: LocalZooKeeper, registered: str, metastore: 
     options = hw_spark.builder(hive_site=site, master="local[1]")._options
     assert options[hw_spark.METASTORE_URIS_CONF] == metastore.uri
     assert options["spark.sql.catalogImplementation"] == "hive"
+
+
+def test_builder_takes_zookeeper_credentials_like_discovery(zookeeper: LocalZooKeeper, metastore: LocalMetastore,
+                                                            unique: str, tmp_path: Path) -> None:
+    """A namespace only an authenticated client may read: the same options as discover_metastores, or a
+    DiscoveryConfig, reach ZooKeeper; nothing needs a running Spark (the builder is not started)."""
+    address = metastore.uri.removeprefix("thrift://")
+    zk = KazooClient(hosts=zookeeper.quorum, timeout=10, auth_data=[("digest", "reader:pw")])
+    zk.start(timeout=30)
+    try:
+        acl = [make_digest_acl("reader", "pw", all=True)]
+        zk.create(f"/{unique}", b"", acl=acl)
+        zk.create(f"/{unique}/{address}", address.encode("utf-8"), acl=acl, ephemeral=True, sequence=True)
+        with pytest.raises(hw.DiscoveryError) as anonymous:
+            hw_spark.builder(zookeeper=zookeeper.quorum, namespace=unique)
+        assert "credentials" in str(anonymous.value)
+
+        options = hw_spark.builder(zookeeper=zookeeper.quorum, namespace=unique,
+                                   auth_data=[("digest", "reader:pw")])._options
+        assert options[hw_spark.METASTORE_URIS_CONF] == metastore.uri
+        config = DiscoveryConfig(quorum=zookeeper.quorum, namespace=unique, auth_data=(("digest", "reader:pw"),))
+        assert hw_spark.builder(zookeeper=config)._options[hw_spark.METASTORE_URIS_CONF] == metastore.uri
+        # A hive-site.xml cannot hold the password: the argument adds it to the site's settings.
+        site = tmp_path / "hive-site.xml"
+        site.write_text(f"""<configuration>
+  <property><name>metastore.thrift.uris</name><value>{zookeeper.quorum}</value></property>
+  <property><name>metastore.service.discovery.mode</name><value>zookeeper</value></property>
+  <property><name>metastore.zookeeper.namespace</name><value>{unique}</value></property>
+</configuration>""")
+        options = hw_spark.builder(hive_site=site, auth_data=[("digest", "reader:pw")])._options
+        assert options[hw_spark.METASTORE_URIS_CONF] == metastore.uri
+
+        with pytest.raises(hw.ConfigError) as explicit:
+            hw_spark.builder(uris=metastore.uri, auth_data=[("digest", "reader:pw")])
+        assert "only with zookeeper=" in str(explicit.value)
+        with pytest.raises(hw.ConfigError) as typo:
+            hw_spark.builder(zookeeper=zookeeper.quorum, namespace=unique, auth=[("digest", "reader:pw")])
+        assert "auth_data" in str(typo.value)
+    finally:
+        zk.delete(f"/{unique}", recursive=True)
+        zk.stop()
+        zk.close()

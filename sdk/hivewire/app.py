@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import errno
 import inspect
 import logging
 import signal
@@ -212,25 +213,30 @@ class App:
         if not self._listeners:
             raise ConfigError("apiary.listener.list", f"app {self.name!r} has no listeners: register some with "
                                                       "decorators or list them in apiary.listener.list")
-        for listener in self._listeners:
-            listener.bind(config)
         self.config = config
         self.metrics = metrics = Metrics()
-        runner = Runner(
-            app_name=self.name, listeners=self._listeners, source=source, metrics=metrics,
-            retry=RetryPolicy(settings.retry_max_attempts, settings.retry_initial_delay, settings.retry_multiplier,
-                              settings.retry_max_delay),
-            timeout=settings.listener_timeout, queue_size=settings.queue_size, batch_size=settings.batch_size,
-            commit_interval=settings.commit_interval, shutdown_timeout=settings.shutdown_timeout,
-            metastore=_metastore_factory(config), tune_gc=settings.tune_gc)
-        server = HealthServer(metrics, runner.health, settings.endpoint_port).start() \
-            if settings.endpoint_port else None
-        if server:
-            log.info("metrics and health on http://0.0.0.0:%d/metrics and /health", server.port)
-        self._runner = runner
-        restore = _install_signal_handlers(runner) if handle_signals else None
-        log.info("app %s running %d listener(s) on %r", self.name, len(self._listeners), source)
+        server: HealthServer | None = None
+        restore: Callable[[], None] | None = None
         try:
+            # Fresh class-listener instances for every run: the last run closed its own, and instances made
+            # by dispatch() before the run were made with the app's settings, not the run's.
+            for listener in self._listeners:
+                listener.bind(config)
+            runner = Runner(
+                app_name=self.name, listeners=self._listeners, source=source, metrics=metrics,
+                retry=RetryPolicy(settings.retry_max_attempts, settings.retry_initial_delay,
+                                  settings.retry_multiplier, settings.retry_max_delay),
+                timeout=settings.listener_timeout, queue_events=settings.queue_size,
+                queue_bytes=settings.queue_bytes, batch_size=settings.batch_size,
+                commit_interval=settings.commit_interval, shutdown_timeout=settings.shutdown_timeout,
+                metastore=_metastore_factory(config), max_abandoned=settings.max_abandoned_threads,
+                tune_gc=settings.tune_gc)
+            if settings.endpoint_port:
+                server = _health_server(metrics, runner, settings.endpoint_port)
+                log.info("metrics and health on http://0.0.0.0:%d/metrics and /health", server.port)
+            self._runner = runner
+            restore = _install_signal_handlers(runner) if handle_signals else None
+            log.info("app %s running %d listener(s) on %r", self.name, len(self._listeners), source)
             runner.run()
         finally:
             if restore:
@@ -264,6 +270,18 @@ def _metastore_factory(config: Config) -> Callable[[], MetastoreClient | None]:
     uris = discovery.metastore_uris_from_conf(config, shared=True)
     options = discovery.hive_client_options(config)
     return lambda: MetastoreClient(uris, **options)
+
+
+def _health_server(metrics: Metrics, runner: Runner, port: int) -> HealthServer:
+    try:
+        return HealthServer(metrics, runner.health, port).start()
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise ConfigError("endpoint.port", f"port {port} is already in use (another hivewire app on this "
+                                               "host?); set endpoint.port to a free port, or 0 to turn the "
+                                               "/metrics and /health endpoint off") from e
+        raise ConfigError("endpoint.port", f"cannot serve /metrics and /health on port {port}: {e}; set "
+                                           "endpoint.port to another port, or 0 to turn the endpoint off") from e
 
 
 def _install_signal_handlers(runner: Runner) -> Callable[[], None] | None:

@@ -8,15 +8,19 @@ hivewire's own ``hivewire.*`` keys and Hive's metastore keys (``metastore.thrift
 Sources, later ones winning: built-in defaults, the app's own settings, a ``.properties`` or ``.toml`` file,
 environment variables (``APIARY_BOOTSTRAP_SERVERS`` -> ``apiary.bootstrap.servers``, as Spring maps them for
 Drone Fly), and explicit overrides (CLI flags). :class:`Settings` validates the runtime's keys and raises
-:class:`~hivewire.errors.ConfigError` naming the key.
+:class:`~hivewire.errors.ConfigError` naming the key. An unknown ``hivewire.*`` key is an error when it
+comes from a file, the app or a flag (most likely a typo), but only logged when it comes from the
+environment: Kubernetes injects ``<SERVICE>_SERVICE_HOST``/``<SERVICE>_PORT`` for every Service, so a
+Service named ``hivewire`` would otherwise stop the app.
 """
 
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +34,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-__all__ = ["ENV_PREFIXES", "Config", "Settings"]
+__all__ = ["DEFAULTS", "ENV_PREFIXES", "KNOWN_KEYS", "Config", "Settings"]
+
+log = logging.getLogger(__name__)
 
 #: Environment variables whose dotted form starts with one of these are read as settings.
 ENV_PREFIXES = ("apiary.", "instance.", "endpoint.", "hivewire.", "metastore.", "hive.metastore.")
@@ -45,11 +51,25 @@ DEFAULTS: dict[str, str] = {
     "hivewire.retry.multiplier": "2.0",
     "hivewire.retry.max.delay.ms": "60000",
     "hivewire.listener.timeout.ms": "300000",
-    "hivewire.listener.queue.size": "10000",
+    "hivewire.listener.max.abandoned.threads": "8",
+    # A listener's backlog before consumption pauses for everyone: whichever bound is reached first.
+    "hivewire.listener.queue.size": "50000",
+    "hivewire.listener.queue.bytes": str(256 * 1024 * 1024),
     "hivewire.consumer.batch.size": "500",
     "hivewire.commit.interval.ms": "1000",
     "hivewire.shutdown.timeout.ms": "30000",
     "hivewire.gc.tuning": "true",
+}
+
+#: Every ``hivewire.*`` key anything in hivewire reads: the runtime's (:data:`DEFAULTS`) and ZooKeeper
+#: discovery's (:meth:`hivewire.discovery.DiscoveryConfig.from_conf`), which have no default.
+KNOWN_KEYS: frozenset[str] = frozenset(DEFAULTS) | {
+    "hivewire.zookeeper.auth",
+    "hivewire.zookeeper.ssl.certfile",
+    "hivewire.zookeeper.ssl.keyfile",
+    "hivewire.zookeeper.ssl.keyfile.password",
+    "hivewire.zookeeper.ssl.ca",
+    "hivewire.zookeeper.ssl.verify",
 }
 
 
@@ -91,22 +111,32 @@ def _from_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 class Config(Mapping[str, str]):
-    """Immutable flat settings. Build one with :meth:`load`; read it like a dict of strings."""
+    """Immutable flat settings. Build one with :meth:`load`; read it like a dict of strings.
 
-    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+    ``from_env`` names the keys whose value came from environment variables (see :attr:`env_keys`).
+    """
+
+    def __init__(self, values: Mapping[str, Any] | None = None, *, from_env: Iterable[str] = ()) -> None:
         flat: dict[str, str] = {}
         _flatten("", dict(values or {}), flat)
         self._values = flat
+        self._env_keys = frozenset(from_env) & flat.keys()
 
     @classmethod
     def load(cls, *, file: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
              overrides: Mapping[str, Any] | None = None, base: Mapping[str, Any] | None = None) -> Config:
         """Merge ``base`` (the app's settings), ``file``, ``env`` (default: ``os.environ``) and ``overrides``."""
+        environment = _from_env(os.environ if env is None else env)
+        flags = Config(overrides)
         merged: dict[str, str] = {}
-        for layer in (Config(base), _read_file(Path(file)) if file else {},
-                      _from_env(os.environ if env is None else env), Config(overrides)):
+        for layer in (Config(base), _read_file(Path(file)) if file else {}, environment, flags):
             merged.update(layer)
-        return cls(merged)
+        return cls(merged, from_env=environment.keys() - flags.keys())
+
+    @property
+    def env_keys(self) -> frozenset[str]:
+        """The keys whose value came from an environment variable (not overridden by a flag)."""
+        return self._env_keys
 
     def __getitem__(self, key: str) -> str:
         return self._values[key]
@@ -127,7 +157,8 @@ class Config(Mapping[str, str]):
 
     def merged(self, overrides: Mapping[str, Any]) -> Config:
         """A copy with ``overrides`` applied."""
-        return Config({**self._values, **Config(overrides)._values})
+        extra = Config(overrides)._values
+        return Config({**self._values, **extra}, from_env=self._env_keys - extra.keys())
 
     # -- typed access (every error names the key) -----------------------------------------------------
     def text(self, key: str, default: str | None = None) -> str:
@@ -185,7 +216,9 @@ class Settings:
     retry_multiplier: float
     retry_max_delay: float
     listener_timeout: float
+    max_abandoned_threads: int
     queue_size: int
+    queue_bytes: int
     batch_size: int
     commit_interval: float
     shutdown_timeout: float
@@ -194,11 +227,17 @@ class Settings:
 
     @classmethod
     def from_config(cls, config: Config, *, need_kafka: bool = True) -> Settings:
-        unknown = [k for k in config if k.startswith("hivewire.") and k not in DEFAULTS]
-        if unknown:
-            key = unknown[0]
-            close = difflib.get_close_matches(key, DEFAULTS, n=1)
-            raise ConfigError(key, "unknown setting" + (f"; did you mean {close[0]}?" if close else ""))
+        unknown = sorted(k for k in config if k.startswith("hivewire.") and k not in KNOWN_KEYS)
+        from_env = [k for k in unknown if k in config.env_keys]
+        if from_env:
+            log.info("ignoring environment variables that are not hivewire settings: %s",
+                     ", ".join(k.upper().replace(".", "_") for k in from_env))
+        typos = [k for k in unknown if k not in config.env_keys]
+        if typos:
+            key = typos[0]
+            close = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1)
+            raise ConfigError(key, "unknown setting" + (f"; did you mean {close[0]}?" if close else
+                                                        "; see docs/runtime.md for the hivewire.* keys"))
         bootstrap_servers = config.text("apiary.bootstrap.servers", None if need_kafka else "")
         topic = config.text("apiary.kafka.topic.name", None if need_kafka else "")
         return cls(
@@ -214,6 +253,8 @@ class Settings:
             retry_max_delay=config.number("hivewire.retry.max.delay.ms", minimum=0) / 1000,
             listener_timeout=config.number("hivewire.listener.timeout.ms", minimum=1) / 1000,
             queue_size=config.integer("hivewire.listener.queue.size", minimum=1),
+            queue_bytes=config.integer("hivewire.listener.queue.bytes", minimum=1),
+            max_abandoned_threads=config.integer("hivewire.listener.max.abandoned.threads", minimum=0),
             batch_size=config.integer("hivewire.consumer.batch.size", minimum=1, maximum=100_000),
             commit_interval=config.number("hivewire.commit.interval.ms", minimum=1) / 1000,
             shutdown_timeout=config.number("hivewire.shutdown.timeout.ms", minimum=0) / 1000,

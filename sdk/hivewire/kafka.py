@@ -4,6 +4,11 @@ The consumer never auto-commits: the runtime commits an offset only after every 
 dead-lettered everything before it. Dead letters go to ``<topic>.dlq`` (by default) through an idempotent
 producer with ``acks=all``; a dead letter counts as done only when the broker acknowledged it, and one that
 fails is sent again until it succeeds (its batch, and so the commit, waits meanwhile: nothing is lost).
+
+Pausing (backpressure) applies to the whole current assignment, which with the cooperative-sticky strategy
+grows and shrinks by increments: partitions assigned while paused are paused before they are fetched, and
+partitions assigned while not paused are resumed (librdkafka keeps a partition's pause flag across a
+revocation, so one paused, revoked and assigned back later would otherwise never be read again).
 """
 
 from __future__ import annotations
@@ -11,13 +16,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from hivewire.errors import ConfigError, HivewireError
 from hivewire.source import Assigned, Delivered, Record
 from hivewire.source import TopicPartition as TP
+
+if TYPE_CHECKING:
+    from hivewire.metrics import Metrics
 
 __all__ = ["DRONE_FLY_GROUP_PREFIX", "KafkaSource"]
 
@@ -64,10 +72,15 @@ class KafkaSource:
         self._producer: Producer | None = None
         self._producer_thread: threading.Thread | None = None
         self._closing = threading.Event()
-        self._assignment: list[TopicPartition] = []
+        self._paused = False
+        self._metrics: Metrics | None = None
 
     def __repr__(self) -> str:
         return f"KafkaSource({self.bootstrap_servers!r}, {self.topic!r}, group_id={self.group_id!r})"
+
+    def attach_metrics(self, metrics: Metrics) -> None:
+        """Count failed commits and dead-letter sends in ``metrics`` (the runtime calls this before :meth:`open`)."""
+        self._metrics = metrics
 
     # -- consuming ------------------------------------------------------------------------------------
     def open(self, on_assign: Assigned, on_revoke: Assigned) -> None:
@@ -82,15 +95,21 @@ class KafkaSource:
             "logger": logging.getLogger("hivewire.kafka.consumer"),
             **self.consumer_config,
             **_FIXED_CONSUMER,
+            "on_commit": self._committed,
         }
 
         def assigned(consumer: Consumer, partitions: list[TopicPartition]) -> None:
-            self._assignment = list(partitions)
+            # Called before librdkafka adds the partitions (all of them, or the increment under
+            # cooperative-sticky) to the assignment, so nothing is fetched in the wrong state.
+            if partitions:
+                if self._paused:
+                    consumer.pause(partitions)
+                else:
+                    consumer.resume(partitions)
             on_assign([(p.topic, p.partition) for p in partitions])
 
         def revoked(consumer: Consumer, partitions: list[TopicPartition]) -> None:
             on_revoke([(p.topic, p.partition) for p in partitions])
-            self._assignment = [a for a in self._assignment if a not in partitions]
 
         try:
             self._consumer = Consumer(conf)
@@ -125,21 +144,42 @@ class KafkaSource:
             self._consumer.commit(offsets=tps, asynchronous=not wait)
         except KafkaException as e:
             # Not fatal: the offsets are committed with a later commit, or read again after a restart.
+            # (A synchronous commit fails here only; asynchronous ones fail in _committed.)
+            if self._metrics is not None:
+                self._metrics.commit_failures.inc()
             log.warning("offset commit failed: %s", e)
 
+    def _committed(self, err: KafkaError | None, partitions: list[TopicPartition]) -> None:
+        """librdkafka's commit result (asynchronous commits fail only here)."""
+        failed = [p for p in partitions or [] if p.error is not None]
+        if err is not None and err.code() == KafkaError._NO_OFFSET:
+            return  # nothing was pending: not a failure
+        if err is None and not failed:
+            return
+        if self._metrics is not None:
+            self._metrics.commit_failures.inc()
+        detail = ", ".join(f"{p.topic}/{p.partition}: {p.error}" for p in failed)
+        log.warning("offset commit failed (%s); the offsets go with the next commit, and records after the last "
+                    "successful one are read again after a restart", err or detail)
+
     def pause(self) -> None:
-        if self._consumer is not None and self._assignment:
-            self._consumer.pause(self._assignment)
+        self._paused = True
+        if self._consumer is not None:
+            self._consumer.pause(self._consumer.assignment())
 
     def resume(self) -> None:
-        if self._consumer is not None and self._assignment:
-            self._consumer.resume(self._assignment)
+        self._paused = False
+        if self._consumer is not None:
+            self._consumer.resume(self._consumer.assignment())
 
     def lag(self) -> dict[TP, int]:
-        if self._consumer is None or not self._assignment:
+        if self._consumer is None:
+            return {}
+        assignment = self._consumer.assignment()
+        if not assignment:
             return {}
         out = {}
-        for tp in self._consumer.position(list(self._assignment)):
+        for tp in self._consumer.position(assignment):
             _low, high = self._consumer.get_watermark_offsets(tp, cached=True)
             if tp.offset != OFFSET_INVALID and high >= 0:
                 out[(tp.topic, tp.partition)] = max(0, high - tp.offset)
@@ -189,10 +229,15 @@ class KafkaSource:
         def delivered(err: KafkaError | None, _msg: Any) -> None:
             if err is None:
                 on_delivered()
-            elif not self._closing.is_set():
+                return
+            if self._metrics is not None:
+                self._metrics.dead_letter_failures.inc()
+            if not self._closing.is_set():
                 # Keep trying: the record's batch (and its commit) waits for this acknowledgement.
                 log.error("dead letter to %s failed (%s); retrying", self.dead_letter_topic, err)
-                threading.Timer(1.0, send).start()
+                timer = threading.Timer(1.0, send)
+                timer.daemon = True
+                timer.start()
 
         send()
 

@@ -158,8 +158,9 @@ class Listener:
     """A registered listener as the runtime sees it.
 
     ``target`` is what was registered (function, class, or instance); classes are constructed with the
-    configuration by :meth:`bind`. ``retry``/``timeout`` of None mean the app's defaults. ``concurrency`` > 1
-    runs that many workers, each owning a share of the tables, so order is still kept per table.
+    configuration by :meth:`bind`, afresh for every run of the app (a run ends with :meth:`close`).
+    ``retry``/``timeout`` of None mean the app's defaults. ``concurrency`` > 1 runs that many workers, each
+    owning a share of the tables, so order is still kept per table.
     """
 
     name: str
@@ -171,6 +172,7 @@ class Listener:
     concurrency: int = 1
     handlers: dict[EventType, Handler] = field(default_factory=dict, repr=False)
     instance: Any = field(default=None, repr=False)
+    _bound_to: Config | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -183,9 +185,15 @@ class Listener:
         return bool(self.handlers)
 
     def bind(self, config: Config) -> None:
-        """Create the handlers (constructing a listener class with ``config``). Idempotent."""
-        if self.handlers:
+        """Create the handlers (constructing a listener class with ``config``).
+
+        Nothing to do when already bound to an equal configuration; bound to another one, the old instance is
+        closed and a new one constructed, so a listener never runs with settings other than the run's.
+        """
+        if self.handlers and (self._bound_to is config or self._bound_to == config):  # `is`: dispatch's fast path
             return
+        if self.handlers:
+            self.close()
         target: Any = self.target
         if inspect.isclass(target):
             factory: Any = target
@@ -194,14 +202,18 @@ class Listener:
             except Exception as e:
                 raise ConfigError(self.name, f"could not construct the listener with the configuration: {e}") from e
         self.instance = target
+        self._bound_to = config
         if isinstance(target, MetaStoreEventListener) or not callable(target):
             self.handlers = {t: getattr(target, HANDLER_NAMES[t]) for t in self.types}
         else:
             self.handlers = dict.fromkeys(self.types, target)
 
     def close(self) -> None:
-        close = getattr(self.instance, "close", None)
-        if isinstance(self.instance, MetaStoreEventListener) and callable(close):
+        """Close the instance (class-style listeners) and unbind, so the next :meth:`bind` starts afresh."""
+        instance = self.instance
+        self.handlers, self.instance, self._bound_to = {}, None, None
+        close = getattr(instance, "close", None)
+        if isinstance(instance, MetaStoreEventListener) and callable(close):
             close()
 
     def accepts(self, event: ListenerEvent) -> bool:

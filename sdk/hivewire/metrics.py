@@ -3,10 +3,12 @@
 Metric names (all prefixed ``hivewire_``): ``events_consumed_total``, ``events_undecodable_total``,
 ``listener_events_handled_total{listener}``, ``listener_attempts_failed_total{listener}``,
 ``listener_events_retried_total{listener}``, ``listener_events_dead_lettered_total{listener}``,
-``listener_timeouts_total{listener}``, ``listener_queue_depth{listener}``,
+``listener_timeouts_total{listener}``, ``listener_abandoned_threads{listener}``,
+``listener_queue_depth{listener}``, ``listener_queue_bytes{listener}``,
 ``listener_latency_seconds{listener}`` (from the record being polled to the listener finishing with it),
-``consumer_lag{topic,partition}``, ``commits_total``. Each App has its own registry, so several apps
-(or tests) in one process do not collide.
+``consumer_lag{topic,partition}``, ``commits_total``, ``commit_failures_total``,
+``commit_pending_age_seconds``, ``dead_letter_failures_total``. Each App has its own registry, so several
+apps (or tests) in one process do not collide.
 
 Drone Fly's Spring Actuator paths are served too (``/actuator/prometheus``, ``/actuator/health``,
 ``/actuator/health/liveness``, ``/actuator/health/readiness``), so existing probes keep working.
@@ -52,8 +54,13 @@ class Metrics:
                                      ["listener"], registry=r)
         self.timeouts = Counter("hivewire_listener_timeouts", "Listener calls that exceeded the timeout.",
                                 ["listener"], registry=r)
+        self.abandoned = Gauge("hivewire_listener_abandoned_threads",
+                               "Threads given up after a timeout whose listener call has not returned yet.",
+                               ["listener"], registry=r)
         self.queue_depth = Gauge("hivewire_listener_queue_depth", "Events waiting for a listener.",
                                  ["listener"], registry=r)
+        self.queue_bytes = Gauge("hivewire_listener_queue_bytes",
+                                 "Bytes of the record values waiting for a listener.", ["listener"], registry=r)
         self.latency = Histogram("hivewire_listener_latency_seconds",
                                  "From the record being polled to the listener finishing with it.",
                                  ["listener"], registry=r,
@@ -61,6 +68,15 @@ class Metrics:
         self.lag = Gauge("hivewire_consumer_lag", "Records behind the end of the partition.",
                          ["topic", "partition"], registry=r)
         self.commits = Counter("hivewire_commits", "Offset commits sent to the source.", registry=r)
+        self.commit_failures = Counter("hivewire_commit_failures",
+                                       "Offset commits the broker refused (the offsets go with a later commit).",
+                                       registry=r)
+        self.pending_age = Gauge("hivewire_commit_pending_age_seconds",
+                                 "Age of the oldest polled batch not yet handled or dead-lettered by every "
+                                 "listener: nothing after it can be committed.", registry=r)
+        self.dead_letter_failures = Counter("hivewire_dead_letter_failures",
+                                            "Dead letters the broker did not acknowledge (each is sent again).",
+                                            registry=r)
 
     def for_listener(self, name: str) -> ListenerMetrics:
         return ListenerMetrics(self, name)
@@ -75,7 +91,9 @@ class ListenerMetrics:
         self.retried = metrics.retried.labels(name)
         self.dead_lettered = metrics.dead_lettered.labels(name)
         self.timeouts = metrics.timeouts.labels(name)
+        self.abandoned = metrics.abandoned.labels(name)
         self.queue_depth = metrics.queue_depth.labels(name)
+        self.queue_bytes = metrics.queue_bytes.labels(name)
         self.latency = metrics.latency.labels(name)
 
 

@@ -35,7 +35,11 @@ class Record(Protocol):
 
 
 class Source(Protocol):
-    """A stream of Apiary records the runtime consumes."""
+    """A stream of Apiary records the runtime consumes.
+
+    A source may also have ``attach_metrics(metrics)``: the runtime calls it with its
+    :class:`~hivewire.metrics.Metrics` before :meth:`open`, so the source can count its own failures.
+    """
 
     topic: str
     dead_letter_topic: str

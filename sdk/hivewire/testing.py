@@ -9,10 +9,31 @@ broker does::
     assert source.dead_letters == []
 
 ``mock_kafka()`` gives a real Kafka-protocol endpoint: librdkafka's built-in mock cluster, which ships
-inside the ``confluent-kafka`` wheel. Any Kafka client, in this process or another, can connect to it::
+inside the ``confluent-kafka`` wheel. Any Kafka client, in this process or another, can connect to it;
+``produce()`` publishes events there as the Apiary listener does. ``app.run`` blocks until stopped, so run
+it beside the test::
+
+    import threading
+
+    import hivewire as hw
+
+    app = hw.App("orders-sync", config={"endpoint.port": 0})  # 0: no /metrics port to collide with
+    done = threading.Event()
+
+    @app.on_create_table
+    def created(event: hw.CreateTableEvent) -> None:
+        done.set()
 
     with hw.testing.mock_kafka() as bootstrap:
-        app.run(hw.KafkaSource(bootstrap_servers=bootstrap, topic="apiary"))
+        hw.testing.produce(bootstrap, "apiary", [hw.testing.create_table_event("sales", "orders")])
+        # A new consumer group starts at the end of the topic (Drone Fly's default, latest); read from the
+        # beginning to see what was produced before the group joined.
+        source = hw.KafkaSource(bootstrap, "apiary", consumer_config={"auto.offset.reset": "earliest"})
+        worker = threading.Thread(target=app.run, args=(source,), kwargs={"handle_signals": False})
+        worker.start()
+        assert done.wait(60)
+        app.stop()
+        worker.join()
 
 Limits of the mock (librdkafka's, not ours): topics are created on first produce with 4 partitions;
 CreateTopics/DeleteTopics are not served; a new consumer group waits about 3 s before its first
@@ -58,6 +79,7 @@ __all__ = [
     "make_partition",
     "make_table",
     "mock_kafka",
+    "produce",
     "run_app",
 ]
 
@@ -78,6 +100,41 @@ def mock_kafka(num_brokers: int = 1) -> Iterator[str]:
     finally:
         owner.flush(5)
         del owner
+
+
+def produce(bootstrap_servers: str, topic: str, events: Iterable[ListenerEvent | bytes]) -> int:
+    """Publish ``events`` to ``topic`` as the Apiary listener does: Apiary JSON, each table's events in the
+    partition ``hivewire.apiary.partition_for`` picks (raw ``bytes`` are sent as they are, to partition 0).
+    Returns how many were acknowledged; raises :class:`~hivewire.errors.HivewireError` if any was not."""
+    from confluent_kafka import Producer
+
+    from hivewire.apiary import encode, partition_for
+    from hivewire.errors import HivewireError
+
+    producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 5,
+                         "logger": logging.getLogger("hivewire.testing.produce")})
+    metadata = producer.list_topics(topic, timeout=10).topics[topic]
+    if metadata.error is not None or not metadata.partitions:
+        raise HivewireError(f"topic {topic!r} is not available on {bootstrap_servers} ({metadata.error}); "
+                            "create it first if the cluster does not create topics on first use")
+    partitions = len(metadata.partitions)
+    sent = 0
+    for item in events:
+        if isinstance(item, bytes):
+            value, partition = item, 0
+        else:
+            value, partition = encode(item), partition_for(item.qualified_name, partitions)
+        while True:
+            try:
+                producer.produce(topic, value, partition=partition)
+                break
+            except BufferError:  # librdkafka's local queue is full: let deliveries drain it
+                producer.poll(0.1)
+        sent += 1
+    left = producer.flush(30)
+    if left:
+        raise HivewireError(f"{left} of {sent} messages to {topic!r} were not acknowledged within 30 s")
+    return sent
 
 
 # -- Thrift object factories ----------------------------------------------------------------------------

@@ -196,10 +196,11 @@ def test_20000_events_healthy_failing_and_sleeping_listeners(kafka: str, workdir
     topic, instance = f"accept-{uuid.uuid4().hex[:8]}", f"inst-{uuid.uuid4().hex[:6]}"
     produce(kafka, topic, stream(n, tables=40))
     port = free_port()
+    # Only the retries are configured (as the issue says): the default backlog bounds must be enough for
+    # the sleeper and the failing listener to fall 20,000 events behind without holding up the healthy one.
     runner = Runner(workdir, [*base_args(kafka, topic, instance, port),
                               "--set", "hivewire.retry.max.attempts=3",
-                              "--set", "hivewire.retry.initial.delay.ms=0",
-                              "--set", "hivewire.listener.queue.size=25000"],
+                              "--set", "hivewire.retry.initial.delay.ms=0"],
                     {"HW_N": str(n), "HW_FAILING": "1", "HW_SLEEPER_SEQ": "777"})
     runner.start()
     group = f"apiary-kafka-metastore-receiver-{instance}"

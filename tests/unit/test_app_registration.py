@@ -94,9 +94,11 @@ def test_class_listener_is_constructed_with_the_config_and_gets_only_its_types()
     assert app.dispatch(create()) == []
     app.dispatch(hw.DropTableEvent(table=make_table("s", "t"), delete_data=True))
     app.dispatch(hw.CreateDatabaseEvent(database=make_database("analytics")))
-    assert listener.instance.seen == [">t delete=True", ">db analytics"]
+    instance = listener.instance
+    assert instance.seen == [">t delete=True", ">db analytics"]
     listener.close()
-    assert listener.instance.closed
+    assert instance.closed
+    assert listener.instance is None and not listener.bound  # the next bind constructs a fresh one
 
 
 def test_instances_functions_and_import_paths() -> None:

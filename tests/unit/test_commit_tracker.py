@@ -61,3 +61,17 @@ def test_revoked_partitions_are_skipped_and_never_committed_again() -> None:
     assert tracker.is_current(fresh, ("t", 0))
     tracker.release(fresh)
     assert tracker.take_commits() == {("t", 0): 7}
+
+
+def test_commit_progress_is_the_age_of_the_oldest_unfinished_batch() -> None:
+    tracker = CommitTracker()
+    tracker.assign([("t", 0)])
+    assert tracker.oldest_pending_age() == 0.0
+    old = tracker.open(records(0, 0, 4))
+    new = tracker.open(records(0, 5, 9))
+    old.started -= 1000  # as if polled long ago (the clock is not the point here)
+    tracker.release(new)
+    assert tracker.oldest_pending_age() >= 1000  # the newer batch finished first: still held up by the old one
+    tracker.release(old)
+    assert tracker.oldest_pending_age() == 0.0
+    assert tracker.take_commits() == {("t", 0): 10}

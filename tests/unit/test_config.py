@@ -105,3 +105,61 @@ def test_secrets_are_masked_in_repr() -> None:
     config = Config({"apiary.messaging.consumer.sasl.jaas.config": "user=u password=p", "a": "b"})
     assert "password=p" not in repr(config)
     assert "'a': 'b'" in repr(config)
+
+
+def test_defaults_bound_each_listener_backlog_by_events_and_bytes() -> None:
+    settings = Settings.from_config(Config({"apiary.bootstrap.servers": "b", "apiary.kafka.topic.name": "t"}))
+    assert settings.queue_size == 50_000
+    assert settings.queue_bytes == 256 * 1024 * 1024
+    assert settings.max_abandoned_threads == 8
+
+
+def test_zookeeper_discovery_keys_are_known(tmp_path: Path) -> None:
+    path = tmp_path / "zk.properties"
+    path.write_text("apiary.bootstrap.servers=b\napiary.kafka.topic.name=t\n"
+                    "hivewire.zookeeper.auth=digest:hive:secret\nhivewire.zookeeper.ssl.ca=/etc/zk/ca.pem\n"
+                    "hivewire.zookeeper.ssl.certfile=/etc/zk/c.pem\nhivewire.zookeeper.ssl.keyfile=/etc/zk/k.pem\n"
+                    "hivewire.zookeeper.ssl.keyfile.password=pw\nhivewire.zookeeper.ssl.verify=false\n")
+    config = Config.load(file=path, env={})
+    Settings.from_config(config)  # no "unknown setting"
+    assert config["hivewire.zookeeper.auth"] == "digest:hive:secret"
+
+
+def test_unknown_keys_from_the_environment_are_ignored_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+    # What Kubernetes injects for a Service named "hivewire" in the pod's namespace.
+    env = {"HIVEWIRE_SERVICE_HOST": "10.0.0.7", "HIVEWIRE_SERVICE_PORT": "8008", "HIVEWIRE_PORT": "tcp://10.0.0.7:8008",
+           "HIVEWIRE_RETRY_MAX_ATTEMPTS": "7"}
+    config = Config.load(base={"apiary.bootstrap.servers": "b", "apiary.kafka.topic.name": "t"}, env=env)
+    with caplog.at_level("INFO", logger="hivewire.config"):
+        settings = Settings.from_config(config)
+    assert settings.retry_max_attempts == 7  # known keys from the environment still count
+    (message,) = [r.getMessage() for r in caplog.records if r.name == "hivewire.config"]
+    assert "HIVEWIRE_PORT, HIVEWIRE_SERVICE_HOST, HIVEWIRE_SERVICE_PORT" in message
+    # A known key from the environment is still validated.
+    bad = Config.load(base={"apiary.bootstrap.servers": "b", "apiary.kafka.topic.name": "t"},
+                      env={"HIVEWIRE_RETRY_MAX_ATTEMPTS": "many"})
+    with pytest.raises(hw.ConfigError) as exc:
+        Settings.from_config(bad)
+    assert str(exc.value) == "hivewire.retry.max.attempts: 'many' is not a whole number"
+
+
+@pytest.mark.parametrize("where", ["file", "flag", "app"])
+def test_unknown_keys_from_files_flags_and_the_app_are_errors(tmp_path: Path, where: str) -> None:
+    base = {"apiary.bootstrap.servers": "b", "apiary.kafka.topic.name": "t"}
+    typo = {"hivewire.listener.queue.sise": "5"}
+    path = tmp_path / "a.properties"
+    path.write_text("hivewire.listener.queue.sise=5\n" if where == "file" else "")
+    # A flag wins over the environment: the key is the flag's (so a typo) even if the environment has it too.
+    config = Config.load(base={**base, **(typo if where == "app" else {})}, file=path,
+                         env={"HIVEWIRE_LISTENER_QUEUE_SISE": "5"} if where == "flag" else {},
+                         overrides=typo if where == "flag" else None)
+    with pytest.raises(hw.ConfigError) as exc:
+        Settings.from_config(config)
+    assert exc.value.key == "hivewire.listener.queue.sise"
+    assert "did you mean hivewire.listener.queue.size" in str(exc.value)
+
+
+def test_merged_overrides_are_not_from_the_environment() -> None:
+    config = Config.load(env={"HIVEWIRE_SERVICE_HOST": "h", "HIVEWIRE_OTHER": "x"})
+    assert config.env_keys == {"hivewire.service.host", "hivewire.other"}
+    assert config.merged({"hivewire.other": "flag"}).env_keys == {"hivewire.service.host"}

@@ -1,7 +1,9 @@
 """A listener's worker ("lane"): its own thread and queue, events handled in order, retries, timeouts, dead letters.
 
 Each listener gets one lane (or ``concurrency`` lanes, each owning a share of the tables), so a listener
-that raises, hangs or is slow holds up only itself. Within a lane events are handled one at a time in the
+that raises, hangs or is slow does not hold up the others, until its backlog reaches the lane's bounds
+(``hivewire.listener.queue.size`` events or ``hivewire.listener.queue.bytes``); then the runner pauses
+consumption for everyone rather than let memory grow. Within a lane events are handled one at a time in the
 order they were polled, which keeps the order of each table's events.
 
 A call that raises is retried with exponential backoff (tenacity), then the record is dead-lettered with
@@ -9,6 +11,11 @@ the error; the lane's share of the batch is released only after that, so nothing
 handled or dead-lettered. A call that exceeds the listener's timeout counts as a failed attempt: the
 :class:`Watchdog` abandons the stuck thread (Python cannot kill it) and starts a fresh one that continues
 with the same event.
+
+Exactly one thread owns a lane's current share: the generation ``_gen``. The watchdog bumps it under the
+lane's lock *before* anything else, and a worker checks it under the same lock after every call, so a call
+that returns just as it is given up can neither release the share a second time (which would let the
+tracker commit past an event another listener has not handled) nor start on the next event.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,14 +36,15 @@ from hivewire.listener import Listener, RetryPolicy
 from hivewire.metastore import MetastoreClient
 from hivewire.metrics import Metrics
 from hivewire.runtime.tracker import Batch, CommitTracker
-from hivewire.source import Record, Source
+from hivewire.source import Record, Source, TopicPartition
 
-__all__ = ["Lane", "LaneServices", "Watchdog"]
+__all__ = ["Lane", "LaneServices", "ListenerTimeout", "Watchdog"]
 
 log = logging.getLogger(__name__)
 
 Item = tuple[Record, ListenerEvent]
-Work = tuple[Batch, list[Item]]
+Work = tuple[Batch, list[Item], int]  # a lane's share of a batch, and the bytes of its record values
+Resume = tuple[Work, int, int, BaseException]  # share, index, attempts made, the error of the last one
 
 
 class _Stopping(Exception):
@@ -45,6 +53,10 @@ class _Stopping(Exception):
 
 class _Superseded(Exception):
     """The watchdog replaced this thread after a timeout: stop touching the lane."""
+
+
+class _Revoked(Exception):
+    """The record's partition was revoked: its new owner handles it; neither retry nor dead-letter it."""
 
 
 class ListenerTimeout(Exception):
@@ -60,11 +72,13 @@ class LaneServices:
     metrics: Metrics
     retry: RetryPolicy
     timeout: float
-    queue_size: int
+    queue_events: int
+    queue_bytes: int
     app_name: str
     stopping: threading.Event
     metastore: Callable[[], MetastoreClient | None]
     fatal: Callable[[BaseException], None]
+    max_abandoned: int = 8
 
 
 class Lane:
@@ -78,42 +92,60 @@ class Lane:
         self.timeout = listener.timeout or services.timeout
         self.metrics = services.metrics.for_listener(listener.name)
         self._queue: deque[Work] = deque()
-        self._cond = threading.Condition()
+        # A plain Lock under the Condition: workers take it after every call, and `with lock` is cheaper.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self.depth = 0
+        self.bytes = 0
         self._gen = 0
-        self._threads: list[threading.Thread] = []
-        # What the current thread is doing, for the watchdog.
-        self._share: tuple[Batch, list[Item]] | None = None
+        self._thread: threading.Thread | None = None
+        self._abandoned: list[threading.Thread] = []
+        # What the owning thread is doing, for the watchdog; written before `_started`, read under the lock.
+        self._share: Work | None = None
         self._index = 0
         self._attempt = 0
         self._started: tuple[int, float] | None = None
         self.timeouts = 0
 
     # -- feeding --------------------------------------------------------------------------------------
-    def submit(self, batch: Batch, items: list[Item]) -> None:
+    def submit(self, batch: Batch, items: list[Item], size: int) -> None:
         with self._cond:
-            self._queue.append((batch, items))
+            self._queue.append((batch, items, size))
             self.depth += len(items)
+            self.bytes += size
             self._cond.notify()
 
     @property
     def full(self) -> bool:
-        return self.depth >= self.services.queue_size
+        return self.depth >= self.services.queue_events or self.bytes >= self.services.queue_bytes
+
+    @property
+    def drained(self) -> bool:
+        """At or below half of both bounds: consumption may resume."""
+        services = self.services
+        return self.depth <= services.queue_events // 2 and self.bytes <= services.queue_bytes // 2
 
     @property
     def busy_since(self) -> float | None:
         started = self._started
         return started[1] if started else None
 
+    @property
+    def abandoned_threads(self) -> int:
+        """Threads given up after a timeout whose listener call still has not returned."""
+        return sum(1 for thread in list(self._abandoned) if thread.is_alive())
+
     # -- threads --------------------------------------------------------------------------------------
     def start(self) -> None:
-        self._spawn(None)
+        with self._lock:
+            self._gen += 1
+            gen = self._gen
+        self._spawn(gen, None)
 
-    def _spawn(self, resume: tuple[Batch, list[Item], int, int, BaseException] | None) -> None:
-        self._gen += 1
-        thread = threading.Thread(target=self._run, args=(self._gen, resume), daemon=True,
-                                  name=f"hivewire-{self.name}-{self._gen}")
-        self._threads.append(thread)
+    def _spawn(self, gen: int, resume: Resume | None) -> None:
+        thread = threading.Thread(target=self._run, args=(gen, resume), daemon=True,
+                                  name=f"hivewire-{self.name}-{gen}")
+        self._thread = thread
         thread.start()
 
     def wake(self) -> None:
@@ -122,7 +154,7 @@ class Lane:
 
     def join(self, timeout: float) -> bool:
         """Wait for the current thread to finish; abandoned (timed-out) threads are not waited for."""
-        thread = self._threads[-1] if self._threads else None
+        thread = self._thread
         if thread is not None:
             thread.join(timeout)
             return not thread.is_alive()
@@ -138,18 +170,18 @@ class Lane:
                 return None
             return self._queue.popleft()
 
-    def _run(self, gen: int, resume: tuple[Batch, list[Item], int, int, BaseException] | None) -> None:
+    def _run(self, gen: int, resume: Resume | None) -> None:
         client = self.services.metastore()
         try:
             if resume is not None:
-                batch, items, index, attempts, error = resume
-                if not self._process(gen, batch, items, index, client, attempts, error):
+                share, index, attempts, error = resume
+                if not self._process(gen, share, index, client, attempts, error):
                     return
             while True:
                 work = self._next(gen)
                 if work is None:
                     return
-                if not self._process(gen, work[0], work[1], 0, client):
+                if not self._process(gen, work, 0, client):
                     return
         except BaseException as e:
             # SystemExit/KeyboardInterrupt from listener code, or a bug in hivewire: this lane cannot go on,
@@ -161,89 +193,103 @@ class Lane:
             if client is not None:
                 client.close()
 
+    def _end_call(self, gen: int) -> None:
+        """After every listener call: raise :class:`_Superseded` if the watchdog gave this thread up meanwhile."""
+        with self._lock:
+            if gen != self._gen:
+                raise _Superseded
+            self._started = None  # only the owner clears it: never wipe a newer thread's marker
+
     # -- handling -------------------------------------------------------------------------------------
-    def _process(self, gen: int, batch: Batch, items: list[Item], start: int, client: MetastoreClient | None,
+    def _process(self, gen: int, work: Work, start: int, client: MetastoreClient | None,
                  attempts: int = 0, error: BaseException | None = None) -> bool:
-        """Handle ``items[start:]``; release the batch share when done. False: this thread must stop."""
+        """Handle ``items[start:]``; release the batch share when done. False: this thread must stop.
+
+        ``error`` (with ``attempts``) resumes a call the watchdog gave up: ``items[start]`` goes straight to
+        the retries.
+        """
+        batch, items, size = work
         tracker, stopping, handlers = self.services.tracker, self.services.stopping, self.listener.handlers
+        lock = self._lock
         epoch, stale = tracker.epoch, tracker.stale(batch)
         monotonic = time.monotonic
         handled = 0
-        self._share = (batch, items)
-        for i in range(start, len(items)):
-            if stopping.is_set():
-                break
-            if tracker.epoch != epoch:  # a rebalance happened while this share was being handled
-                epoch, stale = tracker.epoch, tracker.stale(batch)
-            record, event = items[i]
-            origin = event.origin
-            if stale and origin is not None and (origin.topic, origin.partition) in stale:
-                continue  # the partition was revoked: its new owner reads this record again
-            self._index = i
-            view = event.copy(handler=client)  # each listener gets its own objects
-            if error is None:
-                # The common case, inlined: one call, no retry machinery.
-                self._attempt = 1
-                self._started = (gen, monotonic())
-                try:
-                    handlers[event.event_type](view)
-                except Exception as e:
-                    error, attempts = e, 1
-                    if gen == self._gen:
-                        self.metrics.failed.inc()
-                self._started = None
-                if gen != self._gen:
-                    break
-                if error is None:
-                    handled += 1
+        self._share = work
+        try:
+            for i in range(start, len(items)):
+                if stopping.is_set():
+                    return False
+                if tracker.epoch != epoch:  # a rebalance happened while this share was being handled
+                    epoch, stale = tracker.epoch, tracker.stale(batch)
+                record, event = items[i]
+                origin = event.origin
+                if stale and origin is not None and (origin.topic, origin.partition) in stale:
+                    error = None  # the partition was revoked: its new owner reads this record again
                     continue
-            outcome = self._retry(gen, batch, record, view, handlers[event.event_type], attempts, error)
-            attempts, error = 0, None
-            if outcome is None:
-                break
-            handled += outcome
-        else:
-            self._share = None
+                self._index = i
+                view = event.copy(handler=client)  # each listener gets its own objects
+                if error is None:
+                    # The common case, inlined: one call, no retry machinery.
+                    self._attempt = 1
+                    self._started = (gen, monotonic())
+                    try:
+                        handlers[event.event_type](view)
+                    except Exception as e:
+                        error, attempts = e, 1
+                    with lock:  # _end_call, inlined
+                        if gen != self._gen:
+                            raise _Superseded
+                        self._started = None
+                    if error is None:
+                        handled += 1
+                        continue
+                    self.metrics.failed.inc()
+                outcome = self._retry(gen, batch, record, view, handlers[event.event_type], attempts, error)
+                attempts, error = 0, None
+                handled += outcome
+        except (_Stopping, _Superseded):
+            return False
+        finally:
             self.metrics.handled.inc(handled)
-            self.metrics.latency.observe(monotonic() - batch.started)
-            with self._cond:
-                self.depth -= len(items)
-            tracker.release(batch)
-            return True
-        self.metrics.handled.inc(handled)
-        return False
+        self._share = None
+        self.metrics.latency.observe(monotonic() - batch.started)
+        with self._lock:
+            self.depth -= len(items)
+            self.bytes -= size
+        tracker.release(batch)
+        return True
 
     def _retry(self, gen: int, batch: Batch, record: Record, view: ListenerEvent, handler: Callable[[Any], object],
-               attempts: int, error: BaseException) -> int | None:
-        policy = self.policy
+               attempts: int, error: BaseException) -> int:
+        """Retry ``view`` after ``attempts`` failed calls; 1 if a call succeeded, 0 if given up or revoked."""
+        policy, tracker = self.policy, self.services.tracker
+        tp: TopicPartition = (record.topic() or "", record.partition() or 0)
         if isinstance(error, DecodeError) or attempts >= policy.max_attempts:
-            self._dead_letter(batch, record, error, attempts)
-            return 0
+            return self._give_up(batch, record, tp, error, attempts)
         replay = [error]  # tenacity's first attempt re-raises the failure that brought us here
 
         def attempt() -> None:
             if replay:
                 raise replay.pop()
+            if not tracker.is_current(batch, tp):
+                raise _Revoked
             self._attempt += 1
             self._started = (gen, time.monotonic())
             try:
                 handler(view)
             except Exception:
-                if gen == self._gen:
-                    self.metrics.failed.inc()
+                self._end_call(gen)
+                self.metrics.failed.inc()
                 raise
-            finally:
-                self._started = None
-                if gen != self._gen:
-                    raise _Superseded
+            self._end_call(gen)
 
         def retryable(e: BaseException) -> bool:
-            return not isinstance(e, (DecodeError, _Stopping, _Superseded))
+            return not isinstance(e, (DecodeError, _Stopping, _Superseded, _Revoked))
 
         def before_sleep(state: RetryCallState) -> None:
             self.metrics.retried.inc()
             log.info("listener %s failed on %s (attempt %d of %d): %s; retrying", self.name, view,
-                        self._attempt, policy.max_attempts, state.outcome.exception() if state.outcome else "?")
+                     self._attempt, policy.max_attempts, state.outcome.exception() if state.outcome else "?")
 
         self._attempt = attempts
         retrying = Retrying(
@@ -253,47 +299,65 @@ class Lane:
         try:
             retrying(attempt)
             return 1
+        except _Revoked:
+            return self._revoked(record)
         except (_Stopping, _Superseded):
-            return None
+            raise  # not the listener's failure: _process stops this thread
         except Exception as final:
-            if gen != self._gen:
-                return None
-            self._dead_letter(batch, record, final, self._attempt)
-            return 0
+            return self._give_up(batch, record, tp, final, self._attempt)
 
     def _sleep(self, seconds: float) -> None:
         if self.services.stopping.wait(seconds):
             raise _Stopping
 
-    def _dead_letter(self, batch: Batch, record: Record, error: BaseException, attempts: int) -> None:
+    def _revoked(self, record: Record) -> int:
+        log.info("listener %s: partition %s/%s was revoked while retrying offset %s; leaving it to the new owner",
+                 self.name, record.topic(), record.partition(), record.offset())
+        return 0
+
+    def _give_up(self, batch: Batch, record: Record, tp: TopicPartition, error: BaseException, attempts: int) -> int:
+        tracker = self.services.tracker
+        if not tracker.is_current(batch, tp):
+            # The new owner reads the record again; a dead letter from here would be a second, wrong verdict.
+            return self._revoked(record)
         self.metrics.dead_lettered.inc()
         log.error("listener %s gave up on %s/%s@%s after %d attempt(s): %r; dead-lettering", self.name,
                   record.topic(), record.partition(), record.offset(), attempts, error)
         headers = dead_letter_headers(self.services.app_name, self.listener.name, record, error, attempts)
-        tracker = self.services.tracker
         tracker.hold(batch)
         self.services.source.dead_letter(record, headers, lambda: tracker.release(batch))
+        return 0
 
     # -- watchdog -------------------------------------------------------------------------------------
     def check_timeout(self, now: float) -> None:
         """Called by the watchdog: if the current call overran the timeout, continue in a fresh thread."""
-        started, share = self._started, self._share
-        if started is None or share is None or now - started[1] < self.timeout:
+        started = self._started
+        if started is None or now - started[1] < self.timeout:
             return
-        with self._cond:
-            if self._started is not started or started[0] != self._gen:
-                return
+        with self._lock:
+            if self._started is not started or started[0] != self._gen or self._share is None:
+                return  # the call returned (and its thread still owns the share) since we looked
+            # Supersede first, under the lock the worker checks after its call: from here on the hung
+            # thread owns nothing, whenever its call returns.
+            self._gen += 1
+            gen = self._gen
             self._started = None
-            batch, items = share
-            index = self._index
-            self.timeouts += 1
-            self.metrics.timeouts.inc()
-            self.metrics.failed.inc()
-            event = items[index][1]
-            log.error("listener %s: call on %s did not return within %.1f s; abandoning that thread and "
-                      "continuing in a new one", self.name, event, self.timeout)
-            error = ListenerTimeout(f"{self.name} did not return within {self.timeout:g} s")
-            self._spawn((batch, items, index, self._attempt, error))
+            resume_at = (self._share, self._index, self._attempt)
+            if self._thread is not None:
+                self._abandoned.append(self._thread)
+        self.timeouts += 1
+        self.metrics.timeouts.inc()
+        self.metrics.failed.inc()
+        work, index, attempt = resume_at
+        log.error("listener %s: call on %s did not return within %.1f s; abandoning that thread and "
+                  "continuing in a new one", self.name, work[1][index][1], self.timeout)
+        error = ListenerTimeout(f"{self.name} did not return within {self.timeout:g} s")
+        self._spawn(gen, (work, index, attempt, error))
+
+    def prune_abandoned(self) -> int:
+        """Forget abandoned threads whose call finally returned; the number still running."""
+        self._abandoned = [thread for thread in self._abandoned if thread.is_alive()]
+        return len(self._abandoned)
 
 
 def dead_letter_headers(app: str, listener: str, record: Record, error: BaseException | str,
@@ -344,16 +408,39 @@ def _traceback(error: BaseException) -> str:
 
 
 class Watchdog(threading.Thread):
-    """Checks every lane for calls that overran their timeout."""
+    """Checks every lane for calls that overran their timeout, and counts the threads abandoned per listener.
 
-    def __init__(self, lanes: list[Lane], stopping: threading.Event, interval: float = 0.2) -> None:
+    Python cannot kill a thread, so every timeout leaves one behind until its call returns (if ever). Their
+    number is the ``hivewire_listener_abandoned_threads`` gauge; above ``max_abandoned`` for one listener it
+    is logged at CRITICAL and ``/health`` reports the app DOWN (only a restart reclaims them).
+    """
+
+    def __init__(self, lanes: Sequence[Lane], stopping: threading.Event, interval: float = 0.2) -> None:
         super().__init__(name="hivewire-watchdog", daemon=True)
-        self._lanes = lanes
+        self._lanes = list(lanes)
         self._stopping = stopping
         self._interval = interval
+        self._over_cap: set[str] = set()
 
     def run(self) -> None:
         while not self._stopping.wait(self._interval):
-            now = time.monotonic()
-            for lane in self._lanes:
-                lane.check_timeout(now)
+            self.check(time.monotonic())
+
+    def check(self, now: float) -> None:
+        abandoned: dict[str, int] = {}
+        for lane in self._lanes:
+            lane.check_timeout(now)
+            abandoned[lane.listener.name] = abandoned.get(lane.listener.name, 0) + lane.prune_abandoned()
+        for lane in self._lanes:
+            name = lane.listener.name
+            if name not in abandoned:
+                continue  # a listener with several lanes: done at its first
+            count, cap = abandoned.pop(name), lane.services.max_abandoned
+            lane.metrics.abandoned.set(count)
+            if count > cap and name not in self._over_cap:
+                self._over_cap.add(name)
+                log.critical("listener %s has %d abandoned threads still stuck in calls (more than %d): the "
+                             "process leaks threads; /health reports DOWN. Restart it, and find out why the "
+                             "listener hangs (a call without a timeout of its own?)", name, count, cap)
+            elif count <= cap:
+                self._over_cap.discard(name)

@@ -2,8 +2,10 @@
 
 The polling thread decodes each record once (an undecodable one is dead-lettered with the reason) and
 hands every listener that wants it its own share of the batch. It never blocks on a listener: when a lane's
-queue is full it pauses the source and keeps polling (so the consumer keeps its group membership) until
-the lane has drained to half. Committed offsets come from the :class:`~hivewire.runtime.tracker.CommitTracker`.
+backlog reaches either of its bounds (events, bytes of record values) it pauses the source and keeps
+polling (so the consumer keeps its group membership) until every lane has drained to half of both. So a
+slow listener delays nobody until it is that far behind; from then on memory stays bounded and everyone
+waits for it. Committed offsets come from the :class:`~hivewire.runtime.tracker.CommitTracker`.
 
 Stopping (SIGTERM/SIGINT, :meth:`Runner.stop`): polling ends, each listener finishes the call it is in (up to
 ``hivewire.shutdown.timeout.ms``), queued events are left, finished batches are committed synchronously.
@@ -58,9 +60,9 @@ class Runner:
     """Runs ``listeners`` over ``source`` until stopped (or until a finite source is finished)."""
 
     def __init__(self, *, app_name: str, listeners: Sequence[Listener], source: Source, metrics: Metrics,
-                 retry: RetryPolicy, timeout: float, queue_size: int, batch_size: int, commit_interval: float,
-                 shutdown_timeout: float, metastore: Callable[[], MetastoreClient | None],
-                 tune_gc: bool = True) -> None:
+                 retry: RetryPolicy, timeout: float, queue_events: int, queue_bytes: int, batch_size: int,
+                 commit_interval: float, shutdown_timeout: float, metastore: Callable[[], MetastoreClient | None],
+                 max_abandoned: int = 8, tune_gc: bool = True) -> None:
         self.app_name = app_name
         self.source = source
         self.metrics = metrics
@@ -71,9 +73,11 @@ class Runner:
         self.tracker = CommitTracker()
         self.stopping = threading.Event()
         self.fatal_error: BaseException | None = None
+        self.max_abandoned = max_abandoned
         services = LaneServices(tracker=self.tracker, source=source, metrics=metrics, retry=retry, timeout=timeout,
-                                queue_size=queue_size, app_name=app_name, stopping=self.stopping,
-                                metastore=metastore, fatal=self._fatal)
+                                queue_events=queue_events, queue_bytes=queue_bytes, app_name=app_name,
+                                stopping=self.stopping, metastore=metastore, fatal=self._fatal,
+                                max_abandoned=max_abandoned)
         self.routes: list[tuple[Listener, list[Lane]]] = [
             (listener, [Lane(listener, i, services) for i in range(listener.concurrency)]) for listener in listeners
         ]
@@ -82,6 +86,11 @@ class Runner:
         self.last_poll = time.monotonic()
         self.started = False
         self.assigned: set[TopicPartition] = set()
+        metrics.pending_age.set_function(self.tracker.oldest_pending_age)
+        # Optional for a Source: KafkaSource counts failed commits and dead-letter sends in these metrics.
+        attach = getattr(source, "attach_metrics", None)
+        if callable(attach):
+            attach(metrics)
 
     # -- control --------------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -134,9 +143,11 @@ class Runner:
         tracker = self.tracker
         batch = tracker.open(records)
         shares: dict[Lane, list[Item]] = {}
+        sizes: dict[Lane, int] = {}
         for record in records:
+            value = record.value()
             try:
-                event = self._decode(record)
+                event = self._decode(record, value)
             except DecodeError as e:
                 self.metrics.undecodable.inc()
                 log.warning("undecodable record %s/%s@%s: %s; dead-lettering", record.topic(), record.partition(),
@@ -145,22 +156,24 @@ class Runner:
                 self.source.dead_letter(record, dead_letter_headers(self.app_name, DECODER, record, e.reason, 0),
                                         lambda: tracker.release(batch))
                 continue
+            size = len(value) if value else 0
             for listener, lanes in self.routes:
                 if listener.accepts(event):
                     lane = lanes[0] if len(lanes) == 1 else lanes[hash(event.qualified_name) % len(lanes)]
                     share = shares.get(lane)
                     if share is None:
                         shares[lane] = share = []
+                        sizes[lane] = 0
                     share.append((record, event))
+                    sizes[lane] += size
         self.metrics.consumed.inc(len(records))
         for lane, share in shares.items():
             tracker.hold(batch)
-            lane.submit(batch, share)
+            lane.submit(batch, share, sizes[lane])
         tracker.release(batch)  # the dispatcher's own hold
 
     @staticmethod
-    def _decode(record: Record) -> ListenerEvent:
-        value = record.value()
+    def _decode(record: Record, value: bytes | None) -> ListenerEvent:
         if value is None:
             raise DecodeError("empty message (null value)")
         kind, timestamp = record.timestamp()
@@ -170,17 +183,21 @@ class Runner:
 
     def _apply_backpressure(self) -> None:
         if not self.paused:
-            if any(lane.full for lane in self.lanes):
+            full = [lane for lane in self.lanes if lane.full]
+            if full:
                 self.source.pause()
                 self.paused = True
-                log.info("pausing consumption: a listener queue is full (%s)",
-                         ", ".join(f"{lane.name}={lane.depth}" for lane in self.lanes if lane.full))
-        elif all(lane.depth <= lane.services.queue_size // 2 for lane in self.lanes):
+                services = full[0].services
+                log.info("pausing consumption: listener backlog at its bound (%d events or %d bytes): %s",
+                         services.queue_events, services.queue_bytes,
+                         ", ".join(f"{lane.name}={lane.depth} events/{lane.bytes} bytes" for lane in full))
+        elif all(lane.drained for lane in self.lanes):
             self.source.resume()
             self.paused = False
             log.info("resuming consumption")
         for lane in self.lanes:
             lane.metrics.queue_depth.set(lane.depth)
+            lane.metrics.queue_bytes.set(lane.bytes)
 
     # -- offsets --------------------------------------------------------------------------------------
     def _commit(self, *, wait: bool, everything: bool = False) -> None:
@@ -200,6 +217,12 @@ class Runner:
         if final:
             self.source.commit(final, wait=True)
         self.assigned -= set(partitions)
+        for topic, partition in partitions:
+            # The new owner reports these partitions' lag; a stale value here would be double-counted forever.
+            try:
+                self.metrics.lag.remove(topic, str(partition))
+            except KeyError:
+                pass
 
     def _update_lag(self) -> None:
         try:
@@ -228,17 +251,30 @@ class Runner:
 
     # -- health ---------------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
+        """``/health``: UP while polling, unless a listener left more hung threads behind than allowed.
+
+        A listener is ``stuck`` while a call overruns its timeout or a thread given up after a timeout is
+        still inside its call; ``oldest_pending_batch_s`` says how long commits have been waiting.
+        """
         now = time.monotonic()
         polling = self.started and not self.stopping.is_set() and now - self.last_poll < 30
         listeners = {}
-        hung = False
+        abandoned: dict[str, int] = {}
+        stuck_names = []
         for lane in self.lanes:
             busy = lane.busy_since
-            stuck = busy is not None and now - busy > lane.timeout
-            hung = hung or stuck
-            listeners[lane.name] = {"queued": lane.depth, "busy_for_s": round(now - busy, 3) if busy else 0,
-                                    "timeouts": lane.timeouts, "stuck": stuck}
-        status = "UP" if polling and not hung else "DOWN"
-        return {"status": status, "alive": polling, "paused": self.paused,
+            threads = lane.abandoned_threads
+            abandoned[lane.listener.name] = abandoned.get(lane.listener.name, 0) + threads
+            stuck = threads > 0 or (busy is not None and now - busy > lane.timeout)
+            if stuck:
+                stuck_names.append(lane.name)
+            listeners[lane.name] = {"queued": lane.depth, "queued_bytes": lane.bytes,
+                                    "busy_for_s": round(now - busy, 3) if busy else 0, "timeouts": lane.timeouts,
+                                    "abandoned_threads": threads, "stuck": stuck}
+        leaking = sorted(name for name, count in abandoned.items() if count > self.max_abandoned)
+        healthy = polling and not leaking
+        return {"status": "UP" if healthy else "DOWN", "alive": healthy, "paused": self.paused,
                 "assigned": sorted(f"{t}/{p}" for t, p in self.assigned),
-                "pending_batches": self.tracker.pending_batches, "listeners": listeners}
+                "pending_batches": self.tracker.pending_batches,
+                "oldest_pending_batch_s": round(self.tracker.oldest_pending_age(), 3),
+                "stuck_listeners": stuck_names, "too_many_abandoned_threads": leaking, "listeners": listeners}

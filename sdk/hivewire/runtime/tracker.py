@@ -138,6 +138,14 @@ class CommitTracker:
         with self._lock:
             return len(self._batches)
 
+    def oldest_pending_age(self) -> float:
+        """Seconds since the oldest batch not yet finished was polled (0 when none): how far commits lag.
+
+        Offsets advance only over finished batches, so while this grows nothing new is committed.
+        """
+        with self._lock:
+            return time.monotonic() - self._batches[0].started if self._batches else 0.0
+
     def wait_idle(self, timeout: float) -> bool:
         """Wait until every batch has finished; False on timeout."""
         deadline = time.monotonic() + timeout

@@ -1,0 +1,210 @@
+"""The runtime through App.run on the in-memory source: health of hung listeners, byte-bounded backlogs,
+running an app twice, and a clear error when the health port is taken."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import hivewire as hw
+from hivewire import apiary, testing
+from hivewire.local import free_port
+from hivewire.source import MemorySource
+
+
+def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def events(n: int, tables: int = 4) -> list[bytes]:
+    return [apiary.encode(testing.add_partition_event("db", f"t{i % tables}", [[str(i)]])) for i in range(n)]
+
+
+def seq(event: hw.AddPartitionEvent) -> int:
+    return int(event.partitions[0].values[0])
+
+
+class Running:
+    """``app.run(source)`` in a thread, stopped (and re-raised from) in ``stop``."""
+
+    def __init__(self, app: hw.App, source: MemorySource) -> None:
+        self.app = app
+        self.errors: list[BaseException] = []
+        self.thread = threading.Thread(target=self._run, args=(source,), daemon=True)
+        self.thread.start()
+        wait_for(lambda: app._runner is not None and app._runner.started, "the app to start")
+
+    def _run(self, source: MemorySource) -> None:
+        try:
+            self.app.run(source, handle_signals=False)
+        except BaseException as e:  # re-raised in the test's thread by stop()
+            self.errors.append(e)
+
+    @property
+    def runner(self) -> Any:
+        assert self.app._runner is not None
+        return self.app._runner
+
+    def stop(self) -> None:
+        self.app.stop()
+        self.thread.join(60)
+        assert not self.thread.is_alive()
+        if self.errors:
+            raise self.errors[0]
+
+
+def get(port: int, path: str) -> tuple[int, dict[str, Any]]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def metric(app: hw.App, name: str, **labels: str) -> float | None:
+    assert app.metrics is not None
+    return app.metrics.registry.get_sample_value(name, labels)
+
+
+def test_hung_listeners_show_in_health_and_too_many_abandoned_threads_make_it_down() -> None:
+    source = MemorySource(stop_when_idle=False)
+    source.send_all(events(20))
+    port = free_port()
+    app = hw.App("hung", config={"endpoint.port": port, "hivewire.listener.max.abandoned.threads": "1",
+                                 "hivewire.retry.max.attempts": "100", "hivewire.retry.initial.delay.ms": "0",
+                                 "hivewire.commit.interval.ms": "50"})
+    release = threading.Event()
+    handled: list[int] = []
+
+    @app.on_add_partition(name="hangs", timeout=0.2)
+    def hangs(event: hw.AddPartitionEvent) -> None:
+        if seq(event) == 3:
+            release.wait(120)  # every call on event 3 hangs until the test lets go
+        handled.append(seq(event))
+
+    running = Running(app, source)
+    try:
+        wait_for(lambda: running.runner.health()["too_many_abandoned_threads"] == ["hangs"],
+                 "more abandoned threads than allowed")
+        status, body = get(port, "/health")
+        assert status == 503 and body["status"] == "DOWN"
+        assert body["stuck_listeners"] == ["hangs"]
+        assert body["listeners"]["hangs"]["abandoned_threads"] >= 2
+        assert body["listeners"]["hangs"]["stuck"] is True
+        assert body["pending_batches"] >= 1 and body["oldest_pending_batch_s"] > 0  # commits are held up
+        assert get(port, "/actuator/health/liveness")[0] == 503  # only a restart reclaims the threads
+        assert (metric(app, "hivewire_listener_abandoned_threads", listener="hangs") or 0) >= 2
+        release.set()
+        wait_for(lambda: sum(source.committed.values()) == 20, "every event to be committed")
+        wait_for(lambda: get(port, "/health")[0] == 200, "health to recover once the hung calls returned")
+        status, body = get(port, "/health")
+        assert body["stuck_listeners"] == [] and body["listeners"]["hangs"]["abandoned_threads"] == 0
+        assert body["pending_batches"] == 0 and body["oldest_pending_batch_s"] == 0
+    finally:
+        release.set()
+        running.stop()
+    assert sorted(set(handled)) == list(range(20))
+    assert source.dead_letters == []
+
+
+def test_a_listener_backlog_is_bounded_by_bytes_too() -> None:
+    n = 200
+    payloads = events(n)
+    bound = 10 * len(payloads[0])  # about ten records' worth; the event bound stays far away
+    source = MemorySource()
+    source.send_all(payloads)
+    app = hw.App("bytes", config={"endpoint.port": 0, "hivewire.listener.queue.bytes": str(bound),
+                                  "hivewire.consumer.batch.size": "5", "hivewire.commit.interval.ms": "20"})
+    paused = threading.Event()
+    seen: dict[str, list[int]] = {}
+    at_pause: list[dict[str, Any]] = []
+
+    @app.on_add_partition(name="slow")
+    def slow(event: hw.AddPartitionEvent) -> None:
+        assert paused.wait(60)
+        seen.setdefault(event.table_name or "", []).append(seq(event))
+
+    def watch() -> None:
+        wait_for(lambda: app._runner is not None and app._runner.paused, "consumption to pause")
+        assert app._runner is not None
+        at_pause.append(app._runner.health()["listeners"]["slow"])
+        paused.set()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    app.run(source, handle_signals=False)
+    watcher.join(10)
+    (queued,) = at_pause
+    assert queued["queued_bytes"] >= bound  # paused by bytes ...
+    assert queued["queued"] < n  # ... long before the event bound (50,000 by default) could matter
+    assert sorted(s for seqs in seen.values() for s in seqs) == list(range(n))
+    assert all(seqs == sorted(seqs) for seqs in seen.values())
+    assert sum(source.committed.values()) == n
+
+
+class Tagged(hw.MetaStoreEventListener):
+    """Records which instance (and with which settings) handled what, and whether it was closed."""
+
+    log: list[tuple[int, str, str]] = []
+    closed: set[int] = set()
+
+    def on_create_table(self, event: hw.CreateTableEvent) -> None:
+        if id(self) in Tagged.closed:
+            raise RuntimeError("called after close")
+        Tagged.log.append((id(self), self.config.get("tag", "?"), event.table_name or ""))
+
+    def close(self) -> None:
+        Tagged.closed.add(id(self))
+
+
+@pytest.fixture
+def tagged() -> type[Tagged]:
+    Tagged.log, Tagged.closed = [], set()
+    return Tagged
+
+
+def test_running_an_app_twice_uses_fresh_listener_instances(tagged: type[Tagged]) -> None:
+    app = hw.App("twice")
+    app.add_listener(tagged)
+    first = testing.run_app(app, [testing.create_table_event("s", "a")])
+    second = testing.run_app(app, [testing.create_table_event("s", "b")])
+    assert first.dead_letters == [] and second.dead_letters == []
+    (one, _, a), (two, _, b) = tagged.log
+    assert (a, b) == ("a", "b")
+    assert one != two and tagged.closed == {one, two}
+
+
+def test_dispatch_before_run_does_not_leave_the_listener_with_the_app_settings(tagged: type[Tagged]) -> None:
+    app = hw.App("rebind", config={"tag": "app"})
+    app.add_listener(tagged)
+    app.dispatch(testing.create_table_event("s", "dispatched"))
+    testing.run_app(app, [testing.create_table_event("s", "consumed")], config={"tag": "run"})
+    assert [(tag, table) for _, tag, table in tagged.log] == [("app", "dispatched"), ("run", "consumed")]
+    dispatched, consumed = (instance for instance, _, _ in tagged.log)
+    assert dispatched != consumed and tagged.closed == {dispatched, consumed}
+
+
+def test_a_taken_health_port_is_a_config_error_naming_endpoint_port(tagged: type[Tagged]) -> None:
+    with socket.socket() as blocker:
+        blocker.bind(("0.0.0.0", 0))
+        blocker.listen()
+        port = blocker.getsockname()[1]
+        app = hw.App("port", config={"endpoint.port": port})
+        listener = app.add_listener(tagged)
+        with pytest.raises(hw.ConfigError) as exc:
+            app.run(MemorySource(), handle_signals=False)
+    assert exc.value.key == "endpoint.port"
+    assert f"port {port} is already in use" in str(exc.value) and "0 to turn" in str(exc.value)
+    assert not listener.bound and len(tagged.closed) == 1  # what the failed start constructed is closed

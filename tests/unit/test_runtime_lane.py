@@ -1,0 +1,273 @@
+"""A listener's lane under the watchdog and rebalances, driven step by step (no watchdog thread, no timing).
+
+The tests call ``Lane.check_timeout`` themselves with a clock far past the timeout, and hold listener calls
+on events, so each interleaving the runtime must survive happens every run.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+import hivewire as hw
+from hivewire import apiary
+from hivewire.events import Origin
+from hivewire.listener import EventFilter, Listener, RetryPolicy
+from hivewire.metrics import Metrics
+from hivewire.runtime.lane import Item, Lane, LaneServices, Watchdog
+from hivewire.runtime.tracker import Batch, CommitTracker
+from hivewire.source import MemoryRecord, MemorySource
+from hivewire.testing import create_table_event
+
+TOPIC = "apiary"
+LATER = 1e9  # a "now" far past any timeout
+
+
+def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.005)
+
+
+def item(partition: int, offset: int, table: str = "t") -> Item:
+    value = apiary.encode(create_table_event("db", table))
+    record = MemoryRecord(value, TOPIC, partition, offset)
+    return record, apiary.decode(value, origin=Origin(TOPIC, partition, offset, None))
+
+
+@dataclass
+class Calls:
+    """A listener whose calls can be held: call ``n`` (1-based) blocks until ``release(n)``."""
+
+    hold: set[int] = field(default_factory=set)
+    fail: bool = False
+    on_call: Callable[[int], None] | None = None
+    count: int = 0
+    _started: dict[int, threading.Event] = field(default_factory=dict)
+    _released: dict[int, threading.Event] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _event(self, table: dict[int, threading.Event], n: int) -> threading.Event:
+        with self._lock:
+            return table.setdefault(n, threading.Event())
+
+    def __call__(self, event: hw.ListenerEvent) -> None:
+        with self._lock:
+            self.count += 1
+            n = self.count
+        self._event(self._started, n).set()
+        if self.on_call is not None:
+            self.on_call(n)
+        if n in self.hold:
+            assert self._event(self._released, n).wait(60), f"call {n} was never released"
+        if self.fail:
+            raise RuntimeError(f"call {n} fails")
+
+    def started(self, n: int) -> None:
+        assert self._event(self._started, n).wait(30), f"call {n} never started"
+
+    def release(self, n: int) -> None:
+        self._event(self._released, n).set()
+
+    def release_all(self) -> None:
+        for n in range(1, self.count + 50):
+            self.release(n)
+
+
+class Rig:
+    """Lanes over one tracker and one MemorySource, fed batches the way the runner feeds them."""
+
+    def __init__(self, retry: RetryPolicy, max_abandoned: int = 8) -> None:
+        self.tracker = CommitTracker()
+        self.tracker.assign([(TOPIC, p) for p in range(4)])
+        self.source = MemorySource(topic=TOPIC)
+        self.metrics = Metrics()
+        self.stopping = threading.Event()
+        self.services = LaneServices(
+            tracker=self.tracker, source=self.source, metrics=self.metrics, retry=retry, timeout=60.0,
+            queue_events=1000, queue_bytes=10**9, app_name="rig", stopping=self.stopping,
+            metastore=lambda: None, fatal=self._fatal, max_abandoned=max_abandoned)
+        self.lanes: list[Lane] = []
+        self.fatal: list[BaseException] = []
+
+    def _fatal(self, error: BaseException) -> None:
+        self.fatal.append(error)
+
+    def lane(self, name: str, fn: Callable[[Any], object]) -> Lane:
+        types = frozenset({hw.EventType.CREATE_TABLE})
+        listener = Listener(name=name, target=fn, types=types, filter=EventFilter(types=types))
+        listener.bind(hw.Config())
+        lane = Lane(listener, 0, self.services)
+        lane.start()
+        self.lanes.append(lane)
+        return lane
+
+    def dispatch(self, items: list[Item]) -> Batch:
+        """Open a batch and give every lane all of it, as the runner does for listeners that accept it all."""
+        batch = self.tracker.open([record for record, _ in items])
+        size = sum(len(record.value() or b"") for record, _ in items)
+        for lane in self.lanes:
+            self.tracker.hold(batch)
+            lane.submit(batch, list(items), size)
+        self.tracker.release(batch)  # the dispatcher's own hold
+        return batch
+
+    def value(self, metric: Any, name: str) -> float:
+        return float(metric.labels(name)._value.get())
+
+    def close(self) -> None:
+        self.stopping.set()
+        for lane in self.lanes:
+            lane.wake()
+            assert lane.join(30)
+        assert not self.fatal
+
+
+@pytest.fixture
+def rig() -> Iterator[Callable[..., Rig]]:
+    made: list[Rig] = []
+
+    def make(**kwargs: Any) -> Rig:
+        made.append(Rig(**kwargs))
+        return made[-1]
+    yield make
+    for r in made:
+        r.close()
+
+
+NO_WAIT = RetryPolicy(max_attempts=3, initial_delay=0, multiplier=1, max_delay=0)
+
+
+def test_a_call_returning_as_the_watchdog_gives_up_is_released_once(rig: Callable[..., Rig]) -> None:
+    r = rig(retry=NO_WAIT)
+    racy_calls = Calls(hold={1})
+    gated_calls = Calls(hold={1})
+    racy = r.lane("racy", racy_calls)
+    r.lane("gated", gated_calls)
+    batch = r.dispatch([item(0, 0)])
+    racy_calls.started(1)
+    gated_calls.started(1)
+    hung = racy._thread
+    assert hung is not None
+
+    # The hung call returns while the watchdog is busy giving it up (inside its bookkeeping): the worst
+    # moment. Exactly one thread may then own the share: the one the watchdog starts.
+    counter = racy.metrics.timeouts
+
+    class ReturnsMeanwhile:
+        def inc(self, amount: float = 1) -> None:
+            racy_calls.release(1)
+            hung.join(10)  # the abandoned thread runs to wherever it stops
+            counter.inc(amount)
+
+    racy.metrics.timeouts = ReturnsMeanwhile()  # type: ignore[assignment]
+    racy.check_timeout(LATER)
+    assert not hung.is_alive(), "the abandoned thread carried on after its call returned"
+    wait_for(lambda: racy.depth == 0, "the new thread to finish the share")
+    assert racy_calls.count == 2  # the abandoned call, then its retry in the new thread
+    # The gated listener has not handled offset 0: nothing may be committed, the batch holds its share only.
+    assert batch.pending == 1
+    assert r.tracker.take_commits() == {}
+    assert r.tracker.pending_batches == 1
+    gated_calls.release(1)
+    wait_for(lambda: r.tracker.pending_batches == 0, "the gated listener to finish")
+    assert batch.pending == 0  # not negative: every share was released exactly once
+    assert r.tracker.take_commits() == {(TOPIC, 0): 1}
+    assert r.value(r.metrics.handled, "racy") == 1  # only the owner counts its call
+    assert r.value(r.metrics.timeouts, "racy") == 1
+    assert r.source.dead_letters == []
+
+
+def test_a_returning_abandoned_call_does_not_hide_a_second_hang(rig: Callable[..., Rig]) -> None:
+    r = rig(retry=RetryPolicy(max_attempts=2, initial_delay=0, multiplier=1, max_delay=0))
+    calls = Calls(hold={1, 2})
+    lane = r.lane("hangs", calls)
+    r.dispatch([item(1, 0)])
+    calls.started(1)
+    first = lane._thread
+    assert first is not None
+    lane.check_timeout(LATER)  # gives up call 1; a new thread retries
+    calls.started(2)
+    calls.release(1)  # the abandoned call finally returns ...
+    first.join(30)
+    assert not first.is_alive()
+    assert lane.busy_since is not None, "the abandoned thread wiped the new thread's marker"
+    lane.check_timeout(LATER)  # ... and the retry, hung too, is still seen
+    assert lane.timeouts == 2
+    wait_for(lambda: r.tracker.pending_batches == 0, "the dead letter")
+    (letter,) = r.source.dead_letters
+    assert letter.headers["hivewire.attempts"] == "2"
+    assert letter.headers["hivewire.error"].startswith("ListenerTimeout")
+    assert r.tracker.take_commits() == {(TOPIC, 1): 1}
+    assert lane.abandoned_threads == 1  # call 2 is still inside the listener
+    calls.release_all()
+    wait_for(lambda: lane.prune_abandoned() == 0, "the last abandoned call to return")
+
+
+@pytest.mark.parametrize("max_attempts", [2, 5], ids=["before-dead-lettering", "before-retrying"])
+def test_a_record_revoked_during_retries_is_left_to_its_new_owner(rig: Callable[..., Rig],
+                                                                  max_attempts: int) -> None:
+    r = rig(retry=RetryPolicy(max_attempts=max_attempts, initial_delay=0, multiplier=1, max_delay=0))
+    revoked: list[dict[tuple[str, int], int]] = []
+
+    def revoke_on_second_call(n: int) -> None:
+        if n == 2:  # a rebalance takes the partition away while the listener is failing
+            revoked.append(r.tracker.revoke([(TOPIC, 2)]))
+
+    calls = Calls(fail=True, on_call=revoke_on_second_call)
+    lane = r.lane("failing", calls)
+    r.dispatch([item(2, 0)])
+    wait_for(lambda: lane.depth == 0, "the share to be released")
+    assert revoked == [{}]
+    assert calls.count == 2  # no attempt after the revocation
+    assert r.source.dead_letters == []  # the new owner decides; this instance must not dead-letter it
+    assert r.value(r.metrics.dead_lettered, "failing") == 0
+    assert r.tracker.pending_batches == 0
+    assert r.tracker.take_commits() == {}  # a revoked partition is never committed by its old owner
+
+
+def test_a_resumed_call_on_a_revoked_partition_does_not_leak_its_error_to_the_next_event(
+        rig: Callable[..., Rig]) -> None:
+    r = rig(retry=RetryPolicy(max_attempts=1, initial_delay=0, multiplier=1, max_delay=0))
+    calls = Calls(hold={1})
+    lane = r.lane("hangs-once", calls)
+    r.dispatch([item(0, 0), item(3, 0, table="other")])
+    calls.started(1)
+    r.tracker.revoke([(TOPIC, 0)])
+    lane.check_timeout(LATER)  # the new thread resumes offset 0 of partition 0, which is no longer ours
+    wait_for(lambda: lane.depth == 0, "the share to be released")
+    assert calls.count == 2  # partition 3's event was called, not dead-lettered with partition 0's timeout
+    assert r.source.dead_letters == []
+    assert r.value(r.metrics.handled, "hangs-once") == 1
+    assert r.tracker.take_commits() == {(TOPIC, 3): 1}
+    calls.release_all()
+
+
+def test_the_watchdog_counts_abandoned_threads_and_reports_too_many(rig: Callable[..., Rig],
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    r = rig(retry=RetryPolicy(max_attempts=10, initial_delay=0, multiplier=1, max_delay=0), max_abandoned=1)
+    calls = Calls(hold=set(range(1, 11)))
+    lane = r.lane("hangs", calls)
+    watchdog = Watchdog(r.lanes, r.stopping)
+    r.dispatch([item(0, 0)])
+    for n in (1, 2):
+        calls.started(n)
+        watchdog.check(LATER)
+    calls.started(3)
+    assert lane.abandoned_threads == 2
+    assert r.value(r.metrics.abandoned, "hangs") == 2
+    critical = [rec for rec in caplog.records if rec.levelname == "CRITICAL"]
+    assert len(critical) == 1 and "hangs" in critical[0].getMessage()
+    calls.release(1)
+    wait_for(lambda: lane.abandoned_threads == 1, "the first abandoned call to return")
+    watchdog.check(0.0)  # a clock before any timeout: only the counting happens
+    assert r.value(r.metrics.abandoned, "hangs") == 1
+    calls.release_all()
+    wait_for(lambda: lane.depth == 0, "the share to be released")

@@ -644,6 +644,7 @@ class ZooKeeperResolver:
         self._closed = False
         self._generation = 0  # bumped to retire a children watch (returning False from it stops it)
         self._watched_czxid: int | None = None  # the namespace node the current children watch is on
+        self._updates = 0  # bumped by every change of _uris, so refresh() never overwrites a newer list
         self._own_client = client is None
         self._zk = client if client is not None else _kazoo_client(self.config, long_lived=True)
         if self._own_client:
@@ -666,6 +667,7 @@ class ZooKeeperResolver:
                 self._generation += 1
                 self._watched_czxid = None
                 self._uris = []
+                self._updates += 1
                 return None
             if self._watched_czxid == stat.czxid:
                 return None  # same node, only its data changed: the children watch is still armed
@@ -696,6 +698,7 @@ class ZooKeeperResolver:
                 if uris != self._uris:
                     log.info("metastores registered under %s: %s", self.config.path, ", ".join(uris) or "none")
                 self._uris = uris
+                self._updates += 1
         return True
 
     # -- UriResolver ------------------------------------------------------------------------------------
@@ -713,6 +716,8 @@ class ZooKeeperResolver:
         """Re-read ZooKeeper now and return the URIs (shuffled when ``shuffle``); [] if it cannot be read."""
         if self._closed:
             return []
+        with self._lock:
+            updates = self._updates
         try:
             uris = _read(self._zk, self.config)
         except NoNodeError:
@@ -721,7 +726,13 @@ class ZooKeeperResolver:
             log.warning("re-reading %s from ZooKeeper at %s failed: %s", self.config.path, self.config.quorum, e)
             return []
         with self._lock:
-            self._uris = list(uris)
+            if self._updates == updates:
+                self._uris = list(uris)
+                self._updates += 1
+            else:
+                # The children watch stored a list while we read. Keep it: a change after the watch's read
+                # fires the watch again, while ours, if older, would stay until the next change.
+                uris = list(self._uris)
         if self.shuffle:
             random.shuffle(uris)
         return uris

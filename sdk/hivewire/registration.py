@@ -28,6 +28,7 @@ import logging
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -45,7 +46,10 @@ from hivewire.metastore import MetastoreClient, parse_uri
 from hivewire_thrift.fb303.ttypes import fb_status
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 
-__all__ = ["Registration", "RegistrationEvent", "parse_acl"]
+__all__ = ["HISTORY_SIZE", "Registration", "RegistrationEvent", "parse_acl"]
+
+#: How many registration changes :attr:`Registration.history` keeps.
+HISTORY_SIZE = 256
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +131,8 @@ class Registration:
     ``transport``, ``protocol`` and ``ugi``, as for :class:`~hivewire.metastore.MetastoreClient`.
 
     Observability: :attr:`checks` counts health checks, :attr:`overruns` those that did not finish (with the
-    ZooKeeper update they caused) within their interval, :attr:`history` lists the changes made, :attr:`node`
+    ZooKeeper update they caused) within their interval, :attr:`history` lists the last
+    :data:`HISTORY_SIZE` changes made (a flapping metastore must not grow it for ever), :attr:`node`
     is the current znode path (None when withdrawn). While :attr:`overruns` stays the same, the checks run
     one per interval, so "withdrawn by the second check after the metastore hung" means "within two
     intervals".
@@ -155,7 +160,7 @@ class Registration:
         self.checks = 0
         self.overruns = 0
         self.healthy: bool | None = None
-        self.history: list[RegistrationEvent] = []
+        self._history: deque[RegistrationEvent] = deque(maxlen=HISTORY_SIZE)
         self.node: str | None = None
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -168,6 +173,11 @@ class Registration:
         self._zk.add_listener(self._on_state)
 
     # -- public -----------------------------------------------------------------------------------------
+    @property
+    def history(self) -> list[RegistrationEvent]:
+        """The last :data:`HISTORY_SIZE` changes made, oldest first (a copy: safe while the sidecar runs)."""
+        return list(self._history)
+
     @property
     def prefix(self) -> str:
         """The znode path before ZooKeeper's sequence: ``/<namespace>/<host:port>``."""
@@ -301,7 +311,7 @@ class Registration:
                                    sequence=True)
         action: Literal["registered", "recreated"] = "recreated" if self._want_node else "registered"
         self.node, self._want_node = path, True
-        self.history.append(RegistrationEvent(check, action, path))
+        self._history.append(RegistrationEvent(check, action, path))
         log.info("%s metastore %s as %s", action, self.address, path)
 
     def _withdraw(self, check: int, reason: str) -> None:
@@ -313,7 +323,7 @@ class Registration:
         for extra in self._own_nodes() if self._zk.exists(self.config.path) else []:
             self._delete(extra)
         self.node, self._want_node = None, False
-        self.history.append(RegistrationEvent(check, "withdrawn", path or self.prefix, reason))
+        self._history.append(RegistrationEvent(check, "withdrawn", path or self.prefix, reason))
         log.warning("withdrew metastore %s (%s): %s", self.address, path, reason)
 
     def _delete(self, path: str) -> None:

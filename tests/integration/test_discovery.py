@@ -7,6 +7,7 @@ HiveServer2 write them, each test in its own namespace.
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,11 +17,13 @@ import pytest
 from click.testing import CliRunner
 from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
+from runtime_harness import MemoryHarness
 
 import hivewire as hw
 from hivewire.cli import main as cli
 from hivewire.discovery import DiscoveryConfig, ZooKeeperResolver, close_shared_resolvers, discover_metastores
 from hivewire.local import LocalMetastore, LocalZooKeeper
+from hivewire.testing import make_database, make_table
 
 
 @pytest.fixture
@@ -249,3 +252,62 @@ def test_cli_discover(zk: KazooClient, zookeeper: LocalZooKeeper, unique: str, t
 
     usage = runner.invoke(cli, ["discover"])
     assert usage.exit_code == 2 and "--zookeeper" in usage.output
+
+
+class MissedChanges(ZooKeeperResolver):
+    """A resolver whose watch missed every change after its first list.
+
+    Fault injection: a real ZooKeeper cannot be made to drop a notification on demand, but a client can
+    miss changes (a long disconnection, a watch that could not be re-armed). ``refresh`` is the real one.
+    """
+
+    frozen: list[str] | None = None
+
+    def uris(self) -> list[str]:
+        if self.frozen is None:
+            self.frozen = super().uris()
+        return list(self.frozen)
+
+
+def test_a_client_rereads_zookeeper_when_every_known_uri_fails(zk: KazooClient, zookeeper: LocalZooKeeper,
+                                                                metastore: LocalMetastore, unique: str) -> None:
+    with socket.socket() as s:  # a port nothing listens on: the metastore that was registered and died
+        s.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{s.getsockname()[1]}"
+    node = register_like_hive4(zk, unique, dead)
+    resolver = MissedChanges(zookeeper.quorum, unique)
+    try:
+        assert resolver.uris() == [f"thrift://{dead}"]
+        zk.delete(node)  # the dead one goes, the live one comes: the resolver's list does not follow
+        register_like_hive4(zk, unique, metastore.uri.removeprefix("thrift://"))
+        assert resolver.uris() == [f"thrift://{dead}"]
+        with hw.MetastoreClient(resolver, connect_timeout=5, timeout=60) as client:
+            assert "default" in client.get_all_databases()
+            assert client.uri == metastore.uri
+    finally:
+        resolver.close()
+
+
+def test_the_runtime_handler_finds_the_metastore_through_zookeeper(zk: KazooClient, zookeeper: LocalZooKeeper,
+                                                                   metastore: LocalMetastore, unique: str) -> None:
+    register_like_hive4(zk, unique, metastore.uri.removeprefix("thrift://"))
+    with hw.MetastoreClient(metastore.uri) as client:
+        client.create_database(make_database(unique))
+        client.create_table(make_table(unique, "facts", partition_keys={"dt": "string"}))
+    found: list[tuple[str, str]] = []
+
+    def lookup(event: hw.InsertEvent) -> None:
+        assert event.handler is not None
+        found.append((event.table.tableName, event.handler.get_database(event.db_name).name))
+
+    # Only Hive's discovery keys: no metastore URI anywhere.
+    app = hw.App("zk-handler", config={"endpoint.port": "0", "metastore.service.discovery.mode": "zookeeper",
+                                       "metastore.thrift.uris": zookeeper.quorum,
+                                       "metastore.zookeeper.namespace": unique})
+    app.on(hw.EventType.INSERT)(lookup)
+    harness = MemoryHarness()
+    harness.send([hw.apiary.encode(hw.InsertEvent(db_name=unique, table_name="facts",
+                                                  partition_key_values={"dt": "2024-01-01"},
+                                                  files=["file:/tmp/part-0"], file_checksums=["abc"]))])
+    harness.run(app, lambda: len(found) == 1)
+    assert found == [("facts", unique)]

@@ -1,12 +1,15 @@
 """The archive's sustained events/s next to a raw consume of the same topic, in one run.
 
-One librdkafka mock cluster, one topic of ``--events`` mixed Apiary messages (the generator of
-tests/unit/test_arrow.py; zstd-compressed, so they fit the mock's 5 MB per partition). Then, interleaved over
-``--rounds``, each reading the whole topic from the beginning:
+One librdkafka mock cluster, one topic of ``--events`` mixed Apiary messages: by default the same 100,000
+events that bench_arrow.py converts (the generator of tests/unit/test_arrow.py, same seed; zstd-compressed).
+Then, interleaved over ``--rounds``, each reading the whole topic from the beginning:
 
 * ``raw consume``: a bare confluent-kafka consumer (``assign()``, ``consume(1000)``), message values untouched:
   the floor any Kafka reader pays;
 * ``consume + decode``: the same, and ``apiary.decode`` of each value (lazy, as a listener gets it);
+* ``consume + decode + to_arrow``: the same, and ``arrow.to_arrow`` of every ``--flush-events`` events (every
+  object converted), as the archive does before writing: what is left of the archive's time is Parquet and
+  the Delta commit;
 * ``archive``: ``hivewire.archive.Archiver`` into a fresh Delta table on local disk: consume, decode, convert
   to Arrow (every object), write Parquet (zstd) and commit with the offsets, flushing every
   ``--flush-events``.
@@ -14,7 +17,7 @@ tests/unit/test_arrow.py; zstd-compressed, so they fit the mock's 5 MB per parti
 Rates run from the first message received to the last message (or, for the archive, the last commit), so
 the consumer group's join delay (about 3 s on the mock) is not counted.
 
-Usage: python bench/bench_archive.py [--events 50000] [--rounds 2] [--flush-events 10000]
+Usage: python bench/bench_archive.py [--events 100000] [--rounds 2] [--flush-events 10000]
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from test_arrow import T0_MS, mixed_messages  # noqa: E402
 
-from hivewire import apiary  # noqa: E402
+from hivewire import apiary, arrow  # noqa: E402
 from hivewire.archive import Archiver  # noqa: E402
 from hivewire.kafka import KafkaSource  # noqa: E402
 from hivewire.testing import mock_kafka  # noqa: E402
@@ -56,12 +59,14 @@ def produce(bootstrap: str, topic: str, messages: list[bytes]) -> None:
     assert producer.flush(60) == 0
 
 
-def consume(bootstrap: str, topic: str, n: int, decode: bool) -> tuple[int, float]:
-    """Read ``n`` messages from the beginning; (messages, seconds from the first to the last)."""
+def consume(bootstrap: str, topic: str, n: int, decode: bool, convert_every: int = 0) -> tuple[int, float]:
+    """Read ``n`` messages from the beginning; (messages, seconds from the first to the last).
+
+    With ``convert_every``, the decoded events also go through ``to_arrow`` that many at a time."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{uuid.uuid4().hex}",
                          "enable.auto.commit": False, "enable.partition.eof": False})
     consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
-    seen, first = 0, None
+    seen, first, pending = 0, None, []
     try:
         while seen < n:
             for msg in consumer.consume(1000, timeout=5):
@@ -70,8 +75,15 @@ def consume(bootstrap: str, topic: str, n: int, decode: bool) -> tuple[int, floa
                 if first is None:
                     first = time.perf_counter()
                 if decode:
-                    apiary.decode(msg.value())
+                    event = apiary.decode(msg.value())
+                    if convert_every:
+                        pending.append(event)
+                        if len(pending) >= convert_every:
+                            arrow.to_arrow(pending)
+                            pending = []
                 seen += 1
+        if pending:
+            arrow.to_arrow(pending)
         assert first is not None
         return seen, time.perf_counter() - first
     finally:
@@ -90,16 +102,17 @@ def archive(bootstrap: str, topic: str, n: int, flush_events: int) -> tuple[int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--events", type=int, default=50_000)
+    parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--flush-events", type=int, default=10_000)
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     n = args.events
-    messages = mixed_messages(n, seed=4)
+    messages = mixed_messages(n)  # bench_arrow.py's events
     contenders: dict[str, Callable[[str, str], tuple[int, float]]] = {
         "raw consume (confluent-kafka)": lambda b, t: consume(b, t, n, decode=False),
         "consume + apiary.decode": lambda b, t: consume(b, t, n, decode=True),
+        "consume + decode + to_arrow": lambda b, t: consume(b, t, n, decode=True, convert_every=args.flush_events),
         f"archive (flush every {args.flush_events:,})": lambda b, t: archive(b, t, n, args.flush_events),
     }
     with mock_kafka() as bootstrap:

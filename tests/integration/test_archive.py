@@ -90,8 +90,11 @@ def test_exactly_once_through_kill_9(kafka: str, tmp_path: Path, spark: Any) -> 
     coordinates: dict[int, tuple[int, int]] = {}  # message index -> (partition, offset)
     last: dict[int, int] = {}
 
+    kills_done = threading.Event()
+
     def produce() -> None:
-        # A steady stream, about 2,500 messages/s, while the archivers are killed and restarted.
+        # A steady stream, about 2,500 messages/s, while the archivers are killed and restarted; after the
+        # first 40,000 only a trickle (50/s) until the last kill, so that every kill lands mid-stream.
         out = producer(kafka)
         for i, data in enumerate(messages):
             def delivered(err: Any, msg: Any, i: int = i) -> None:
@@ -100,32 +103,43 @@ def test_exactly_once_through_kill_9(kafka: str, tmp_path: Path, spark: Any) -> 
             out.produce(topic, value=data, partition=i % 4, timestamp=T0_MS + i * 1000, on_delivery=delivered)
             if i % 250 == 0:
                 out.poll(0)
-                time.sleep(0.1)
+                time.sleep(0.1 if i < 40_000 or kills_done.is_set() else 5.0)
         assert out.flush(60) == 0
 
     # Two archivers share the topic through the group; five times, one of them is killed with SIGKILL at a
-    # random moment after the table moved on (so the kills land while it streams and writes) and restarted.
+    # random moment after it committed to the table since its start (so the kill lands while it streams and
+    # writes, between or during its commits) and is restarted.
     logs = [tmp_path / "archiver-0.log", tmp_path / "archiver-1.log"]
     flush = ["--flush-events", "1500", "--flush-seconds", "1"]
-    procs = [start_archiver(kafka, topic, table, logs[i], *flush) for i in range(2)]
+    started_at = [0, 0]  # each archiver's log size when it was (re)started
+
+    def start(i: int) -> subprocess.Popen[bytes]:
+        started_at[i] = logs[i].stat().st_size if logs[i].exists() else 0
+        return start_archiver(kafka, topic, table, logs[i], *flush)
+
+    def committed_since_start(i: int) -> bool:
+        return b"committed " in logs[i].read_bytes()[started_at[i]:]
+
+    procs = [start(i) for i in range(2)]
     streaming = threading.Thread(target=produce)
     streaming.start()
     try:
         for kill in range(5):
-            wait_for(lambda: (table / "_delta_log").is_dir(), "the table")
-            seen = deltalake.DeltaTable(str(table)).version()
-            wait_for(lambda seen=seen: deltalake.DeltaTable(str(table)).version() > seen, "a commit")
-            time.sleep(rng.uniform(0, 2.0))
             victim = rng.randrange(2)
+            wait_for(lambda victim=victim: committed_since_start(victim), f"archiver {victim} to commit")
+            time.sleep(rng.uniform(0, 2.0))
+            assert streaming.is_alive(), "the stream ended before the kills did"
             procs[victim].send_signal(signal.SIGKILL)
             assert procs[victim].wait() == -signal.SIGKILL
             print(f"kill {kill + 1}: archiver {victim} at table version {deltalake.DeltaTable(str(table)).version()}")
-            procs[victim] = start_archiver(kafka, topic, table, logs[victim], *flush)
+            procs[victim] = start(victim)
+        kills_done.set()
         streaming.join()
         for p, offset in coordinates.values():
             last[p] = max(last.get(p, -1), offset)
         wait_for(lambda: versions(table, topic) == [last[p] for p in range(4)], "the archive to catch up")
     finally:
+        kills_done.set()
         streaming.join()
         for proc in procs:
             proc.send_signal(signal.SIGTERM)

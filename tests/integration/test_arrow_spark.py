@@ -6,6 +6,7 @@ accessors, so the Arrow conversion and Spark's Arrow path are both checked again
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -45,9 +46,14 @@ def spark() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def events() -> list[ListenerEvent]:
+def messages() -> list[bytes]:
+    return mixed_messages(N, seed=2024)
+
+
+@pytest.fixture(scope="module")
+def events(messages: list[bytes]) -> list[ListenerEvent]:
     with paused_gc():
-        return decode_all(mixed_messages(N, seed=2024))
+        return decode_all(messages)
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +76,16 @@ def test_schema(frame: Any) -> None:
     # The same mapping pyspark itself derives from the Arrow schema.
     assert from_arrow_schema(SCHEMA) == hw_spark.SPARK_SCHEMA
     assert hw_spark.SPARK_SCHEMA.fieldNames() == SCHEMA.names
+
+
+def test_counts_match_the_generated_messages(frame: Any, messages: list[bytes]) -> None:
+    """Against the input itself, read with the standard library's json, not through hivewire's decoder."""
+    envelopes = [json.loads(m) for m in messages]
+    assert spark_counts(frame, "event_type") == Counter(e["eventType"].removeprefix("ON_") for e in envelopes)
+    assert spark_counts(frame, "qualified_name") == Counter(e["qualifiedTableName"] for e in envelopes)
+    assert spark_counts(frame, "db_name") == Counter(e["databaseName"] for e in envelopes)
+    assert spark_counts(frame, "status") == Counter(e["status"] for e in envelopes)
+    assert sum(spark_counts(frame, "event_type").values()) == N
 
 
 def test_counts_per_type_database_and_table(frame: Any, events: list[ListenerEvent]) -> None:

@@ -81,7 +81,7 @@ PRIVILEGES_JSON = {
     "rolePrivileges": {"analysts": [{"privilege": "SELECT", "createTime": 1717000001, "grantor": "admin",
                                      "grantorType": "ROLE", "grantOption": True},
                                     {"privilege": "INSERT", "createTime": 1717000002, "grantor": None,
-                                     "grantorType": None, "grantOption": None}]},
+                                     "grantorType": None, "grantOption": False}]},
 }
 
 COLSTATS_JSON = {
@@ -137,7 +137,7 @@ def table_json(version: str, name: str = "orders", *, privileges: bool = True) -
             "id": 4711,
             "fileMetadata": {"type": 1, "version": 1, "data": ["AAEC"]},
             "dictionary": {"values": {"owners": ["ZXRs", ""]}},
-            "txnId": None,
+            "txnId": 0,
         })
     return table
 
@@ -156,7 +156,7 @@ def partition_json(version: str, dt: str, *, num_rows: str = "100") -> dict[str,
     if version in ("3.1", "4.0"):
         partition["catName"] = "hive"
     if version == "4.0":
-        partition.update({"writeId": 13, "isStatsCompliant": None, "colStats": None, "fileMetadata": None})
+        partition.update({"writeId": 13, "isStatsCompliant": False, "colStats": None, "fileMetadata": None})
     return partition
 
 
@@ -252,7 +252,7 @@ EXPECTED_PRIVILEGES = hms.PrincipalPrivilegeSet(
         hms.PrivilegeGrantInfo(privilege="SELECT", createTime=1717000001, grantor="admin",
                                grantorType=hms.PrincipalType.ROLE, grantOption=True),
         hms.PrivilegeGrantInfo(privilege="INSERT", createTime=1717000002, grantor=None, grantorType=None,
-                               grantOption=None)]},
+                               grantOption=False)]},
 )
 
 EXPECTED_COLSTATS = hms.ColumnStatistics(
@@ -282,7 +282,7 @@ def expected_table(version: str, name: str = "orders", *, privileges: bool = Tru
         table.writeId, table.isStatsCompliant, table.colStats = 12, True, EXPECTED_COLSTATS
         table.accessType, table.requiredReadCapabilities = 8, ["HIVEFULLACIDREAD"]
         table.requiredWriteCapabilities = None
-        table.id, table.txnId = 4711, None
+        table.id, table.txnId = 4711, 0
         table.fileMetadata = hms.FileMetadata(type=1, version=1, data=[b"\x00\x01\x02"])
         table.dictionary = hms.ObjectDictionary(values={"owners": [b"etl", b""]})
     return table
@@ -296,7 +296,8 @@ def expected_partition(version: str, dt: str, *, num_rows: str = "100") -> Any:
     if version in ("3.1", "4.0"):
         partition.catName = "hive"
     if version == "4.0":
-        partition.writeId, partition.isStatsCompliant, partition.colStats, partition.fileMetadata = 13, None, None, None
+        partition.writeId, partition.isStatsCompliant = 13, False
+        partition.colStats = partition.fileMetadata = None
     return partition
 
 

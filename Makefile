@@ -10,6 +10,7 @@ help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 $(BIN)/python:
+	PYTHON=$(PYTHON) ./dev/prereqs.sh --python
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 

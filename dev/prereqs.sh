@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Make sure the machine has what hivewire's demo and tests need outside Python:
+#   venv       $PYTHON (default python3) 3.10+ able to create a virtualenv (--python: only this check)
 #   java 17+   runs the Hive Metastore and ZooKeeper from the pyspark wheel's jars (demo and tests)
 #   thrift     Debian's thrift-compiler, only to check the committed generated code (tests: --with-thrift)
 # As root on Debian/Ubuntu a missing one is installed with apt-get; otherwise this fails and says what to do.
+# A missing C compiler or Python headers is only a warning: thrift then runs without its C extension.
 set -euo pipefail
-want_thrift=0
+want_thrift=0 only_python=0
 [ "${1:-}" = "--with-thrift" ] && want_thrift=1
+[ "${1:-}" = "--python" ] && only_python=1
+python=${PYTHON:-python3}
 
 have_java17() {
   local java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
@@ -23,6 +27,34 @@ apt_install() {
     return 1
   fi
 }
+
+python_ok() {
+  "$python" -c 'import sys; assert sys.version_info >= (3, 10)' 2>/dev/null
+}
+venv_ok() {
+  "$python" -c 'import ensurepip, venv' 2>/dev/null
+}
+if ! command -v "$python" >/dev/null 2>&1 || ! python_ok; then
+  echo "prereqs: Python 3.10 or newer is required as '$python' (set PYTHON=/path/to/python3.x to choose one)." >&2
+  exit 1
+fi
+if ! venv_ok; then
+  # Debian and Ubuntu split venv and ensurepip out of their python3 package.
+  minor=$("$python" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+  apt_install "python${minor}-venv" || apt_install python3-venv || true
+  if ! venv_ok; then
+    echo "prereqs: '$python' cannot create virtualenvs (no venv/ensurepip module)." >&2
+    echo "         On Debian/Ubuntu: 'sudo apt-get install python${minor}-venv'." >&2
+    exit 1
+  fi
+fi
+if ! command -v cc >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1 \
+   || ! "$python" -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' 2>/dev/null; then
+  echo "prereqs: warning: no C compiler or no Python headers: pip cannot build thrift's C extension, so" >&2
+  echo "         hivewire will run its Thrift (de)serialisation in pure Python, several times slower." >&2
+  echo "         On Debian/Ubuntu: 'sudo apt-get install gcc python3-dev', then reinstall (see README)." >&2
+fi
+[ "$only_python" = 1 ] && exit 0
 
 if ! have_java17; then
   apt_install openjdk-17-jre-headless || true

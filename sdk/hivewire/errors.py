@@ -47,19 +47,27 @@ class MetastoreError(HivewireError):
         self.method = method
 
 
-class NoSuchObjectError(MetastoreError):
+class MetastoreServerError(MetastoreError):
+    """The metastore answered with an exception its interface declares (``MetaException``,
+    ``ConfigValSecurityException``, ...). The call failed but the connection is fine and stays open.
+
+    The subclasses below name the common cases; the Thrift exception is ``__cause__``.
+    """
+
+
+class NoSuchObjectError(MetastoreServerError):
     """The database, table, partition or function does not exist."""
 
 
-class AlreadyExistsError(MetastoreError):
+class AlreadyExistsError(MetastoreServerError):
     """The object being created already exists."""
 
 
-class InvalidObjectError(MetastoreError):
-    """The metastore rejected the object as invalid."""
+class InvalidObjectError(MetastoreServerError):
+    """The metastore rejected the object (or the input) as invalid."""
 
 
-class InvalidOperationError(MetastoreError):
+class InvalidOperationError(MetastoreServerError):
     """The metastore refused the operation (for example dropping a non-empty database)."""
 
 

@@ -4,12 +4,15 @@ The generated ``ThriftHiveMetastore.Client`` knows every method of our IDL but n
 timeouts, which Hive version it talks to, or useful errors. :class:`MetastoreClient` adds those:
 
 * it takes several URIs (or a resolver such as ZooKeeper discovery) and connects to the first that
-  answers; a dead host costs one connect timeout; when all fail the error names every URI and reason;
+  answers; a dead host costs one connect timeout (a deadline per URI, however many addresses its name
+  resolves to); when all fail the error names every URI and reason;
 * the portable methods (:meth:`~MetastoreClient.get_table`, ...) use the request-object call that new
   servers prefer and fall back to the legacy call once a server answers "Invalid method name" (learnt
   once per connection, since failover may land on another Hive version);
 * every other generated method is available under its Thrift name, with Thrift exceptions turned into
-  :mod:`hivewire.errors` exceptions that name the metastore and the object;
+  :mod:`hivewire.errors` exceptions that name the metastore and the object; an exception the server
+  declares leaves the connection (and what it learnt) in place, while a broken transport, a reply that
+  cannot be read or a request that cannot be encoded closes it;
 * reads are retried once on a broken connection (after reconnecting, possibly to another URI); writes are
   not, because the first attempt may have been applied.
 """
@@ -20,14 +23,15 @@ import contextlib
 import logging
 import queue
 import random
-import struct
+import socket
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
 from thrift.protocol import TBinaryProtocol, TCompactProtocol
-from thrift.Thrift import TApplicationException, TException
+from thrift.Thrift import TApplicationException, TException, TType
 from thrift.transport import TSocket, TTransport
 
 from hivewire.errors import (
@@ -37,13 +41,16 @@ from hivewire.errors import (
     InvalidOperationError,
     MetastoreConnectionError,
     MetastoreError,
+    MetastoreServerError,
     NoSuchObjectError,
     UnsupportedMethodError,
 )
+from hivewire_thrift.fb303 import FacebookService
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 from hivewire_thrift.hive_metastore import ttypes as hms
 
-__all__ = ["ACCELERATED", "MetastoreClient", "MetastoreClientPool", "UriResolver", "parse_uri", "parse_uris"]
+__all__ = ["ACCELERATED", "MetastoreClient", "MetastoreClientPool", "UriResolver", "format_uri", "parse_uri",
+           "parse_uris"]
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +69,10 @@ _T = TypeVar("_T")
 
 
 def parse_uri(uri: str) -> tuple[str, int]:
-    """``thrift://host:port``, ``host:port`` or ``host`` -> ``(host, port)``."""
+    """``thrift://host:port``, ``host:port`` or ``host`` -> ``(host, port)``.
+
+    An IPv6 address is written in brackets (``thrift://[::1]:9083``) and returned without them (``::1``).
+    """
     text = uri.strip()
     if not text:
         raise ConfigError("metastore uri", "empty URI")
@@ -78,6 +88,11 @@ def parse_uri(uri: str) -> tuple[str, int]:
     return parts.hostname, port
 
 
+def format_uri(host: str, port: int) -> str:
+    """``thrift://host:port``, with an IPv6 address in brackets so that :func:`parse_uri` reads it back."""
+    return f"thrift://[{host}]:{port}" if ":" in host else f"thrift://{host}:{port}"
+
+
 def parse_uris(uris: str | Sequence[str]) -> list[str]:
     """Normalise a comma-separated string or a list of URIs to ``thrift://host:port`` strings."""
     items = uris.split(",") if isinstance(uris, str) else list(uris)
@@ -85,7 +100,7 @@ def parse_uris(uris: str | Sequence[str]) -> list[str]:
     for item in items:
         if item.strip():
             host, port = parse_uri(item)
-            out.append(f"thrift://{host}:{port}")
+            out.append(format_uri(host, port))
     if not out:
         raise ConfigError("metastore uris", "no metastore URI given")
     return out
@@ -126,39 +141,128 @@ _NO_RETRY_PREFIXES = ("create_", "drop_", "alter_", "add_", "append_", "rename_"
 
 
 def _describe(args: tuple[Any, ...]) -> str:
-    """A short, readable rendering of call arguments for error messages."""
+    """A short, readable rendering of call arguments for error messages: names, not whole objects."""
     parts = []
     for a in args:
-        if isinstance(a, str):
-            parts.append(a if len(a) <= 80 else a[:77] + "...")
-        elif isinstance(a, list):
-            parts.append(f"[{len(a)} items]" if len(a) > 3 else ", ".join(map(str, a)))
-        elif isinstance(a, bool) or a is None:
+        if isinstance(a, bool) or a is None:
             continue
-        elif isinstance(a, (int, float)):
-            parts.append(str(a))
-        elif hasattr(a, "dbName") and hasattr(a, "tableName"):
-            parts.append(f"{a.dbName}.{a.tableName}")
-        elif hasattr(a, "dbName") and hasattr(a, "tblName"):
-            parts.append(f"{a.dbName}.{a.tblName}")
-        elif hasattr(a, "db_name") and hasattr(a, "tbl_name"):
-            parts.append(f"{a.db_name}.{a.tbl_name}")
-        elif hasattr(a, "name") and isinstance(getattr(a, "name", None), str):
-            parts.append(a.name)
+        if isinstance(a, (list, tuple, set, frozenset)):
+            items = list(a)
+            parts.append(f"[{len(items)} items]" if len(items) > 3 else ", ".join(_describe_value(i) for i in items))
         else:
-            parts.append(type(a).__name__)
-    return ", ".join(parts)
+            parts.append(_describe_value(a))
+    return ", ".join(p for p in parts if p)
 
 
-_ERROR_TYPES: dict[type, type[MetastoreError]] = {
-    hms.NoSuchObjectException: NoSuchObjectError,
-    hms.UnknownDBException: NoSuchObjectError,
-    hms.UnknownTableException: NoSuchObjectError,
-    hms.UnknownPartitionException: NoSuchObjectError,
-    hms.AlreadyExistsException: AlreadyExistsError,
-    hms.InvalidObjectException: InvalidObjectError,
-    hms.InvalidOperationException: InvalidOperationError,
-}
+def _describe_value(value: Any) -> str:
+    if isinstance(value, str):
+        return _brief(value)
+    if isinstance(value, (int, float)):
+        return str(value)
+    if getattr(value, "thrift_spec", None) is not None:
+        return _describe_struct(value)
+    return type(value).__name__
+
+
+def _brief(text: str) -> str:
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# Where Hive's structs (plain objects and *Request objects alike) keep the names an error message needs.
+_DB_FIELDS = ("dbName", "db_name", "dbname", "databaseName", "oldDbName")
+_TABLE_FIELDS = ("tableName", "tblName", "tbl_name", "table_name", "functionName")
+_NAME_FIELDS = ("name", "catName")
+_INNER_FIELDS = ("table", "tbl", "newDb", "database", "db", "partition", "newPart", "new_part")
+_PART_FIELDS = ("partName", "part_name", "name", "partVals", "part_vals", "values", "names", "partNames", "parts",
+                "partitions", "new_parts")
+_LIST_FIELDS = ("tblNames", "tableNames", "names")
+
+
+def _text(obj: Any, fields: tuple[str, ...]) -> str | None:
+    for field in fields:
+        value = getattr(obj, field, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _describe_struct(obj: Any, depth: int = 0) -> str:
+    """``sales.orders``, ``sales.orders partition dt=1``, ``sales: a, b``, ``sales``: from whichever of Hive's
+    field names the struct (or the struct inside a request, such as ``CreateTableRequest.table``) carries."""
+    db = _text(obj, _DB_FIELDS)
+    table = _text(obj, _TABLE_FIELDS)
+    if db is not None and table is not None:
+        detail = _partition_detail(obj)
+        return f"{db}.{table}" + (f" partition {detail}" if detail else "")
+    if depth < 2:
+        for field in _INNER_FIELDS:
+            inner = getattr(obj, field, None)
+            if getattr(inner, "thrift_spec", None) is not None:
+                return _describe_struct(inner, depth + 1)
+    if db is not None:
+        for field in _LIST_FIELDS:
+            names = getattr(obj, field, None)
+            if isinstance(names, list) and names:
+                return f"{db}: {_brief_list(names)}"
+        return db
+    name = _text(obj, _NAME_FIELDS)
+    return name if name is not None else type(obj).__name__
+
+
+def _partition_detail(obj: Any) -> str:
+    for field in _PART_FIELDS:
+        value = getattr(obj, field, None)
+        if isinstance(value, str) and value:
+            return _brief(value)
+        if isinstance(value, list) and value:
+            if all(isinstance(v, str) for v in value):
+                # partVals / values: one partition's values; names: several partition names.
+                return "/".join(value) if field in ("partVals", "part_vals", "values") else _brief_list(value)
+            if len(value) > 3:
+                return f"[{len(value)} partitions]"
+            return ", ".join(d for d in map(_partition_detail, value) if d)
+        if getattr(value, "thrift_spec", None) is not None:  # RequestPartsSpec, a union of names or exprs
+            return _partition_detail(value)
+    return ""
+
+
+def _brief_list(items: list[Any]) -> str:
+    return f"[{len(items)} items]" if len(items) > 3 else ", ".join(_brief(str(i)) for i in items)
+
+
+def _declared_exceptions() -> dict[type, type[MetastoreServerError]]:
+    """Every exception the IDL declares, each mapped to one of ours.
+
+    The generated client raises these only after reading the whole reply, so the connection is in step
+    and stays open. Anything else a call raises (a transport or protocol failure, a reply or request that
+    cannot be (de)coded) leaves it out of step and closes it.
+    """
+    specific: dict[str, type[MetastoreServerError]] = {
+        "NoSuchObjectException": NoSuchObjectError,
+        "UnknownDBException": NoSuchObjectError,
+        "UnknownTableException": NoSuchObjectError,
+        "UnknownPartitionException": NoSuchObjectError,
+        "NoSuchTxnException": NoSuchObjectError,
+        "NoSuchLockException": NoSuchObjectError,
+        "NoSuchCompactionException": NoSuchObjectError,
+        "AlreadyExistsException": AlreadyExistsError,
+        "InvalidObjectException": InvalidObjectError,
+        "InvalidPartitionException": InvalidObjectError,
+        "InvalidInputException": InvalidObjectError,
+        "InvalidOperationException": InvalidOperationError,
+        "TxnAbortedException": InvalidOperationError,
+        "TxnOpenException": InvalidOperationError,
+        "CompactionAbortedException": InvalidOperationError,
+        # MetaException, ConfigValSecurityException and any exception a newer IDL adds: the base class.
+    }
+    return {
+        cls: specific.get(name, MetastoreServerError)
+        for name, cls in vars(hms).items()
+        if isinstance(cls, type) and issubclass(cls, TException) and cls.__module__ == hms.__name__
+    }
+
+
+_ERROR_TYPES: dict[type, type[MetastoreServerError]] = _declared_exceptions()
 
 
 class MetastoreClient:
@@ -289,13 +393,15 @@ class MetastoreClient:
 
     def _connect(self, uri: str) -> None:
         host, port = parse_uri(uri)
+        # Resolve once and connect within one deadline for the URI, instead of TSocket.open(), which gives
+        # each resolved address (IPv4 and IPv6 of one name) a full timeout of its own.
+        handle = _connect_socket(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM), self.connect_timeout)
         sock = TSocket.TSocket(host, port)
-        sock.setTimeout(int(self.connect_timeout * 1000))
+        sock.setHandle(handle)
+        sock.setTimeout(int(self.timeout * 1000))
         trans: TTransport.TTransportBase = (
             TTransport.TFramedTransport(sock) if self.transport == "framed" else TTransport.TBufferedTransport(sock)
         )
-        trans.open()
-        sock.setTimeout(int(self.timeout * 1000))
         proto = (
             TCompactProtocol.TCompactProtocolAccelerated(trans)
             if self.protocol == "compact"
@@ -334,14 +440,37 @@ class MetastoreClient:
 
     # -- calls ------------------------------------------------------------------------------------------
     def call(self, method: str, *args: Any) -> Any:
-        """Call a Thrift method by name, translating errors; reads are retried once after reconnecting."""
+        """Call a Thrift method by name, translating errors; reads are retried once after reconnecting.
+
+        An exception the server declares (``MetaException``, ``NoSuchObjectException``, ...) becomes a
+        :class:`~hivewire.errors.MetastoreServerError` subclass and leaves the connection as it is. A broken
+        transport, a reply that cannot be read and a request that cannot be encoded close it, since what is
+        left in its buffers would be out of step; the next call reconnects.
+        """
+        arguments = _arguments(method, args)  # a wrong name or argument count fails here, before sending
         retries = 0 if method.startswith(_NO_RETRY_PREFIXES) else 1
         while True:
             self._ensure_open()
-            uri = self._uri
+            uri, client = self._uri, self._client
             try:
-                return getattr(self._client, method)(*args)
+                try:
+                    getattr(client, f"send_{method}")(*args)
+                except (TTransport.TTransportException, OSError, EOFError):
+                    raise
+                except BaseException as e:
+                    # Encoding failed part way: the message header (and perhaps more) is in the write buffer,
+                    # and anything sent after it would be garbage to the server.
+                    self.close()
+                    if not isinstance(e, Exception):
+                        raise
+                    raise MetastoreError(_unencodable_message(uri, method, args, arguments, e), uri=uri,
+                                         method=method) from e
+                recv = getattr(client, f"recv_{method}", None)
+                return None if recv is None else recv()  # oneway methods (fb303 shutdown) have no reply
+            except MetastoreError:
+                raise
             except TApplicationException as e:
+                # The server answered with an error message, read whole: the connection is in step.
                 if e.type == TApplicationException.UNKNOWN_METHOD:
                     raise UnsupportedMethodError(
                         f"{uri}: the metastore does not know {method}() ({e.message})", uri=uri, method=method
@@ -362,18 +491,28 @@ class MetastoreClient:
                 cls = _ERROR_TYPES.get(type(e))
                 if cls is None:
                     # Not an exception the server declared (those arrive whole): a TProtocolException while
-                    # writing or reading, which leaves the connection out of step. Start afresh next call.
+                    # reading, which leaves the connection out of step.
                     self.close()
-                    cls = MetastoreError
+                    raise MetastoreError(
+                        f"{uri} {method}({_describe(args)}): the reply could not be read ({type(e).__name__}: "
+                        f"{_reason(e)}); the connection was closed and the next call reconnects; check that "
+                        f"transport={self.transport!r} and protocol={self.protocol!r} match the metastore",
+                        uri=uri, method=method) from e
                 message = getattr(e, "message", None) or type(e).__name__
+                if cls is MetastoreServerError:
+                    message = f"{type(e).__name__}: {message}"
                 raise cls(f"{uri} {method}({_describe(args)}): {message}", uri=uri, method=method) from e
-            except (OverflowError, struct.error, TypeError, ValueError, UnicodeError) as e:
-                # An argument the protocol cannot encode (an i16 above 32767, a str where a list belongs):
-                # part of the request may already sit in the write buffer, so this connection is unusable.
+            except Exception as e:
+                # The reply did not decode (a string that is not UTF-8, a bad SkewedInfo map): out of step too.
                 self.close()
-                raise MetastoreError(f"{method}({_describe(args)}): an argument cannot be sent to the metastore: "
-                                     f"{_reason(e)}; check the argument types against the Thrift IDL",
-                                     uri=uri, method=method) from e
+                raise MetastoreError(
+                    f"{uri} {method}({_describe(args)}): the reply could not be decoded ({type(e).__name__}: "
+                    f"{_reason(e)}); the connection was closed and the next call reconnects", uri=uri,
+                    method=method) from e
+            except BaseException:
+                # Interrupted (KeyboardInterrupt) part way through a request or a reply.
+                self.close()
+                raise
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_") or not hasattr(ThriftHiveMetastore.Iface, name):
@@ -402,8 +541,24 @@ class MetastoreClient:
             lambda: self.call("get_table", db_name, table_name),
         )
 
-    def get_tables(self, db_name: str, table_names: Sequence[str]) -> list[Any]:
-        """Several tables of one database in one call; missing names are left out."""
+    def get_tables(self, db_name: str, pattern: str) -> list[str]:
+        """The names of the tables of ``db_name`` matching ``pattern``, as Hive's ``get_tables`` does.
+
+        ``pattern`` is Hive's: ``*`` matches anything and ``|`` separates alternatives (``"orders_*|items"``).
+        For the table objects themselves use :meth:`get_table_objects`.
+        """
+        if not isinstance(pattern, str):
+            raise TypeError(f"get_tables(db_name, pattern) takes a pattern such as '*', not {type(pattern).__name__}; "
+                            "to fetch tables by name use get_table_objects(db_name, names)")
+        return list(self.call("get_tables", db_name, pattern))
+
+    def get_table_objects(self, db_name: str, table_names: Sequence[str]) -> list[Any]:
+        """Several tables of one database in one call (Hive's ``get_table_objects_by_name``, or its ``_req``
+        form); names that do not exist are left out. ``table_names`` is a list of names, not a pattern."""
+        if isinstance(table_names, (str, bytes)):
+            raise TypeError(f"get_table_objects() takes a list of table names, not the string {table_names!r}; "
+                            f"write [{table_names!r}], or use get_tables(db_name, pattern) for names matching a "
+                            "pattern")
         names = list(table_names)
         return self._portable(
             "get_table_objects_by_name_req",
@@ -502,12 +657,143 @@ class MetastoreClientPool:
                 return
 
 
+_ARGUMENTS: dict[str, tuple[type, tuple[str, ...]]] = {}
+
+
+def _arguments(method: str, args: tuple[Any, ...]) -> type:
+    """The generated ``<method>_args`` class, after checking that ``args`` fit it: a wrong method name or
+    argument count fails here, before anything is written to the connection."""
+    known = _ARGUMENTS.get(method)
+    if known is None:
+        cls = None if method.startswith("_") else (
+            getattr(ThriftHiveMetastore, f"{method}_args", None) or getattr(FacebookService, f"{method}_args", None))
+        if cls is None:
+            raise AttributeError(f"the Hive Metastore interface has no method {method!r}")
+        known = _ARGUMENTS[method] = (cls, tuple(spec[2] for spec in cls.thrift_spec if spec is not None))
+    cls, names = known
+    if len(args) != len(names):
+        raise TypeError(f"{method}() takes {len(names)} argument(s) ({', '.join(names)}), {len(args)} given")
+    return cls
+
+
+def _unencodable_message(uri: str | None, method: str, args: tuple[Any, ...], arguments: type,
+                         error: BaseException) -> str:
+    try:
+        where = _unencodable_field(arguments(*args), "")
+    except Exception:  # only a better message is at stake; the error itself is reported below
+        where = None
+    cause = f"{type(error).__name__}: {_reason(error)}"
+    return (f"{uri} {method}({_describe(args)}): the request cannot be sent: it could not be encoded"
+            f"{f': {where} ({cause})' if where else f' ({cause})'}; fix the argument to match the Thrift IDL "
+            "(the connection was closed, since part of the request may be in its buffer; the next call reconnects)")
+
+
+_INT_BITS = {TType.BYTE: 8, TType.I16: 16, TType.I32: 32, TType.I64: 64}
+
+
+def _unencodable_field(struct: Any, path: str) -> str | None:
+    """Where in ``struct`` a value does not fit its Thrift type (``tbl.partitionKeys[0] is None where a
+    FieldSchema belongs``), or None. Only run after encoding failed, to say which field was at fault."""
+    for spec in getattr(struct, "thrift_spec", None) or ():
+        if spec is None:
+            continue
+        value = getattr(struct, spec[2], None)
+        if value is not None:  # an unset field is not sent
+            problem = _unencodable_value(value, spec[1], spec[3], f"{path}.{spec[2]}" if path else spec[2])
+            if problem:
+                return problem
+    return None
+
+
+def _unencodable_value(value: Any, ttype: int, type_args: Any, path: str) -> str | None:
+    def wrong(expected: str) -> str:
+        return f"{path} is {'None' if value is None else 'a ' + type(value).__name__} where {expected} belongs"
+
+    if ttype == TType.STRUCT:
+        cls = type_args[0]
+        return _unencodable_field(value, path) if isinstance(value, cls) else wrong(f"a {cls.__name__}")
+    if ttype in (TType.LIST, TType.SET):
+        if not isinstance(value, (list, tuple, set, frozenset)):
+            return wrong("a list" if ttype == TType.LIST else "a set")
+        for i, item in enumerate(value):
+            problem = _unencodable_value(item, type_args[0], type_args[1], f"{path}[{i}]")
+            if problem:
+                return problem
+        return None
+    if ttype == TType.MAP:
+        if not isinstance(value, dict):
+            return wrong("a dict")
+        for key, item in value.items():
+            problem = (_unencodable_value(key, type_args[0], type_args[1], f"{path} key {key!r}")
+                       or _unencodable_value(item, type_args[2], type_args[3], f"{path}[{key!r}]"))
+            if problem:
+                return problem
+        return None
+    if ttype == TType.STRING:
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeError:
+                return f"{path} is not valid UTF-8 text"
+            return None
+        return None if isinstance(value, bytes) and type_args == "BINARY" else wrong("a str")
+    if ttype in _INT_BITS:
+        if not isinstance(value, int):
+            return wrong("an int")
+        bits = _INT_BITS[ttype]
+        if not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
+            return f"{path} = {value} does not fit the IDL's i{bits}"
+        return None
+    if ttype == TType.DOUBLE:
+        return None if isinstance(value, (int, float)) else wrong("a float")
+    return None  # a bool field takes any value's truth
+
+
 def _max_parts(value: int) -> int:
     """Hive's ``max_parts`` is an i16 on the wire: fail clearly instead of sending what cannot be encoded."""
     if type(value) is not int or not -1 <= value <= 32767:
         raise ConfigError("max_parts", f"{value!r} is out of range: the metastore takes -1 (all) or 0..32767; "
                                        "for more, pass -1 and slice the result, or list names and fetch by name")
     return value
+
+
+def _connect_socket(addresses: Sequence[tuple[Any, ...]], timeout: float) -> socket.socket:
+    """A socket connected to the first of ``addresses`` (``getaddrinfo`` results) that accepts.
+
+    All of them share one deadline of ``timeout`` seconds: a name that resolves to a dead IPv6 and a dead
+    IPv4 address costs one timeout, not two, while an address that refuses at once still leaves time for
+    the next. Raises ``TimeoutError`` (or ``OSError``) saying what happened to each address.
+    """
+    deadline = time.monotonic() + timeout
+    failures: list[str] = []
+    timed_out = False
+    for i, (family, socktype, proto, _, sockaddr) in enumerate(addresses):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            failures.append(f"{len(addresses) - i} more address(es) not tried within connect_timeout")
+            break
+        sock = socket.socket(family, socktype, proto)
+        try:
+            sock.settimeout(remaining)
+            sock.connect(sockaddr)
+        except BaseException as e:
+            sock.close()
+            if not isinstance(e, OSError):
+                raise
+            if isinstance(e, TimeoutError):
+                timed_out = True
+                failures.append(f"connecting to {_address(sockaddr)} timed out (connect_timeout {timeout:g} s)")
+            else:
+                failures.append(f"{_address(sockaddr)}: {e.strerror or e}")
+            continue
+        return sock
+    detail = "; ".join(failures) or "the name resolved to no address"
+    raise TimeoutError(detail) if timed_out else OSError(detail)
+
+
+def _address(sockaddr: tuple[Any, ...]) -> str:
+    host, port = sockaddr[0], sockaddr[1]
+    return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
 
 
 def _reason(e: BaseException) -> str:

@@ -10,6 +10,7 @@ import pytest
 from hmsclient import hmsclient
 
 import hivewire as hw
+from hivewire.errors import MetastoreServerError
 from hivewire.local import LocalMetastore, free_port
 from hivewire.testing import make_database, make_partition, make_table
 from hivewire_thrift.fb303.ttypes import fb_status
@@ -74,7 +75,7 @@ def test_unpartitioned_table_create_read_alter_drop(client: hw.MetastoreClient, 
     client.alter_table(db, "plain", got)
     altered = client.get_table(db, "plain")
     assert altered.sd.cols[-1] == hms.FieldSchema(name="amount", type="decimal(10,2)", comment="in EUR")
-    assert client.get_tables(db, ["plain", "nope"])[0].tableName == "plain"
+    assert client.get_table_objects(db, ["plain", "nope"])[0].tableName == "plain"
     assert client.get_all_tables(db) == ["plain"]
 
     client.drop_table(db, "plain", True)
@@ -199,6 +200,75 @@ def test_unknown_method_is_a_clear_error_and_keeps_the_connection(client: hw.Met
         client.alter_table_req(hms.AlterTableRequest(dbName="default", tableName="x", table=hms.Table()))
     assert "alter_table_req" in str(exc.value)
     assert "default" in client.get_all_databases()
+
+
+def test_a_declared_server_error_keeps_the_connection_and_what_it_learnt(client: hw.MetastoreClient, db: str,
+                                                                         metastore: LocalMetastore) -> None:
+    table = table_in(metastore, db, "learnt", partition_keys={"dt": "string"})
+    client.create_table(table)
+    client.add_partitions([make_partition(table, ["2024-01-01"])])
+    assert client.get_partitions_by_names(db, "learnt", ["dt=2024-01-01"])[0].values == ["2024-01-01"]
+    assert "get_partitions_by_names_req" in client.unsupported_methods  # 2.3 has only the legacy call
+    learnt, transport = client.unsupported_methods, client._trans
+
+    with pytest.raises(MetastoreServerError) as meta:  # MetaException
+        client.getMetaConf("no.such.key")
+    assert "MetaException" in str(meta.value) and "no.such.key" in str(meta.value)
+    assert client.uri in str(meta.value) and meta.value.method == "getMetaConf"
+    with pytest.raises(MetastoreServerError) as security:  # ConfigValSecurityException
+        client.get_config_value("fs.s3a.secret.key", "")
+    assert "cannot be accessed" in str(security.value)
+    with pytest.raises(MetastoreServerError) as bad_filter:  # MetaException from the filter parser
+        client.get_partitions_by_filter(db, "learnt", "dt >>> nonsense")
+    assert f"{db}, learnt" in str(bad_filter.value)
+
+    # The same connection, still knowing that the request form is missing: nothing was re-learnt.
+    assert client.get_partitions_by_names(db, "learnt", ["dt=2024-01-01"])[0].values == ["2024-01-01"]
+    assert client._trans is transport
+    assert client.unsupported_methods == learnt
+
+
+def test_a_request_that_cannot_be_encoded_fails_clearly_and_the_next_call_works(
+        client: hw.MetastoreClient, db: str) -> None:
+    with pytest.raises(hw.MetastoreError) as exc:
+        client.create_table(hms.Table(dbName=db, tableName="bad", partitionKeys=[None]))
+    message = str(exc.value)
+    assert "could not be encoded" in message and f"create_table({db}.bad)" in message
+    assert "tbl.partitionKeys[0] is None where a FieldSchema belongs" in message
+    assert not client.is_open  # half a request may sit in the buffer: that connection is gone
+    assert client.get_all_tables(db) == []  # the next call reconnects, and nothing was created
+    assert client.is_open
+
+
+def test_get_tables_lists_names_matching_a_pattern_like_hive(client: hw.MetastoreClient, db: str,
+                                                             metastore: LocalMetastore) -> None:
+    for name in ("orders_eu", "orders_us", "items"):
+        client.create_table(table_in(metastore, db, name))
+    assert sorted(client.get_tables(db, "*")) == ["items", "orders_eu", "orders_us"]
+    assert sorted(client.get_tables(db, "orders_*")) == ["orders_eu", "orders_us"]
+    assert sorted(client.get_tables(db, "items|orders_us")) == ["items", "orders_us"]
+    assert client.get_tables(db, "nothing_*") == []
+    tables = client.get_table_objects(db, ["items", "orders_eu", "missing"])
+    assert sorted(t.tableName for t in tables) == ["items", "orders_eu"]
+    with pytest.raises(TypeError, match="list of table names"):
+        client.get_table_objects(db, "items")
+
+
+def test_errors_of_request_calls_name_the_object(client: hw.MetastoreClient, db: str) -> None:
+    with pytest.raises(hw.NoSuchObjectError) as table:
+        client.get_table_req(hms.GetTableRequest(dbName=db, tblName="absent"))
+    assert f"get_table_req({db}.absent)" in str(table.value)
+    with pytest.raises(hw.MetastoreError) as parts:
+        client.add_partitions_req(hms.AddPartitionsRequest(
+            dbName=db, tblName="absent", parts=[hms.Partition(dbName=db, tableName="absent", values=["1"])],
+            ifNotExists=False))
+    assert f"add_partitions_req({db}.absent partition 1)" in str(parts.value)
+    with pytest.raises(hw.NoSuchObjectError) as tables:  # UnknownDBException
+        client.get_table_objects_by_name_req(hms.GetTablesRequest(dbName=f"{db}_absent", tblNames=["a", "b"]))
+    assert f"get_table_objects_by_name_req({db}_absent: a, b)" in str(tables.value)
+    with pytest.raises(hw.UnsupportedMethodError) as req:  # Hive 4's request form; 2.3 does not know it
+        client.create_database_req(hms.CreateDatabaseRequest(databaseName=db))
+    assert "create_database_req" in str(req.value)
 
 
 def test_failover_skips_a_dead_uri(metastore: LocalMetastore) -> None:

@@ -90,8 +90,11 @@ def demo() -> None:
 @click.option("--upstream", metavar="URIS", help="The metastore(s) to front: thrift://h1:9083,thrift://h2:9083.")
 @click.option("--upstream-zookeeper", metavar="QUORUM",
               help="Discover the upstream metastores in this ZooKeeper instead (HIVE-20794).")
-@click.option("--upstream-namespace", default="hive_metastore", show_default=True,
-              help="Namespace of the upstream registrations (with --upstream-zookeeper).")
+@click.option("--upstream-namespace", default=None,
+              help="Namespace of the upstream registrations.  [default: --upstream-hive-site's, else hive_metastore]")
+@click.option("--upstream-hive-site", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A hive-site.xml for discovering the upstream: quorum, namespace, digest auth "
+                   "(hivewire.zookeeper.auth), TLS; --upstream-zookeeper/--upstream-namespace win.")
 @click.option("--port", default=9083, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
 @click.option("--bind", default="0.0.0.0", show_default=True, help="Address to listen on.")
 @click.option("--advertise", metavar="HOST:PORT",
@@ -109,8 +112,11 @@ def demo() -> None:
 @click.option("--partition-by-old-name", is_flag=True,
               help="Partition table renames by the old name (Apiary 8.1.15) instead of the new one.")
 @click.option("--zookeeper", metavar="QUORUM", help="Register the shim in this ZooKeeper (HIVE-20794 format).")
-@click.option("--namespace", default="hive_metastore", show_default=True,
-              help="Namespace to register in (with --zookeeper).")
+@click.option("--namespace", default=None,
+              help="Namespace to register in.  [default: --hive-site's, else hive_metastore]")
+@click.option("--hive-site", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A hive-site.xml for registering the shim: quorum, namespace, digest auth "
+                   "(hivewire.zookeeper.auth), TLS; --zookeeper/--namespace win.")
 @click.option("--hive-version", default=None, help="The hive.version events carry.  [default: 2.3.10]")
 @click.option("--publish-failures", is_flag=True, help="Also publish status=false events for failed changes.")
 @click.option("--no-database-events", is_flag=True,
@@ -119,24 +125,37 @@ def demo() -> None:
               help="Seconds to wait for the upstream's reply to a call.")
 @click.option("--client-send-timeout", default=600.0, show_default=True, type=click.FloatRange(min=0),
               help="Disconnect a client that takes nothing of a reply for this many seconds (0: never).")
-def shim(upstream: str | None, upstream_zookeeper: str | None, upstream_namespace: str, port: int, bind: str,
-         advertise: str | None, framed: bool, kafka_bootstrap_servers: str | None, topic: str | None, spool_dir: str,
-         spool_fsync: str, producer_properties: tuple[str, ...], partition_by_old_name: bool,
-         zookeeper: str | None, namespace: str, hive_version: str | None, publish_failures: bool,
-         no_database_events: bool, timeout: float, client_send_timeout: float) -> None:
+@click.option("--read-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds each of the shim's own reads (the old object before a change, the stored one after) "
+                   "may take; past it the event carries what the request did.")
+@click.option("--max-message-size", default=100 * 1024 * 1024, show_default=True, type=click.IntRange(min=1024),
+              metavar="BYTES", help="Largest client request accepted, in bytes (Hive's "
+                                    "hive.metastore.server.max.message.size); a bigger one closes that connection.")
+def shim(upstream: str | None, upstream_zookeeper: str | None, upstream_namespace: str | None,
+         upstream_hive_site: str | None, port: int, bind: str, advertise: str | None, framed: bool,
+         kafka_bootstrap_servers: str | None, topic: str | None, spool_dir: str, spool_fsync: str,
+         producer_properties: tuple[str, ...], partition_by_old_name: bool, zookeeper: str | None,
+         namespace: str | None, hive_site: str | None, hive_version: str | None, publish_failures: bool,
+         no_database_events: bool, timeout: float, client_send_timeout: float, read_timeout: float,
+         max_message_size: int) -> None:
     """Front a Hive Metastore: relay every call, publish an event for every change. Runs until SIGTERM/SIGINT."""
     from hivewire_shim import DEFAULT_HIVE_VERSION, KafkaSink, Shim
 
-    if (upstream is None) == (upstream_zookeeper is None):
-        raise click.UsageError("give exactly one of --upstream URIS and --upstream-zookeeper QUORUM")
+    discovered = upstream_zookeeper is not None or upstream_hive_site is not None
+    if (upstream is None) == (not discovered):
+        raise click.UsageError("give exactly one of --upstream URIS and --upstream-zookeeper QUORUM (or "
+                               "--upstream-hive-site FILE)")
     if (kafka_bootstrap_servers is None) != (topic is None):
         raise click.UsageError("--kafka-bootstrap-servers and --topic go together")
     try:
         target: Any = upstream
-        if upstream_zookeeper is not None:
+        registration: Any = None
+        if zookeeper is not None or hive_site is not None:
+            registration = _discovery_config(zookeeper, namespace, hive_site)
+        if discovered:
             from hivewire.discovery import ZooKeeperResolver
 
-            target = ZooKeeperResolver(upstream_zookeeper, upstream_namespace)
+            target = ZooKeeperResolver(_discovery_config(upstream_zookeeper, upstream_namespace, upstream_hive_site))
         sinks: list[Any] = []
         if kafka_bootstrap_servers is not None and topic is not None:
             sinks.append(KafkaSink(kafka_bootstrap_servers, topic, spool_dir,
@@ -147,17 +166,20 @@ def shim(upstream: str | None, upstream_zookeeper: str | None, upstream_namespac
                 "no --kafka-bootstrap-servers/--topic: the shim relays calls but publishes no events")
         server = Shim(target, host=bind, port=port, framed=framed, sinks=sinks,
                       hive_version=hive_version or DEFAULT_HIVE_VERSION, publish_failures=publish_failures,
-                      database_events=not no_database_events, timeout=timeout, zookeeper=zookeeper,
-                      namespace=namespace, advertise=advertise, client_send_timeout=client_send_timeout)
+                      database_events=not no_database_events, timeout=timeout, zookeeper=registration,
+                      advertise=advertise, client_send_timeout=client_send_timeout, read_timeout=read_timeout,
+                      max_message_bytes=max_message_size)
         server.start()
     except (hivewire.HivewireError, OSError) as e:
+        if discovered and target is not None and hasattr(target, "close"):
+            target.close()
         raise click.ClickException(str(e)) from e
     stop = _stop_on_signals("hivewire_shim", "stopping")
     click.echo(f"hivewire shim serving on {server.uri}", err=True)
     try:
         server.serve_forever(stop)
     finally:
-        if upstream_zookeeper is not None:
+        if discovered:
             target.close()  # end the discovery session, or its reconnecting threads outlive the command
 
 

@@ -5,9 +5,10 @@ running them so their events come out right.
 of the request bytes; the original bytes are forwarded untouched). The connection then runs the call
 through :meth:`Capture.execute`, which
 
-1. takes the lock of every table (or database) the change touches, so changes to one table made through
-   this shim run one at a time and their events are published in the order the metastore applied them
-   (a cascading drop_database learns its tables in step 2 and then takes their locks as well);
+1. takes the lock of every table the change touches (exclusively) and of their databases (shared), or
+   of the database it changes (exclusively), so changes to one table made through this shim run one at
+   a time and their events are published in the order the metastore applied them, changes to other
+   tables of the database run side by side, and a drop_database runs alone in its database;
 2. reads what the event needs from *before* the change (the old table of an alter, the table of a drop);
 3. forwards the call and reads the whole reply (the caller's function), *without* relaying it yet;
 4. on success, reads back what the metastore stored and publishes the events, still under the lock.
@@ -338,28 +339,86 @@ def decode_args(cls: Any, body: bytes, offset: int) -> Any:
 
 # -- locking and running ------------------------------------------------------------------------------------
 
+class _Stripe:
+    """A readers-writer lock: many shared holders or one exclusive one. A waiting exclusive holder keeps
+    new shared ones out, so a database drop is not starved by a stream of table changes."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self.shared = 0
+        self.exclusive = False
+        self.waiting_exclusive = 0
+        self.waiting_shared = 0
+
+    def acquire(self, exclusive: bool) -> None:
+        with self._cond:
+            if exclusive:
+                self.waiting_exclusive += 1
+                try:
+                    self._cond.wait_for(lambda: not self.exclusive and self.shared == 0)
+                finally:
+                    self.waiting_exclusive -= 1
+                self.exclusive = True
+            else:
+                self.waiting_shared += 1
+                try:
+                    self._cond.wait_for(lambda: not self.exclusive and self.waiting_exclusive == 0)
+                finally:
+                    self.waiting_shared -= 1
+                self.shared += 1
+
+    def release(self, exclusive: bool) -> None:
+        with self._cond:
+            if exclusive:
+                self.exclusive = False
+            else:
+                self.shared -= 1
+            self._cond.notify_all()
+
+
 class Locks:
-    """Striped locks over string keys; several keys are taken in one global order (no deadlock)."""
+    """Striped readers-writer locks over string keys.
+
+    :meth:`holding` takes keys exclusively or shared, every stripe in one global order (no deadlock: a
+    thread waiting on a stripe holds only lower ones); a stripe wanted both ways is taken exclusively.
+    """
 
     def __init__(self, stripes: int = 1024) -> None:
-        self._locks = [threading.Lock() for _ in range(stripes)]
+        self._stripes = [_Stripe() for _ in range(stripes)]
+
+    def _stripe(self, key: str) -> _Stripe:
+        return self._stripes[hash(key) % len(self._stripes)]
 
     def held(self, key: str) -> bool:
-        """Whether ``key``'s lock (its stripe's) is held by anyone."""
-        return self._locks[hash(key) % len(self._locks)].locked()
+        """Whether ``key``'s lock (its stripe's) is held by anyone, in either mode."""
+        stripe = self._stripe(key)
+        return stripe.exclusive or stripe.shared > 0
+
+    def held_exclusively(self, key: str) -> bool:
+        return self._stripe(key).exclusive
+
+    def waiting(self, key: str) -> int:
+        """How many threads wait for ``key``'s stripe (for tests and diagnostics)."""
+        stripe = self._stripe(key)
+        return stripe.waiting_exclusive + stripe.waiting_shared
 
     @contextlib.contextmanager
-    def holding(self, keys: Sequence[str]) -> Iterator[None]:
-        indexes = sorted({hash(k) % len(self._locks) for k in keys})
-        taken = []
+    def holding(self, keys: Sequence[str], shared: Sequence[str] = ()) -> Iterator[None]:
+        """Hold ``keys`` exclusively and ``shared`` shared."""
+        modes: dict[int, bool] = {}
+        for key in shared:
+            modes.setdefault(hash(key) % len(self._stripes), False)
+        for key in keys:
+            modes[hash(key) % len(self._stripes)] = True
+        taken: list[tuple[int, bool]] = []
         try:
-            for i in indexes:
-                self._locks[i].acquire()
-                taken.append(i)
+            for i in sorted(modes):
+                self._stripes[i].acquire(modes[i])
+                taken.append((i, modes[i]))
             yield
         finally:
-            for i in reversed(taken):
-                self._locks[i].release()
+            for i, exclusive in reversed(taken):
+                self._stripes[i].release(exclusive)
 
 
 class Capture:
@@ -400,29 +459,15 @@ class Capture:
     def result_class(header: Header) -> Any:
         return getattr(_service, f"{header.name}_result")
 
-    #: How often a change whose lock keys grew (a cascading drop_database) takes the locks again.
-    LOCK_ATTEMPTS = 3
-
     def execute(self, change: Change, header: Header, call: Callable[[Any], Reply]) -> Reply:
         """Run ``call`` (forward and read the reply, given the ``*_result`` class to decode) as ``change``,
         publish its events, and return the reply for the caller to relay (the locks are released by then)."""
-        keys = change.keys
-        for attempt in range(1, self.LOCK_ATTEMPTS + 1):
-            with self._locks.holding(keys):
-                change.forget_reads()
-                try:
-                    change.before(self.lookup)
-                except Exception:
-                    log.exception("reading the state before %s failed; its event may lack the old object", header)
-                needed = change.lock_keys()
-                if set(needed) <= set(keys) or attempt == self.LOCK_ATTEMPTS:
-                    if not set(needed) <= set(keys):
-                        log.warning("%s: the objects it changes kept changing; its events may be ordered wrongly "
-                                    "against changes made to them at the same time", change)
-                    return self._run(change, header, call)
-            # Locks are taken in one global order, so more keys means letting go and taking them all again.
-            keys = tuple(dict.fromkeys([*keys, *needed]))
-        raise AssertionError("unreachable")
+        with self._locks.holding(change.keys, change.shared):
+            try:
+                change.before(self.lookup)
+            except Exception:
+                log.exception("reading the state before %s failed; its event may lack the old object", header)
+            return self._run(change, header, call)
 
     def _run(self, change: Change, header: Header, call: Callable[[Any], Reply]) -> Reply:
         reply = call(self.result_class(header))

@@ -80,24 +80,24 @@ def _partition(db: str, table: str, values: Sequence[str]) -> Any:
 
 
 class Change:
-    """One modeled call in flight. ``keys`` are the lock keys; subclasses read in :meth:`before` and
-    build events in :meth:`events` (``ok``: the call succeeded; ``result``: the decoded ``*_result``)."""
+    """One modeled call in flight. ``keys`` are the lock keys it holds exclusively, ``shared`` the ones it
+    holds shared; subclasses read in :meth:`before` and build events in :meth:`events` (``ok``: the call
+    succeeded; ``result``: the decoded ``*_result``).
+
+    A change to a table holds its table's key exclusively and its database's key shared: changes to one
+    table run one at a time, changes to different tables of a database run side by side, and a change to
+    the database itself (a cascading ``drop_database`` above all) holds the database key exclusively, so
+    it runs alone in that database and sees exactly the tables it drops.
+    """
 
     keys: tuple[str, ...] = ()
+    shared: tuple[str, ...] = ()
     #: Database changes are hivewire's extension to Apiary's event types and can be switched off.
     database_event = False
     _incomplete_parts: set[str] | None = None
 
     def before(self, look: Lookup) -> None:
         return None
-
-    def forget_reads(self) -> None:
-        """Start over (:meth:`before` is about to run again): forget which reads failed."""
-        self._incomplete_parts = None
-
-    def lock_keys(self) -> tuple[str, ...]:
-        """The keys the change must hold, once :meth:`before` has read (more than ``keys``: take them too)."""
-        return self.keys
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         raise NotImplementedError
@@ -141,6 +141,12 @@ def _names(db: str | None, table: str | None) -> tuple[str, str]:
     return split_catalog(db or "")[1], table or ""
 
 
+def _table_locks(*tables: tuple[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The exclusive keys (the tables) and the shared keys (their databases) of a change to ``tables``."""
+    return (tuple(dict.fromkeys(table_key(db, name) for db, name in tables)),
+            tuple(dict.fromkeys(database_key(db) for db, _ in tables)))
+
+
 def _none() -> None:
     return None
 
@@ -149,7 +155,7 @@ class CreateTable(Change):
     def __init__(self, table: Any, env: Any = None) -> None:
         self.table, self.env = table, env
         self.db, self.name = _names(table.dbName, table.tableName)
-        self.keys = (table_key(self.db, self.name),)
+        self.keys, self.shared = _table_locks((self.db, self.name))
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         stored = self._read(lambda: look.table(self.db, self.name), _none, "table") if ok else None
@@ -163,7 +169,7 @@ class AlterTable(Change):
         self.new_table, self.env = new_table, env
         self.new_db = split_catalog(new_table.dbName)[1] if new_table.dbName else self.db
         self.new_name = new_table.tableName or self.name
-        self.keys = (table_key(self.db, self.name), table_key(self.new_db, self.new_name))
+        self.keys, self.shared = _table_locks((self.db, self.name), (self.new_db, self.new_name))
         self.old: Any = None
 
     def before(self, look: Lookup) -> None:
@@ -183,7 +189,7 @@ class DropTable(Change):
     def __init__(self, db: str, name: str, delete_data: bool | None, env: Any = None) -> None:
         self.db, self.name = _names(db, name)
         self.delete_data, self.env = bool(delete_data), env
-        self.keys = (table_key(self.db, self.name),)
+        self.keys, self.shared = _table_locks((self.db, self.name))
         self.table: Any = None
 
     def before(self, look: Lookup) -> None:
@@ -209,7 +215,7 @@ class AddPartitions(Change):
         self.db, self.name = _names(db, table)
         self.parts, self.env, self.stored_from = list(parts), env, stored_from
         self.if_not_exists = if_not_exists
-        self.keys = (table_key(self.db, self.name),)
+        self.keys, self.shared = _table_locks((self.db, self.name))
         self.existing: set[str] = set()
 
     def _named(self, table: Any) -> list[tuple[Any, str]]:
@@ -266,7 +272,7 @@ class AlterPartitions(Change):
         self.db, self.name = _names(db, table)
         self.new_parts, self.env = list(new_parts), env
         self.old_values = list(old_values) if old_values is not None else None
-        self.keys = (table_key(self.db, self.name),)
+        self.keys, self.shared = _table_locks((self.db, self.name))
         self.table: Any = None
         self.old: dict[tuple[str, ...], Any] | None = {}  # None: could not be read
 
@@ -326,7 +332,7 @@ class DropPartitions(Change):
         self.names, self.values = list(names), [list(v) for v in values]
         self.by_expression, self.reply_carries = by_expression, reply_carries
         self.delete_data, self.env, self.stored_from = bool(delete_data), env, stored_from
-        self.keys = (table_key(self.db, self.name),)
+        self.keys, self.shared = _table_locks((self.db, self.name))
         self.table: Any = None
         self.parts: list[Any] | None = []  # None: unknown (a drop by expression that could not be read)
 
@@ -387,7 +393,7 @@ class ExchangePartitions(Change):
         self.spec = dict(spec or {})
         self.src_db, self.src = _names(source_db, source)
         self.dst_db, self.dst = _names(dest_db, dest)
-        self.keys = (table_key(self.src_db, self.src), table_key(self.dst_db, self.dst))
+        self.keys, self.shared = _table_locks((self.src_db, self.src), (self.dst_db, self.dst))
         self.src_table: Any = None
         self.names: list[str] | None = []  # None: unknown
         self.parts: list[Any] = []
@@ -472,8 +478,9 @@ class DropDatabase(Change):
     """A DropDatabaseEvent, preceded for ``cascade`` by a DropTableEvent (``deleteData`` false) per table:
     Hive's ``drop_database_core`` drops each table through ``drop_table(db, name, false)``.
 
-    With ``cascade`` it also holds the lock of every table it drops (:meth:`lock_keys`), so its drop events
-    are ordered against changes to those tables made through the shim at the same time.
+    It holds the database's key exclusively, so no change to a table of the database made through the
+    shim runs between its listing of the tables and the drop: a table created at the same time is either
+    created first (then listed, and its DROP_TABLE published) or after the drop (then it fails).
     """
 
     database_event = True
@@ -498,9 +505,6 @@ class DropDatabase(Change):
         self.tables = self._read(lambda: look.tables(self.name, names),
                                  lambda: [_table(self.name, n) for n in names], "tables")
 
-    def lock_keys(self) -> tuple[str, ...]:
-        return (*self.keys, *(table_key(self.name, t.tableName) for t in self.tables or []))
-
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.database is None:
             return []
@@ -524,7 +528,7 @@ class Insert(Change):
                  successful: bool) -> None:
         self.db, self.name = _names(db, table)
         self.inserts, self.successful = inserts, successful
-        self.keys = (table_key(self.db, self.name),)
+        self.keys, self.shared = _table_locks((self.db, self.name))
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if not ok:

@@ -44,7 +44,9 @@ from hivewire_shim.upstream import Upstream, UpstreamUnavailable
 from hivewire_shim.wire import (
     CALL,
     EXCEPTION,
+    MAX_REPLY_VALUE_BYTES,
     ONEWAY,
+    REPLY,
     Header,
     MessageReader,
     PeerClosed,
@@ -104,10 +106,14 @@ def _transport_hint(framed: bool) -> str:
 
 
 class Connection:
-    """Serves one client socket until it closes (call :meth:`run` on the connection's thread)."""
+    """Serves one client socket until it closes (call :meth:`run` on the connection's thread).
+
+    ``count(method, answered)`` is told of every call once it is over; ``answered`` says whether the
+    upstream replied to it as a method it knows (an exception such as "Invalid method name" is no answer).
+    """
 
     def __init__(self, sock: socket.socket, peer: str, *, upstream: Upstream, capture: Capture,
-                 count: Callable[[str], None], max_message_bytes: int, send_timeout: float = 600.0) -> None:
+                 count: Callable[[str, bool], None], max_message_bytes: int, send_timeout: float = 600.0) -> None:
         self.sock = sock
         self.peer = peer
         self._upstream = upstream
@@ -125,6 +131,7 @@ class Connection:
         self.busy = False
         self._gone: ClientGone | None = None  # the client left during the current call's reply
         self._held: list[bytes] | None = None  # a change's reply, relayed once its event is published
+        self._last_reply: Reply | None = None
         _configure_client_socket(sock, send_timeout)
 
     # -- the loop -----------------------------------------------------------------------------------------
@@ -221,7 +228,14 @@ class Connection:
 
     # -- one call ---------------------------------------------------------------------------------------------
     def _handle(self, header: Header, body: bytes) -> None:
-        self._count(header.name)
+        try:
+            self._handle_call(header, body)
+        finally:
+            reply, self._last_reply = self._last_reply, None
+            self._count(header.name, reply is not None and reply.from_upstream and reply.header is not None
+                        and reply.header.type == REPLY)
+
+    def _handle_call(self, header: Header, body: bytes) -> None:
         started = time.perf_counter()
         change = self._capture.plan(header, body)
         if change is None:
@@ -233,6 +247,7 @@ class Connection:
             finally:
                 held, self._held = self._held, None
                 self._client_send_all(held)  # the event is published and the table's lock released
+        self._last_reply = reply
         if self._gone is not None:
             raise self._gone
         # Remembered once they worked, to be replayed on a new upstream connection (not this one).
@@ -324,7 +339,7 @@ class Connection:
             return
         sock, uri = self._upstream.connect()
         self._up, self._up_uri, self._up_replies = sock, uri, 0
-        self._up_reader = MessageReader(sock, side=f"upstream {uri}")
+        self._up_reader = MessageReader(sock, side=f"upstream {uri}", max_message_bytes=MAX_REPLY_VALUE_BYTES)
         log.debug("client %s: connected to upstream %s", self.peer, uri)
         try:
             for body in list(self._session.values()):

@@ -8,19 +8,27 @@ the client's connection, whose bytes it only relays.
 An object that does not exist is None (or left out of a list). A read that fails for any other reason
 (a timeout, the metastore restarting) raises :class:`ReadFailed`: the change then knows the object's
 state is unknown, not absent, and falls back to what the request carried rather than dropping the event.
+
+Reads run while the change holds its table's lock, so they are bounded by a short ``timeout`` (the
+shim's ``read_timeout``, 10 s by default), not by the relayed calls' 600 s: waiting for a free pooled
+connection, the call itself, and no reconnect-and-retry once the time is up (:class:`ReadClient`). A hung
+upstream thus costs a change a few seconds and a stand-in object, not minutes of every writer's time.
+Failed reads are counted in :attr:`Lookup.failures`.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from hivewire.errors import HivewireError, NoSuchObjectError
+from hivewire.errors import HivewireError, MetastoreConnectionError, NoSuchObjectError
 from hivewire.metastore import MetastoreClient, MetastoreClientPool
 from hivewire_shim.names import partition_name, split_catalog
 
-__all__ = ["Lookup", "ReadFailed"]
+__all__ = ["DEFAULT_READ_TIMEOUT", "Lookup", "ReadClient", "ReadFailed"]
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -28,30 +36,71 @@ _T = TypeVar("_T")
 BATCH = 500
 
 
+#: Seconds one of the shim's own reads may take (``--read-timeout``).
+DEFAULT_READ_TIMEOUT = 10.0
+
+
 class ReadFailed(HivewireError):
     """A read of the upstream failed; the object's state is unknown (not absent)."""
 
 
-class Lookup:
-    """Reads through a pool of :class:`~hivewire.metastore.MetastoreClient` made by ``factory``."""
+class ReadClient(MetastoreClient):
+    """A :class:`~hivewire.metastore.MetastoreClient` that does not reconnect once :attr:`deadline` passed.
 
-    def __init__(self, factory: Callable[[], MetastoreClient], size: int = 16) -> None:
+    ``MetastoreClient`` retries a read once on a fresh connection when the first attempt fails; after a
+    timeout that would double the wait on a hung metastore. :class:`Lookup` sets the deadline per read.
+    """
+
+    deadline: float | None = None
+
+    def open(self) -> MetastoreClient:
+        if not self.is_open and self.deadline is not None and time.monotonic() >= self.deadline:
+            raise MetastoreConnectionError(f"the read took its {self.timeout:g} s already; not reconnecting to "
+                                           f"retry it (raise --read-timeout if the metastore is just slow)")
+        return super().open()
+
+
+class Lookup:
+    """Reads through a pool of :class:`~hivewire.metastore.MetastoreClient` made by ``factory``.
+
+    ``timeout`` bounds the wait for a free pooled client and, with a :class:`ReadClient`, the reconnect
+    retry; the clients' own ``timeout`` bounds each call (make them with the same value).
+    """
+
+    def __init__(self, factory: Callable[[], MetastoreClient], size: int = 16,
+                 timeout: float = DEFAULT_READ_TIMEOUT) -> None:
         self._pool = MetastoreClientPool(factory, size=size)
+        self.timeout = timeout
+        self._failures = 0
+        self._failures_lock = threading.Lock()
+
+    @property
+    def failures(self) -> int:
+        """Reads that failed (timed out, or the metastore could not be reached) since the start."""
+        return self._failures
 
     def close(self) -> None:
         self._pool.close()
 
     def _read(self, what: str, fn: Callable[[MetastoreClient], _T], absent: _T) -> _T:
         try:
-            with self._pool.client() as client:
+            with self._pool.client(timeout=self.timeout) as client:
+                if isinstance(client, ReadClient):
+                    client.deadline = time.monotonic() + self.timeout
                 return fn(client)
         except NoSuchObjectError:
             return absent
         except HivewireError as e:
+            self._failed()
             raise ReadFailed(f"could not read {what} from the upstream metastore ({e})") from e
         except Exception as e:  # a modeling problem must never reach the client's call
+            self._failed()
             log.debug("unexpected error reading %s", what, exc_info=True)
             raise ReadFailed(f"could not read {what} from the upstream metastore ({type(e).__name__}: {e})") from e
+
+    def _failed(self) -> None:
+        with self._failures_lock:
+            self._failures += 1
 
     def table(self, db: str, name: str) -> Any | None:
         db = split_catalog(db)[1]
@@ -69,7 +118,7 @@ class Lookup:
             return []
 
         def read(c: MetastoreClient) -> list[Any]:
-            return [t for i in range(0, len(names), BATCH) for t in c.get_tables(db, names[i:i + BATCH])]
+            return [t for i in range(0, len(names), BATCH) for t in c.get_table_objects(db, names[i:i + BATCH])]
         return self._read(f"{len(names)} table(s) of {db}", read, [])
 
     def database(self, name: str) -> Any | None:

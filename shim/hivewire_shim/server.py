@@ -26,18 +26,24 @@ from hivewire.errors import ConfigError
 from hivewire.metastore import UriResolver
 from hivewire_shim.capture import Capture, Settings
 from hivewire_shim.connection import Connection
-from hivewire_shim.lookup import Lookup
+from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, Lookup
 from hivewire_shim.sinks import Sink, fan_out
 from hivewire_shim.upstream import Upstream, discovery_config
 from hivewire_shim.wire import DEFAULT_MAX_MESSAGE_BYTES
+from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 
-__all__ = ["DEFAULT_HIVE_VERSION", "Shim"]
+__all__ = ["DEFAULT_HIVE_VERSION", "UNKNOWN_METHOD", "Shim"]
 
 log = logging.getLogger(__name__)
 
 #: The ``hive.version`` events carry unless told otherwise: the metastore in pyspark's jars. fb303
 #: ``getVersion`` cannot tell (Hive 2.3 answers "3.0"), so the shim does not guess; see ``--hive-version``.
 DEFAULT_HIVE_VERSION = "2.3.10"
+
+#: The :attr:`Shim.calls` bucket of method names neither our IDL nor the upstream knows (a client's junk
+#: must not grow the counter without bound).
+UNKNOWN_METHOD = "(unknown)"
+_IDL_METHODS = frozenset(name for name in dir(ThriftHiveMetastore.Iface) if not name.startswith("_"))
 
 
 class Shim:
@@ -48,21 +54,32 @@ class Shim:
     ``hive_version`` is the events' ``hive.version``; ``publish_failures`` publishes status=false events
     for failed changes; ``database_events`` publishes hivewire's database events. With ``zookeeper`` (a
     quorum or a :class:`~hivewire.discovery.DiscoveryConfig`) the shim registers ``advertise``
-    (default: this host's name and the port) under ``/<namespace>`` as Hive 4 metastores do; registering
+    (default: this host's name and the port) under ``/<namespace>`` (default: the DiscoveryConfig's, else
+    ``hive_metastore``) as Hive 4 metastores do; registering
     in the namespace the upstream is discovered in raises :class:`~hivewire.errors.ConfigError` (shims
     would find each other as upstreams and relay in a loop). ``client_send_timeout``: a client that takes
-    nothing of a reply for this many seconds is disconnected.
+    nothing of a reply for this many seconds is disconnected. ``max_message_bytes`` caps one client request
+    (Hive's ``hive.metastore.server.max.message.size``, 100 MB by default); a bigger one closes that
+    connection. ``read_timeout`` bounds each of the shim's own reads (the old object before a change, the
+    stored one after), which run under the table's lock: past it the event carries what the request did.
     """
 
     def __init__(self, upstream: str | Sequence[str] | UriResolver | Upstream, *, host: str = "127.0.0.1",
                  port: int = 0, framed: bool = False, sinks: Sequence[Sink] = (),
                  hive_version: str = DEFAULT_HIVE_VERSION, publish_failures: bool = False,
                  database_events: bool = True, timeout: float = 600.0, connect_timeout: float = 5.0,
-                 zookeeper: Any = None, namespace: str = "hive_metastore", advertise: str | None = None,
+                 zookeeper: Any = None, namespace: str | None = None, advertise: str | None = None,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, lookup_connections: int = 16,
-                 client_send_timeout: float = 600.0) -> None:
+                 client_send_timeout: float = 600.0, read_timeout: float = DEFAULT_READ_TIMEOUT) -> None:
+        if max_message_bytes < 1024:
+            raise ConfigError("max message size", f"{max_message_bytes} bytes is too small for any metastore call; "
+                                                  f"Hive's default is {DEFAULT_MAX_MESSAGE_BYTES}")
+        if not read_timeout > 0:
+            raise ConfigError("read timeout", f"{read_timeout!r} must be more than zero seconds")
         self.upstream = upstream if isinstance(upstream, Upstream) else Upstream(
             upstream, framed=framed, connect_timeout=connect_timeout, timeout=timeout)
+        # The namespace given, else a DiscoveryConfig's own, else Hive's default.
+        namespace = namespace or getattr(zookeeper, "namespace", None) or "hive_metastore"
         if zookeeper is not None:
             _refuse_discovery_loop(self.upstream, zookeeper, namespace)
         self.client_send_timeout = client_send_timeout
@@ -75,7 +92,9 @@ class Shim:
         self.namespace = namespace
         self._advertise = advertise
         self.max_message_bytes = max_message_bytes
-        self.lookup = Lookup(self.upstream.client, size=lookup_connections)
+        self.read_timeout = read_timeout
+        self.lookup = Lookup(lambda: self.upstream.client(read_timeout), size=lookup_connections,
+                             timeout=read_timeout)
         self.capture = Capture(self.lookup, fan_out(self.sinks), self.settings)
         self._listener: socket.socket | None = None
         self._accept_thread: threading.Thread | None = None
@@ -83,7 +102,8 @@ class Shim:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._registration: Any = None
-        #: Calls relayed so far, by Thrift method name (what clients actually call).
+        #: Calls relayed so far, by Thrift method name (what clients actually call); names that neither our
+        #: IDL nor the upstream knows are counted together under :data:`UNKNOWN_METHOD`.
         self.calls: collections.Counter[str] = collections.Counter()
         self.port = 0
 
@@ -150,9 +170,15 @@ class Shim:
             with self._lock:
                 self._connections.pop(conn, None)
 
-    def _count(self, method: str) -> None:
+    def _count(self, method: str, answered: bool) -> None:
+        name = method if answered or method in _IDL_METHODS else UNKNOWN_METHOD
         with self._lock:
-            self.calls[method] += 1
+            self.calls[name] += 1
+
+    @property
+    def read_failures(self) -> int:
+        """The shim's own reads of the upstream that failed or timed out (their events carry stand-ins)."""
+        return self.lookup.failures
 
     @property
     def connections(self) -> int:

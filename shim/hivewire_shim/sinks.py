@@ -1,32 +1,32 @@
-"""Where the shim's events go: Kafka in the Apiary format (through a durable spool), or an in-process App.
+"""Where the shim's events go: the :class:`Sink` protocol and the in-process :class:`AppSink`.
+
+The Kafka sink, Apiary JSON through a durable spool, is :mod:`hivewire_shim.kafka_sink`.
 
 A sink's :meth:`~Sink.publish` is called on the client's connection thread, under the lock of the table
-the event is about and before the client gets its reply, so it must be quick and must not raise: the
-Kafka sink only appends to its spool (or, while the spool cannot be written, keeps the event in memory),
-the App sink only enqueues. The slow parts (the producer, the listeners) run on the sink's own thread.
+the event is about and before the client gets its reply, so it must be quick, must not block on the
+slow parts and must not raise: the Kafka sink appends to its spool (or, while the spool cannot be
+written, keeps the event in memory), the App sink queues the event in memory (spilling to disk when
+the App falls far behind). The slow parts (the producer, the listeners) run on the sink's own thread.
 """
 
 from __future__ import annotations
 
 import collections
-import contextlib
-import errno
-import json
 import logging
 import os
-import queue
+import shutil
+import tempfile
 import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from hivewire import apiary
-from hivewire.errors import ConfigError
+from hivewire.errors import ConfigError, HivewireError
 from hivewire.events import AlterTableEvent, ListenerEvent
-from hivewire_shim.spool import FsyncPolicy, RateLimit, Record, Spool
+from hivewire_shim.spool import RateLimit, Spool
 
-__all__ = ["AppSink", "Dispatcher", "KafkaSink", "Sink", "fan_out", "partition_key", "replay_rejected"]
+__all__ = ["AppSink", "Dispatcher", "Sink", "fan_out", "partition_key"]
 
 log = logging.getLogger(__name__)
 
@@ -73,481 +73,168 @@ def partition_key(event: ListenerEvent, *, alter_by_old_name: bool = False) -> s
 class AppSink:
     """Delivers events to ``app.dispatch`` on a background thread, in the order they were published.
 
-    Each event is encoded to Apiary JSON and decoded again before dispatch, so listeners get exactly what
-    they would get from Kafka (the same field set for the Hive version, ``raw`` set). A listener error
-    (``hivewire.ListenerError`` from ``dispatch``) is logged; it never reaches the metastore client.
+    :meth:`publish` encodes each event to Apiary JSON on the caller's thread and queues the bytes; the
+    sink's thread decodes them and dispatches, so listeners get exactly what they would get from Kafka
+    (the same field set for the Hive version, ``raw`` set). A listener error (``hivewire.ListenerError``
+    from ``dispatch``) is logged; it never reaches the metastore client.
+
+    Memory is bounded: up to ``max_memory_bytes`` of encoded events wait in memory. Past that, while the
+    App is slower than the changes, later events *spill* to files in a fresh directory under
+    ``spill_dir`` (default: the system's temporary directory), in order, and are dispatched from there
+    once the ones in memory are; publishing never blocks on a slow listener and never fails a call. The
+    spill is not kept across restarts (like the queue in memory, it goes with the process). An event
+    that can be neither held nor spilled (the spill's disk is full) is lost: counted in :attr:`lost`
+    and logged as an ERROR.
     """
 
-    def __init__(self, app: Dispatcher, *, name: str = "app") -> None:
+    def __init__(self, app: Dispatcher, *, name: str = "app", max_memory_bytes: int = 64 << 20,
+                 spill_dir: str | os.PathLike[str] | None = None) -> None:
+        if max_memory_bytes < 0:
+            raise ConfigError("max_memory_bytes", f"{max_memory_bytes} must be zero or more")
         self.app = app
         self.name = name
-        self._queue: queue.Queue[ListenerEvent | None] = queue.Queue()
-        self._idle = threading.Condition()
+        self.max_memory_bytes = max_memory_bytes
+        self.spill_dir = Path(spill_dir) if spill_dir is not None else None
+        self._lock = threading.Condition()
+        self._memory: collections.deque[bytes] = collections.deque()
+        self._memory_bytes = 0
+        self._spill: Spool | None = None
+        self._spill_cursor: Any = None
+        self._spill_path: Path | None = None
+        # Once an event spilled, later ones spill too until the dispatcher caught up with the spill: order.
+        self._spilling = False
+        self._closing = False
         self._outstanding = 0
         self.dispatched = 0
         self.failed = 0
+        #: Events written to the spill because memory was full.
+        self.spilled = 0
+        #: Events that could be neither held in memory nor spilled (each one logged).
+        self.lost = 0
+        self._spill_errors = RateLimit(30.0)
         self._thread = threading.Thread(target=self._run, name=f"hivewire-shim-sink-{name}", daemon=True)
         self._thread.start()
 
-    def publish(self, event: ListenerEvent) -> None:
-        with self._idle:
-            self._outstanding += 1
-        self._queue.put(event)
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes of encoded events waiting in memory (at most ``max_memory_bytes``)."""
+        return self._memory_bytes
 
-    def _run(self) -> None:
-        while True:
-            event = self._queue.get()
-            if event is None:
-                return
-            try:
-                self.app.dispatch(apiary.decode(apiary.encode(event)))
-                self.dispatched += 1
-            except Exception as e:  # ListenerError after every listener ran, or anything else: log only
-                self.failed += 1
-                log.error("sink %s: dispatching %r failed: %s", self.name, event, e,
-                          exc_info=type(e).__name__ != "ListenerError")
-            finally:
-                with self._idle:
-                    self._outstanding -= 1
-                    self._idle.notify_all()
+    @property
+    def pending(self) -> int:
+        """Events published and not dispatched yet (in memory or spilled)."""
+        return self._outstanding
 
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until every published event was dispatched; False on timeout."""
-        with self._idle:
-            return self._idle.wait_for(lambda: self._outstanding == 0, timeout)
-
-    def close(self, timeout: float | None = None) -> None:
-        self._queue.put(None)
-        self._thread.join(timeout)
-
-    def __repr__(self) -> str:
-        return f"AppSink({self.name!r})"
-
-
-#: Producer settings the sink insists on unless overridden: Apiary's acks=all, and what keeps order and
-#: avoids loss while Kafka is away (idempotence, no message timeout: librdkafka retries until it works).
-#: message.max.bytes is librdkafka's check of one *uncompressed* message: its 1 MB default refuses the
-#: event of a Spark INSERT that adds ~1,500 partitions, which lz4 shrinks several times over on the wire
-#: (where the broker's limit, also 1 MB by default, applies to the compressed batch).
-PRODUCER_DEFAULTS: Mapping[str, Any] = {
-    "acks": "all",
-    "enable.idempotence": True,
-    "message.timeout.ms": 0,
-    "compression.type": "lz4",
-    "linger.ms": 5,
-    "socket.keepalive.enable": True,
-    "message.max.bytes": 64 << 20,
-}
-
-_PENDING, _DELIVERED, _REJECTED = 0, 1, 2
-
-#: The file, in the spool directory, of the records Kafka refused for good (one JSON object a line).
-REJECTED_FILE = "rejected"
-
-
-def _refused_for_good() -> frozenset[int]:
-    from confluent_kafka import KafkaError
-
-    # Errors about the record itself: sending it again cannot work, and waiting for it would stop every
-    # later event. Anything else (authorisation, an unknown topic, a fatal producer error) is retried.
-    return frozenset([KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.INVALID_MSG_SIZE, KafkaError.RECORD_LIST_TOO_LARGE,
-                      KafkaError.INVALID_RECORD, KafkaError.INVALID_TIMESTAMP])
-
-
-def _append_line(path: Path, line: bytes) -> None:
-    """Append ``line`` to ``path`` durably, or raise OSError with the file as it was (no torn line)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        try:
-            view = memoryview(line)
-            while view:
-                written = os.write(fd, view)
-                if written == 0:
-                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-                view = view[written:]
-            os.fsync(fd)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, size)
-            raise
-    finally:
-        os.close(fd)
-
-
-def replay_rejected(spool_dir: str | os.PathLike[str]) -> int:
-    """Put the records Kafka refused (``<spool_dir>/rejected``) back into the spool; return how many.
-
-    Run it while no shim uses ``spool_dir`` (it takes the spool's lock), after raising the size limits
-    that made Kafka refuse them; the next shim start sends them, after what the spool already holds.
-    The file is renamed ``rejected.replayed-<time>``. Raises :class:`~hivewire.errors.HivewireError` if a
-    shim holds the spool, and :class:`OSError` if the spool cannot be written (re-running it then sends
-    the records appended so far twice: duplicates, not loss).
-    """
-    directory = Path(spool_dir)
-    path = directory / REJECTED_FILE
-    if not path.exists():
-        return 0
-    with Spool(directory, fsync="always") as spool:
-        count = 0
-        for number, line in enumerate(path.read_bytes().splitlines(), 1):
-            try:
-                entry = json.loads(line)
-                payload = str(entry["payload"]).encode("utf-8", errors="surrogateescape")  # as _reject wrote it
-                spool.append(str(entry["key"]), payload, int(entry["timestamp_ms"]))
-            except (ValueError, KeyError, TypeError) as e:
-                log.error("%s line %d is not a rejected record (%s); left out", path, number, e)
-                continue
-            count += 1
-        os.replace(path, directory / f"{REJECTED_FILE}.replayed-{time.strftime('%Y%m%dT%H%M%S')}")
-    log.info("%d rejected event(s) from %s are back in the spool; the shim sends them when it starts", count, path)
-    return count
-
-
-class KafkaSink:
-    """Apiary JSON to a Kafka ``topic``, partitioned like Apiary's producer, through a :class:`Spool`.
-
-    :meth:`publish` encodes the event and appends it to the spool in ``spool_dir``; a sender thread reads
-    the spool in order, produces each record to ``partition_for(key, partition count)`` with no key, and
-    acknowledges it in the spool on its delivery report. While Kafka is unreachable the spool grows and
-    the sender keeps trying; on start, whatever the spool holds past its acknowledged marker is sent
-    first. ``producer_config`` adds to or overrides :data:`PRODUCER_DEFAULTS` (librdkafka keys).
-
-    A record Kafka refuses for good (too large) is moved to ``<spool_dir>/rejected`` (see
-    :func:`replay_rejected`), logged and counted in :attr:`rejected`; the next ones go on. When the spool
-    cannot be written (a full disk), up to ``max_overflow_bytes`` of events wait in memory, in order, and
-    are written as soon as it can be; beyond that they are lost (counted in :attr:`lost`, logged).
-    ``producer_factory`` makes the producer from its configuration (default: ``confluent_kafka.Producer``).
-    """
-
-    def __init__(self, bootstrap_servers: str, topic: str, spool_dir: str | os.PathLike[str], *,
-                 producer_config: Mapping[str, Any] | None = None, alter_by_old_name: bool = False,
-                 fsync: FsyncPolicy = "interval", max_in_flight: int = 10_000,
-                 metadata_timeout: float = 5.0, max_overflow_bytes: int = 256 << 20,
-                 pending_warning: int = 10_000,
-                 producer_factory: Callable[[dict[str, Any]], Any] | None = None) -> None:
-        from confluent_kafka import KafkaException, Producer  # here: only the Kafka sink needs librdkafka
-
-        self.topic = topic
-        self.bootstrap_servers = bootstrap_servers
-        self.alter_by_old_name = alter_by_old_name
-        self.max_in_flight = max_in_flight
-        self.metadata_timeout = metadata_timeout
-        self.max_overflow_bytes = max_overflow_bytes
-        #: A WARNING every minute while at least this many events wait for Kafka.
-        self.pending_warning = pending_warning
-        self._config: dict[str, Any] = {**PRODUCER_DEFAULTS, **dict(producer_config or {}),
-                                        "bootstrap.servers": bootstrap_servers}
-        self._config.setdefault("logger", logging.getLogger("hivewire_shim.kafka"))
-        self._producer_factory: Callable[[dict[str, Any]], Any] = producer_factory or Producer
-        try:  # a bad setting is an error now, not a sender thread that dies later
-            first = self._producer_factory(self._config)
-        except KafkaException as e:
-            raise ConfigError("Kafka producer", f"{e.args[0] if e.args else e}; check --producer-property "
-                                                f"(librdkafka's names, such as compression.type=lz4)") from e
-        self.spool = Spool(spool_dir, fsync=fsync)
-        self.rejected_path = self.spool.directory / REJECTED_FILE
-        self._refused_codes = _refused_for_good()
-        self._stop = threading.Event()
-        #: close() stops waiting for delivery after this long without progress.
-        self.stall_timeout = 3.0
-        self.partitions: int | None = None
-        self.delivered = 0
-        #: Records Kafka refused for good, moved to :attr:`rejected_path`.
-        self.rejected = 0
-        #: Events that could not be spooled and did not fit in memory either.
-        self.lost = 0
-        self._delivered_lock = threading.Condition()
-        self._overflow: collections.deque[tuple[str, bytes, int]] = collections.deque()
-        self._overflow_bytes = 0
-        self._overflow_lock = threading.Lock()
-        self._overflow_retry = RateLimit(1.0)
-        self._spool_errors = RateLimit(30.0)
-        self._metadata_warnings = RateLimit(60.0)
-        self._pending_warnings = RateLimit(60.0)
-        self._reject_errors = RateLimit(30.0)
-        if self.spool.pending:
-            log.info("spool %s holds %d undelivered event(s); sending them first", self.spool.directory,
-                     self.spool.pending)
-        self._thread = threading.Thread(target=self._run, args=(first,), name=f"hivewire-shim-kafka-{topic}",
-                                        daemon=True)
-        self._thread.start()
-
-    # -- publishing (client threads) ----------------------------------------------------------------------
     def publish(self, event: ListenerEvent) -> None:
         try:
             payload = apiary.encode(event)
         except Exception:
-            log.exception("could not encode %r as Apiary JSON; not published", event)
+            log.exception("sink %s: could not encode %r as Apiary JSON; not dispatched", self.name, event)
             return
-        key = partition_key(event, alter_by_old_name=self.alter_by_old_name)
-        timestamp_ms = int(time.time() * 1000)
-        # Events already held in memory go first (one table's events are published one at a time, so
-        # whoever finds the overflow empty has nothing of its table in it).
-        if not self._overflow:
-            try:
-                self.spool.append(key, payload, timestamp_ms)
-                return
-            except OSError as e:
-                self._spool_failed(e)
-        with self._overflow_lock:
-            self._hold(key, payload, timestamp_ms)
-            self._drain_overflow()
-
-    def _spool_failed(self, error: OSError) -> None:
-        if self._spool_errors.due():
-            log.error("cannot write events to the spool %s (%s): up to %d MB of them wait in memory and are written "
-                      "as soon as it works again; free space on its filesystem (or move --spool-dir). Events still "
-                      "in memory are lost if the shim stops.", self.spool.directory, error,
-                      self.max_overflow_bytes >> 20)
-
-    def _hold(self, key: str, payload: bytes, timestamp_ms: int) -> None:
-        if self._overflow_bytes + len(payload) > self.max_overflow_bytes:
-            self.lost += 1
-            log.error("an event for %s is LOST: the spool %s cannot be written and %d event(s) (%d MB) already wait "
-                      "in memory; free disk space for the spool now", key, self.spool.directory, len(self._overflow),
-                      self._overflow_bytes >> 20)
-            return
-        self._overflow.append((key, payload, timestamp_ms))
-        self._overflow_bytes += len(payload)
-
-    def _drain_overflow(self) -> None:
-        """Write what waits in memory to the spool, in order, until a write fails (call with the lock)."""
-        written = 0
-        while self._overflow:
-            key, payload, timestamp_ms = self._overflow[0]
-            try:
-                self.spool.append(key, payload, timestamp_ms)
-            except OSError as e:
-                self._spool_failed(e)
-                break
-            self._overflow.popleft()  # only once it is in the spool, so later events keep queueing behind
-            self._overflow_bytes -= len(payload)
-            written += 1
-        if written and not self._overflow:
-            log.warning("the spool %s is writable again; the events that waited in memory are in it",
-                        self.spool.directory)
-
-    def _retry_overflow(self) -> None:
-        if self._overflow and self._overflow_retry.due():
-            with self._overflow_lock:
-                self._drain_overflow()
-
-    @property
-    def pending(self) -> int:
-        """Events published and not yet acknowledged by Kafka (in the spool, or waiting in memory)."""
-        return self.spool.pending + len(self._overflow)
-
-    def wait_delivered(self, timeout: float | None = None) -> bool:
-        """Block until everything published so far was delivered (or rejected); False on timeout."""
-        # Events waiting in memory take the next sequence numbers when they reach the spool.
-        target = self.spool.last_seq + len(self._overflow)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._delivered_lock:
-            while self.spool.acked < target:
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return False
-                self._delivered_lock.wait(0.1 if remaining is None else min(remaining, 0.1))
-        return True
-
-    # -- sending (the sink's thread) ------------------------------------------------------------------------
-    def _run(self, producer: Any) -> None:
-        failures = 0
-        while True:
-            progress = self.delivered + self.rejected
-            try:
-                self._send(producer)
-                return
-            except _Restart as e:
-                log.warning("Kafka producer for %s failed (%s); starting a new one and resending from the last "
-                            "acknowledged event", self.topic, e)
-            except Exception:
-                log.exception("Kafka sender for %s failed; restarting it", self.topic)
-            finally:
-                with contextlib.suppress(Exception):
-                    producer.flush(0)
-            # Back off while restarts make no progress, so a persistent error does not spin.
-            failures = 0 if self.delivered + self.rejected > progress else failures + 1
-            resume = time.monotonic() + (min(30.0, 0.5 * 2 ** failures) if failures else 0.1)
-            while time.monotonic() < resume:
-                if self._stop.wait(min(1.0, max(resume - time.monotonic(), 0))):
-                    return
-                self._retry_overflow()
-            try:
-                producer = self._producer_factory(self._config)
-            except Exception:
-                log.exception("could not create a Kafka producer for %s; retrying", self.topic)
-                failures += 1
-
-    def _learn_partitions(self, producer: Any) -> bool:
-        missing = False
-        try:
-            metadata = producer.list_topics(self.topic, timeout=self.metadata_timeout)
-            topic = metadata.topics.get(self.topic)
-            if topic is not None and topic.error is None and topic.partitions:
-                self.partitions = len(topic.partitions)
-                log.info("Kafka topic %s has %d partition(s)", self.topic, self.partitions)
-                return True
-            reason = str(topic.error) if topic is not None and topic.error is not None else "not in the metadata"
-            missing = True
-        except Exception as e:  # KafkaException while the cluster is unreachable
-            reason = str(e)
-        if self._metadata_warnings.due():
-            if missing:
-                log.warning("Kafka topic %s does not exist at %s (%s); %d event(s) wait in the spool. Create the "
-                            "topic (or enable auto.create.topics.enable on the brokers), or fix --topic.",
-                            self.topic, self.bootstrap_servers, reason, self.pending)
+        with self._lock:
+            if not self._spilling and self._memory_bytes + len(payload) <= self.max_memory_bytes:
+                self._memory.append(payload)
+                self._memory_bytes += len(payload)
             else:
-                log.warning("cannot read the metadata of Kafka topic %s from %s (%s); %d event(s) wait in the spool. "
-                            "Check --kafka-bootstrap-servers, the network and the security settings "
-                            "(--producer-property).", self.topic, self.bootstrap_servers, reason, self.pending)
-        return False
-
-    def _reject(self, record: Record, error: str) -> bool:
-        """Move ``record`` to the rejected file; False if that file cannot be written (try again later)."""
-        entry = {"seq": record.seq, "key": record.key, "timestamp_ms": record.timestamp_ms, "topic": self.topic,
-                 "error": error, "rejected_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                 "payload": record.payload.decode("utf-8", errors="surrogateescape")}
-        try:
-            _append_line(self.rejected_path, json.dumps(entry).encode("utf-8", errors="surrogateescape") + b"\n")
-        except OSError as e:
-            if self._reject_errors.due():
-                log.error("Kafka refused event #%d for %s (%s) and it cannot be moved to %s (%s); later events "
-                          "wait until it can: free disk space", record.seq, self.topic, error, self.rejected_path, e)
-            return False
-        self.rejected += 1
-        log.error("Kafka refused event #%d for %s for good (%s; %d bytes of Apiary JSON); it was moved to %s and "
-                  "later events go on. Raise the topic's max.message.bytes on the brokers and the shim's "
-                  "message.max.bytes (--producer-property message.max.bytes=N), then, with the shim stopped, "
-                  "replay it: hivewire replay-rejected --spool-dir %s", record.seq, self.topic, error,
-                  len(record.payload), self.rejected_path, self.spool.directory)
-        return True
-
-    def _send(self, producer: Any) -> None:
-        from confluent_kafka import KafkaError, KafkaException
-
-        cursor = self.spool.cursor()
-        in_flight: collections.OrderedDict[int, int] = collections.OrderedDict()  # seq -> _PENDING, ...
-        failure: list[str] = []
-        refused: list[tuple[Record, str]] = []  # refused in a delivery report, to move to the rejected file
-        held: list[Record] = []
-        purged = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
-
-        def on_delivery(record: Record) -> Any:
-            def report(err: Any, _msg: Any) -> None:
-                if err is None:
-                    in_flight[record.seq] = _DELIVERED
-                elif err.code() in self._refused_codes:
-                    refused.append((record, str(err)))
-                elif err.code() not in purged:  # purged: stopping, the record stays in the spool
-                    failure.append(str(err))
-            return report
-
-        try:
-            while True:
-                self._retry_overflow()
-                self._warn_if_pending()
-                if self._stop.is_set():
-                    # close() already waited for delivery; what is still in flight stays in the spool.
-                    producer.poll(0)
-                    with contextlib.suppress(Exception):
-                        producer.purge()
+                try:
+                    self._spill_one(event.qualified_name, payload)
+                except (OSError, HivewireError) as e:
+                    self.lost += 1
+                    log.error("sink %s: an event for %s is LOST: %d MB of events wait in memory and the spill "
+                              "cannot be written (%s); free space under %s, or make the listeners faster",
+                              self.name, event.qualified_name, self._memory_bytes >> 20, e,
+                              self.spill_dir or tempfile.gettempdir())
                     return
-                if self.partitions is None and not self._learn_partitions(producer):
-                    self._stop.wait(0.5)
-                    continue
-                while refused and self._reject(*refused[0]):
-                    in_flight[refused.pop(0)[0].seq] = _REJECTED
-                if failure:
-                    raise _Restart(failure[0])
-                # Produce what fits in the window, in spool order.
-                room = self.max_in_flight - len(in_flight)
-                batch = held + (cursor.read(room - len(held)) if room > len(held) else [])
-                held = []
-                for i, record in enumerate(batch):
-                    assert self.partitions is not None
-                    try:
-                        producer.produce(self.topic, record.payload, partition=apiary.partition_for(
-                            record.key, self.partitions), timestamp=record.timestamp_ms,
-                            on_delivery=on_delivery(record))
-                    except BufferError:  # librdkafka's queue is full: wait for room, keep order
-                        held = batch[i:]
-                        break
-                    except KafkaException as e:  # refused before it was queued (librdkafka's size check)
-                        error = e.args[0] if e.args else None
-                        if error is None or error.code() not in self._refused_codes:
-                            raise
-                        if not self._reject(record, str(error)):
-                            held = batch[i:]
-                            break
-                        in_flight[record.seq] = _REJECTED
+            self._outstanding += 1
+            self._lock.notify_all()
+
+    def _spill_one(self, key: str, payload: bytes) -> None:
+        """Append to the spill (call with the lock); raise OSError/HivewireError if it cannot be written."""
+        if self._spill is None:
+            base = self.spill_dir or Path(tempfile.gettempdir())
+            base.mkdir(parents=True, exist_ok=True)
+            path = Path(tempfile.mkdtemp(prefix=f"hivewire-appsink-{self.name}-", dir=base))
+            self._spill = Spool(path, fsync="never")
+            self._spill_path = path
+            self._spill_cursor = self._spill.cursor()
+        if not self._spilling and self._spill_errors.due():
+            log.warning("sink %s: %d MB of events wait for the App's listeners; later ones spill to %s until they "
+                        "catch up (the listeners are slower than the metastore's changes)", self.name,
+                        self._memory_bytes >> 20, self._spill_path)
+        self._spill.append(key, payload)
+        self._spilling = True
+        self.spilled += 1
+
+    def _next(self) -> tuple[list[bytes], int | None] | None:
+        """The next payloads to dispatch and, if they come from the spill, the last one's sequence number;
+        None once closing and nothing is left."""
+        with self._lock:
+            while True:
+                if self._memory:
+                    payload = self._memory.popleft()
+                    self._memory_bytes -= len(payload)
+                    return [payload], None
+                if self._spilling:
+                    assert self._spill is not None
+                    records = self._spill_cursor.read(100)
+                    if records:
+                        return [r.payload for r in records], records[-1].seq
+                    if self._spill_cursor.position >= self._spill.last_seq:
+                        self._spilling = False  # caught up: memory again (appends happen under this lock)
                         continue
-                    in_flight[record.seq] = _PENDING
-                producer.poll(0.05 if in_flight or held or refused else 0)
-                self._advance(in_flight)
-                if not in_flight and not held:
-                    self.spool.wait(cursor.position, 0.2)
+                if self._closing:
+                    return None
+                self._lock.wait()
+
+    def _run(self) -> None:
+        try:
+            while (batch := self._next()) is not None:
+                payloads, last_seq = batch
+                for payload in payloads:
+                    self._dispatch(payload)
+                if last_seq is not None and self._spill is not None:
+                    self._spill.ack(last_seq)
+                    self._spill.checkpoint()
         finally:
-            self._advance(in_flight)
-            self.spool.checkpoint(force=True)
-            cursor.close()
+            self._drop_spill()
 
-    def _warn_if_pending(self) -> None:
-        if self.pending >= self.pending_warning and self._pending_warnings.due():
-            log.warning("%d event(s) wait for Kafka topic %s in the spool %s (%.1f MB on disk); they are sent in order "
-                        "once Kafka (%s) takes them", self.pending, self.topic, self.spool.directory,
-                        self.spool.size_bytes / 1e6, self.bootstrap_servers)
+    def _dispatch(self, payload: bytes) -> None:
+        event: Any = None
+        try:
+            event = apiary.decode(payload)
+            self.app.dispatch(event)
+            self.dispatched += 1
+        except Exception as e:  # ListenerError after every listener ran, or anything else: log only
+            self.failed += 1
+            log.error("sink %s: dispatching %r failed: %s", self.name, event, e,
+                      exc_info=type(e).__name__ != "ListenerError")
+        finally:
+            with self._lock:
+                self._outstanding -= 1
+                self._lock.notify_all()
 
-    def _advance(self, in_flight: collections.OrderedDict[int, int]) -> None:
-        """Acknowledge the delivered (or rejected) prefix of what is in flight (reports come in any order)."""
-        acked = None
-        while in_flight:
-            seq, state = next(iter(in_flight.items()))
-            if state == _PENDING:
-                break
-            in_flight.popitem(last=False)
-            acked = seq
-            if state == _DELIVERED:
-                self.delivered += 1
-        if acked is not None:
-            self.spool.ack(acked)
-            with self._delivered_lock:
-                self._delivered_lock.notify_all()
-        self.spool.checkpoint()
+    def _drop_spill(self) -> None:
+        with self._lock:
+            spill, path, self._spill = self._spill, self._spill_path, None
+        if spill is not None:
+            spill.close()
+        if path is not None:
+            shutil.rmtree(path, ignore_errors=True)
 
-    def close(self, timeout: float | None = 30.0) -> None:
-        """Send what is spooled for up to ``timeout`` seconds, then stop; the rest stays in the spool.
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until every published event was dispatched; False on timeout."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._outstanding == 0, timeout)
 
-        Gives up sooner when nothing was delivered for :attr:`stall_timeout` seconds (Kafka is away: waiting
-        longer would only delay a restart; the spool keeps the events).
-        """
-        self._retry_overflow()
-        deadline = time.monotonic() + (timeout or 0)
-        last, last_change = self.spool.acked, time.monotonic()
-        while not self.wait_delivered(0.2) and time.monotonic() < deadline:
-            if self.spool.acked != last:
-                last, last_change = self.spool.acked, time.monotonic()
-            elif time.monotonic() - last_change > self.stall_timeout:
-                break
-        self._stop.set()
-        self._thread.join(max(timeout or 0, 5.0))
-        with self._overflow_lock:
-            self._drain_overflow()
-            if self._overflow:
-                self.lost += len(self._overflow)
-                log.error("%d event(s) for %s are LOST: the spool %s could not be written (see the errors above) "
-                          "and the shim is stopping", len(self._overflow), self.topic, self.spool.directory)
-                self._overflow.clear()
-                self._overflow_bytes = 0
-        self.spool.close()
-        if self.spool.pending:
-            log.warning("%d event(s) for %s stay in the spool %s; they are sent when the shim starts again",
-                        self.spool.pending, self.topic, self.spool.directory)
+    def close(self, timeout: float | None = None) -> None:
+        """Dispatch what is pending (up to ``timeout`` seconds), then stop; the rest is dropped."""
+        with self._lock:
+            self._closing = True
+            self._lock.notify_all()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            log.warning("sink %s: %d event(s) were not dispatched before the shim stopped (a listener is still "
+                        "running)", self.name, self._outstanding)
 
     def __repr__(self) -> str:
-        return f"KafkaSink({self.topic!r})"
-
-
-class _Restart(Exception):
-    """The producer hit an error it cannot recover from in place."""
+        return f"AppSink({self.name!r})"

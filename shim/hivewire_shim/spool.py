@@ -5,8 +5,9 @@ Layout of the spool directory::
     LOCK                          flock'ed by the one shim that owns the spool
     00000000000000000001.spool    segments, named by their first sequence number, append-only
     00000000000000004711.spool
-    acked                         "every record up to this sequence number was delivered"
-    rejected                      records Kafka refused for good (see hivewire_shim.sinks), to replay
+    acked                         "every record up to this sequence number was delivered", and on a second
+                                  line ("done 17,19-23") the records past it that were delivered too
+    rejected                      records Kafka refused for good (see hivewire_shim.kafka_sink), to replay
 
 A record is one line: ``seq<TAB>crc32<TAB>timestamp-ms<TAB>key<TAB>payload\\n``; the key is JSON (the
 Kafka partitioning key), the payload the Apiary JSON (which never holds a raw newline or tab). The CRC
@@ -18,8 +19,10 @@ returns (so it survives the shim being killed); ``fsync`` is ``"always"`` (befor
 ``"never"``. fsync runs outside the append lock (appends happen on client threads), and concurrent
 ``"always"`` appends share one fsync. The acknowledged marker is written atomically (temp file + rename)
 at most every ``checkpoint_interval``; after a crash, records past it are sent again (duplicates, never
-loss). Compaction is by segment: a new segment starts every ``segment_bytes``, and a segment whose
-records are all acknowledged is deleted.
+loss). Records delivered out of sequence order (Kafka acknowledges partitions independently) are kept
+in a set beside the marker (:meth:`Spool.mark_done`), persisted with it, so a sender that starts over
+from the marker skips them instead of sending them twice. Compaction is by segment: a new segment
+starts every ``segment_bytes``, and a segment whose records are all acknowledged is deleted.
 
 Damage: a write that fails part-way (a full disk) is rolled back before :meth:`Spool.append` raises,
 and no record is written after a torn one until it is cut off, so torn lines can only be at the tail,
@@ -116,6 +119,34 @@ def _salvage(line: bytes, after_seq: int) -> Record | None:
     return best
 
 
+def _format_ranges(seqs: frozenset[int] | set[int]) -> str:
+    """``{3, 4, 5, 9}`` -> ``"3-5,9"``."""
+    out: list[str] = []
+    ordered = sorted(seqs)
+    start = prev = ordered[0]
+    for seq in [*ordered[1:], None]:
+        if seq is not None and seq == prev + 1:
+            prev = seq
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if seq is not None:
+            start = prev = seq
+    return ",".join(out)
+
+
+def _parse_ranges(text: str) -> set[int]:
+    out: set[int] = set()
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        low, _, high = part.partition("-")
+        first, last = int(low), int(high or low)
+        if last < first or last - first > 10_000_000:
+            raise ValueError(part)
+        out.update(range(first, last + 1))
+    return out
+
+
 def _segment_name(first_seq: int) -> str:
     return f"{first_seq:020d}{_SUFFIX}"
 
@@ -154,8 +185,9 @@ class Spool:
         self._checkpoint_lock = threading.Lock()
         self._appended = threading.Condition(self._lock)
         self._closed = False
+        self._done: set[int] = set()  # delivered records past _acked
         self._acked = self._read_acked()
-        self._persisted_ack = self._acked
+        self._persisted: tuple[int, frozenset[int]] = (self._acked, frozenset(self._done))
         self._last_checkpoint = time.monotonic()
         #: Damaged records skipped by readers (each one logged).
         self.corrupt = 0
@@ -183,6 +215,16 @@ class Spool:
         return self._acked
 
     @property
+    def done_beyond(self) -> frozenset[int]:
+        """Records past :attr:`acked` that were delivered (or set aside) already."""
+        with self._lock:
+            return frozenset(self._done)
+
+    def is_done(self, seq: int) -> bool:
+        """Whether record ``seq`` was delivered (or set aside) already: a resend would be a duplicate."""
+        return seq <= self._acked or seq in self._done
+
+    @property
     def last_seq(self) -> int:
         """The sequence number of the last record appended (0: none ever)."""
         return self._next_seq - 1
@@ -207,12 +249,22 @@ class Spool:
     # -- opening ------------------------------------------------------------------------------------------
     def _read_acked(self) -> int:
         try:
-            return int((self.directory / "acked").read_text().strip() or 0)
+            lines = (self.directory / "acked").read_text().splitlines()
         except FileNotFoundError:
             return 0
+        try:
+            acked = int(lines[0].strip() or 0) if lines else 0
         except ValueError:
             log.warning("spool %s: unreadable acked marker; replaying everything spooled", self.directory)
             return 0
+        for line in lines[1:]:
+            if line.startswith("done "):
+                try:
+                    self._done = {seq for seq in _parse_ranges(line[5:]) if seq > acked}
+                except ValueError:
+                    log.warning("spool %s: unreadable list of records delivered past #%d; they are sent again "
+                                "(duplicates)", self.directory, acked)
+        return acked
 
     def _recover(self) -> int:
         """Cut what follows the last valid record off the last segment (a torn tail); keep every valid
@@ -396,6 +448,17 @@ class Spool:
         with self._lock:
             if seq > self._acked:
                 self._acked = seq
+            if self._done:
+                while self._acked + 1 in self._done:  # delivered earlier, out of order
+                    self._acked += 1
+                self._done = {s for s in self._done if s > self._acked}
+
+    def mark_done(self, seq: int) -> None:
+        """Record ``seq`` was delivered (or set aside), records before it perhaps not yet. Persisted by
+        :meth:`checkpoint`; :meth:`is_done` tells a sender that starts over to skip it."""
+        with self._lock:
+            if seq > self._acked:
+                self._done.add(seq)
 
     def checkpoint(self, force: bool = False) -> None:
         """Persist the acknowledged marker (at most every ``checkpoint_interval`` unless ``force``) and
@@ -406,13 +469,15 @@ class Spool:
             return
         with self._checkpoint_lock:
             self._last_checkpoint = now
-            acked = self._acked
-            if acked == self._persisted_ack:
+            with self._lock:
+                state = (self._acked, frozenset(self._done))
+            if state == self._persisted:
                 return
+            acked, done = state
             tmp = self.directory / "acked.tmp"
             try:
                 with open(tmp, "w") as f:
-                    f.write(f"{acked}\n")
+                    f.write(f"{acked}\n" + (f"done {_format_ranges(done)}\n" if done else ""))
                     f.flush()
                     os.fsync(f.fileno())
                 os.replace(tmp, self.directory / "acked")
@@ -421,8 +486,10 @@ class Spool:
                     log.warning("spool %s: could not write the acknowledged marker (%s); retrying (after a crash "
                                 "more events would be sent twice)", self.directory, e)
                 return
-            self._persisted_ack = acked
-            self._delete_acked_segments(acked)
+            deleted = acked > self._persisted[0]
+            self._persisted = state
+            if deleted:
+                self._delete_acked_segments(acked)
 
     def _delete_acked_segments(self, acked: int) -> None:
         segments = self.segments()

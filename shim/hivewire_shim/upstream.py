@@ -15,6 +15,7 @@ from typing import Any
 
 from hivewire.errors import HivewireError
 from hivewire.metastore import MetastoreClient, UriResolver, parse_uri, parse_uris
+from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, ReadClient
 
 __all__ = ["Upstream", "UpstreamUnavailable", "discovery_config"]
 
@@ -107,7 +108,7 @@ class Upstream:
                     break
         raise UpstreamUnavailable("upstream metastore unavailable: " + ("; ".join(tried) or "no URI to try"))
 
-    def client(self) -> MetastoreClient:
-        """A :class:`~hivewire.metastore.MetastoreClient` on the same upstream, for the shim's own reads."""
-        return MetastoreClient(self.resolver, transport="framed" if self.framed else "buffered",
-                               connect_timeout=self.connect_timeout, timeout=min(self.timeout, 120.0))
+    def client(self, timeout: float = DEFAULT_READ_TIMEOUT) -> MetastoreClient:
+        """A client on the same upstream for the shim's own reads, each call bounded by ``timeout`` seconds."""
+        return ReadClient(self.resolver, transport="framed" if self.framed else "buffered",
+                          connect_timeout=min(self.connect_timeout, timeout), timeout=timeout)

@@ -35,7 +35,9 @@ except ImportError:  # pragma: no cover - depends on how thrift was installed
 
 __all__ = [
     "CALL",
+    "DEFAULT_MAX_MESSAGE_BYTES",
     "EXCEPTION",
+    "MAX_REPLY_VALUE_BYTES",
     "ONEWAY",
     "REPLY",
     "Header",
@@ -53,8 +55,12 @@ _VERSION_1 = 0x80010000
 _COMPACT_PROTOCOL_ID = 0x82
 #: Hive's method names are under 60 characters; anything this long is not a Thrift message.
 MAX_NAME_BYTES = 4096
-#: Default cap on one request (a client claiming more is cut off rather than buffered).
-DEFAULT_MAX_MESSAGE_BYTES = 1 << 30
+#: Default cap on one client request (a client claiming more is cut off rather than buffered): Hive's own
+#: ``hive.metastore.server.max.message.size`` default, 100 MB. Each connection may buffer one request this big.
+DEFAULT_MAX_MESSAGE_BYTES = 100 * 1024 * 1024
+#: Cap on one value (a string, a list's length) in an upstream reply. The metastore is trusted: this only
+#: stops garbage, and must not refuse a legitimately huge ``get_partitions`` reply.
+MAX_REPLY_VALUE_BYTES = 1 << 30
 _I32 = struct.Struct(">i")
 _MESSAGE_TYPES = {CALL: "call", REPLY: "reply", EXCEPTION: "exception", ONEWAY: "oneway"}
 

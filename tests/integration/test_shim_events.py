@@ -23,6 +23,7 @@ from hivewire.local import LocalMetastore
 from hivewire.testing import make_database, make_partition, make_table
 from hivewire_shim import AppSink, Shim
 from hivewire_shim.capture import _FireArgs2, _FireData2, _FireRequest2, _InsertData2
+from hivewire_shim.server import UNKNOWN_METHOD
 from hivewire_shim.wire import MessageReader
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore as T
 from hivewire_thrift.hive_metastore import ttypes as hms
@@ -224,6 +225,111 @@ def test_exchange_partition_is_an_add_and_a_drop(probe: Probe) -> None:
     assert added.partitions == probe.direct.get_partitions(probe.db, "dst")
     assert dropped.event_type == EventType.DROP_PARTITION and dropped.table_name == "src"
     assert dropped.partitions == moving and dropped.delete_data is True
+
+
+def test_the_environment_context_and_constraint_forms(probe: Probe) -> None:
+    env = hms.EnvironmentContext(properties={"origin": "hivewire-test"})
+    probe.client.create_table_with_constraints(probe.table("c"), [], [], None, None, None, None)
+    (created,) = probe.new_events(1)
+    assert created.event_type == EventType.CREATE_TABLE and created.table == probe.direct.get_table(probe.db, "c")
+
+    probe.client.append_partition_with_environment_context(probe.db, "c", ["1"], env)
+    probe.client.append_partition_by_name_with_environment_context(probe.db, "c", "dt=2", env)
+    probe.client.append_partition_by_name_with_environment_context(probe.db, "c", "dt=3", env)
+    events = probe.new_events(3)
+    assert kinds(events) == [EventType.ADD_PARTITION] * 3 and names(events) == [["1"], ["2"], ["3"]]
+    stored = {p.values[0]: p for p in probe.direct.get_partitions(probe.db, "c")}
+    for event in events:
+        for p in event.partitions:  # the partition the reply carries: no empty SkewedInfo as reads add
+            if p.sd.skewedInfo is None:
+                p.sd.skewedInfo = hms.SkewedInfo(skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={})
+    assert [e.partitions for e in events] == [[stored[v]] for v in "123"]
+    assert all(e.environment_context == env and e.table == probe.direct.get_table(probe.db, "c") for e in events)
+
+    def touched(*values: str) -> list[Any]:
+        parts = probe.direct.get_partitions_by_names(probe.db, "c", [f"dt={v}" for v in values])
+        for p in parts:
+            p.parameters["touched"] = "yes"
+        return parts
+    probe.client.alter_partition_with_environment_context(probe.db, "c", touched("1")[0], env)
+    after_first = {p.values[0]: p for p in probe.direct.get_partitions(probe.db, "c")}
+    probe.client.alter_partitions_with_environment_context(probe.db, "c", touched("2", "3"), env)
+    now = {p.values[0]: p for p in probe.direct.get_partitions(probe.db, "c")}
+    events = probe.new_events(3)
+    assert kinds(events) == [EventType.ALTER_PARTITION] * 3 and all(e.environment_context == env for e in events)
+    assert [e.old_partition for e in events] == [stored["1"], after_first["2"], after_first["3"]]
+    assert [e.new_partition for e in events] == [now["1"], now["2"], now["3"]]
+
+    probe.client.drop_partition_by_name_with_environment_context(probe.db, "c", "dt=1", True, env)
+    (dropped,) = probe.new_events(1)
+    assert dropped.event_type == EventType.DROP_PARTITION and dropped.partitions == [now["1"]]
+    assert dropped.delete_data is True and dropped.environment_context == env
+
+
+def test_exchange_partitions_is_an_add_and_a_drop_per_partition(probe: Probe) -> None:
+    source, dest = probe.table("src", keys={"dt": "string", "city": "string"}), probe.table(
+        "dst", keys={"dt": "string", "city": "string"})
+    probe.direct.create_table(source)
+    probe.direct.create_table(dest)
+    probe.direct.add_partitions([make_partition(source, ["2024", c]) for c in ("ams", "par")])
+    moving = probe.direct.get_partitions(probe.db, "src")
+    probe.client.exchange_partitions({"dt": "2024"}, probe.db, "src", probe.db, "dst")
+    added, *dropped = probe.new_events(3)
+    assert added.event_type == EventType.ADD_PARTITION and added.table_name == "dst"
+    assert added.partitions == probe.direct.get_partitions(probe.db, "dst")
+    assert kinds(dropped) == [EventType.DROP_PARTITION] * 2 and {e.table_name for e in dropped} == {"src"}
+    assert [e.partitions for e in dropped] == [[p] for p in moving] and all(e.delete_data for e in dropped)
+
+
+def test_request_forms_hms_2_3_does_not_know_pass_through_and_publish_nothing(probe: Probe) -> None:
+    # These _req forms came with Hive 3.x/4.x; tests/unit/test_shim_capture.py covers their events.
+    probe.direct.create_table(probe.table("r"))
+    probe.direct.add_partitions([make_partition(probe.table("r"), ["1"])])
+    stored = probe.direct.get_table(probe.db, "r")
+    part = probe.direct.get_partitions(probe.db, "r")[0]
+    calls = {
+        "create_table_req": hms.CreateTableRequest(table=probe.table("r2")),
+        "drop_table_req": hms.DropTableRequest(dbName=probe.db, tableName="r", deleteData=True),
+        "alter_table_req": hms.AlterTableRequest(dbName=probe.db, tableName="r", table=stored),
+        "append_partition_req": hms.AppendPartitionsRequest(dbName=probe.db, tableName="r", partVals=["2"]),
+        "alter_partitions_req": hms.AlterPartitionsRequest(dbName=probe.db, tableName="r", partitions=[part]),
+        "rename_partition_req": hms.RenamePartitionRequest(dbName=probe.db, tableName="r", partVals=["1"],
+                                                           newPart=part),
+        "drop_partition_req": hms.DropPartitionRequest(dbName=probe.db, tblName="r", partName="dt=1"),
+        "create_database_req": hms.CreateDatabaseRequest(databaseName=f"{probe.db}_req"),
+        "alter_database_req": hms.AlterDatabaseRequest(oldDbName=probe.db, newDb=probe.direct.get_database(probe.db)),
+        "drop_database_req": hms.DropDatabaseRequest(name=probe.db, ignoreUnknownDb=False, deleteData=True,
+                                                     cascade=True),
+    }
+    for method, request in calls.items():
+        with pytest.raises(hw.UnsupportedMethodError):
+            probe.client.call(method, request)
+    probe.new_events(0)
+    assert probe.direct.get_table(probe.db, "r") == stored  # nothing happened
+
+
+def test_method_names_nobody_knows_are_counted_together(probe: Probe) -> None:
+    host, port = probe.shim.uri.removeprefix("thrift://").rsplit(":", 1)
+    before = probe.shim.calls[UNKNOWN_METHOD]
+    junk = [f"no_such_method_{probe.db}_{i}" for i in range(3)]
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        reader = MessageReader(sock, side="shim")
+        for name in junk:
+            buf = TTransport.TMemoryBuffer()
+            proto = TBinaryProtocol.TBinaryProtocol(buf)
+            proto.writeMessageBegin(name, TMessageType.CALL, 1)
+            proto.writeStructBegin("args")
+            proto.writeFieldStop()
+            proto.writeStructEnd()
+            proto.writeMessageEnd()
+            sock.sendall(bytes(buf.getvalue()))
+            assert reader.read_header().type == TMessageType.EXCEPTION  # "Invalid method name", as the HMS says
+            reader.skip_struct()
+    deadline = time.monotonic() + 30  # counted once the reply went out
+    while probe.shim.calls[UNKNOWN_METHOD] < before + 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert probe.shim.calls[UNKNOWN_METHOD] == before + 3
+    assert not any(name in probe.shim.calls for name in junk)
 
 
 def test_an_insert_fired_by_a_hive_2_client(probe: Probe) -> None:

@@ -1,12 +1,22 @@
-"""The shim refuses a configuration in which it would relay to itself or to other shims in a loop."""
+"""The shim's configuration: it refuses to relay to itself or to other shims in a loop, counts the methods
+clients call without growing on junk, and the ``hivewire shim`` command passes its settings through."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
+from typing import Any
 
+import pytest
+from click.testing import CliRunner
+
+import hivewire.discovery
+import hivewire_shim
+from hivewire.cli import main
 from hivewire.discovery import DiscoveryConfig
-from hivewire.errors import ConfigError
+from hivewire.errors import ConfigError, HivewireError
 from hivewire_shim import Shim, Upstream
+from hivewire_shim.server import UNKNOWN_METHOD
+from hivewire_shim.wire import DEFAULT_MAX_MESSAGE_BYTES
 
 
 class Discovered:
@@ -37,3 +47,68 @@ def test_another_namespace_or_ensemble_is_fine(quorum: str, namespace: str) -> N
     shim = Shim(Discovered("zk1:2181,zk2:2181", "hive_metastore"), zookeeper=quorum, namespace=namespace)
     assert shim.namespace == namespace
     shim.lookup.close()
+
+
+def test_method_names_nobody_knows_are_counted_in_one_bucket() -> None:
+    shim = Shim("thrift://hms1:9083")
+    for i in range(1000):
+        shim._count(f"junk{i}", False)  # a client sending garbage names: "Invalid method name" for each
+    shim._count("get_table", False)  # in our IDL, whatever the upstream said
+    shim._count("get_table_objects_by_name_req", True)  # not in our IDL, but the upstream answered it
+    assert shim.calls == {UNKNOWN_METHOD: 1000, "get_table": 1, "get_table_objects_by_name_req": 1}
+    shim.lookup.close()
+
+
+def test_a_request_is_limited_to_hives_100_mb_by_default() -> None:
+    assert DEFAULT_MAX_MESSAGE_BYTES == 104_857_600  # hive.metastore.server.max.message.size
+    assert Shim("thrift://hms1:9083").max_message_bytes == DEFAULT_MAX_MESSAGE_BYTES
+    with pytest.raises(ConfigError, match="too small"):
+        Shim("thrift://hms1:9083", max_message_bytes=10)
+
+
+def hive_site(path: Path, **properties: str) -> str:
+    path.write_text("<configuration>" + "".join(f"<property><name>{k}</name><value>{v}</value></property>"
+                                                for k, v in properties.items()) + "</configuration>")
+    return str(path)
+
+
+def test_the_shim_command_passes_zookeeper_credentials_limits_and_timeouts(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+
+    class Resolver:
+        def __init__(self, config: DiscoveryConfig) -> None:
+            seen["discovery"] = config
+
+        def close(self) -> None:
+            seen["closed"] = True
+
+    class StartsNot:
+        def __init__(self, target: Any, **kwargs: Any) -> None:
+            seen.update(kwargs, target=target)
+
+        def start(self) -> None:
+            raise HivewireError("not started in this test")
+    monkeypatch.setattr(hivewire.discovery, "ZooKeeperResolver", Resolver)
+    monkeypatch.setattr(hivewire_shim, "Shim", StartsNot)
+    upstream = hive_site(tmp_path / "upstream.xml", **{
+        "metastore.thrift.uris": "zk1:2181", "metastore.zookeeper.namespace": "hms",
+        "hivewire.zookeeper.auth": "digest:reader:pw"})
+    registration = hive_site(tmp_path / "registration.xml", **{
+        "metastore.thrift.uris": "zk2:2181", "hivewire.zookeeper.auth": "digest:writer:pw"})
+    result = CliRunner().invoke(main, ["shim", "--upstream-hive-site", upstream, "--hive-site", registration,
+                                       "--namespace", "shims", "--read-timeout", "3", "--max-message-size", "2048"])
+    assert result.exit_code == 1 and "not started in this test" in result.output
+    assert seen["target"] is not None and seen["closed"]
+    assert (seen["discovery"].quorum, seen["discovery"].namespace) == ("zk1:2181", "hms")
+    assert seen["discovery"].auth_data == (("digest", "reader:pw"),)
+    assert (seen["zookeeper"].quorum, seen["zookeeper"].namespace) == ("zk2:2181", "shims")
+    assert seen["zookeeper"].auth_data == (("digest", "writer:pw"),)
+    assert (seen["read_timeout"], seen["max_message_bytes"]) == (3.0, 2048)
+
+
+def test_the_shim_command_wants_exactly_one_upstream(tmp_path: Path) -> None:
+    site = hive_site(tmp_path / "site.xml", **{"metastore.thrift.uris": "zk1:2181"})
+    for args in ([], ["--upstream", "thrift://hms:9083", "--upstream-hive-site", site]):
+        result = CliRunner().invoke(main, ["shim", *args])
+        assert result.exit_code == 2 and "exactly one of --upstream" in result.output

@@ -45,6 +45,36 @@ def test_only_unacknowledged_records_are_replayed_after_a_restart(tmp_path: Path
         assert again.append("db.t", payload(99)) == 21  # numbering continues
 
 
+def test_records_delivered_past_the_marker_are_remembered_across_a_restart(tmp_path: Path) -> None:
+    with Spool(tmp_path) as spool:
+        for i in range(10):
+            spool.append("db.t", payload(i))
+        spool.ack(3)
+        for seq in (5, 6, 7, 9, 2):  # Kafka acknowledged other partitions' records before #4
+            spool.mark_done(seq)
+        spool.checkpoint(force=True)
+    assert (tmp_path / "acked").read_text() == "3\ndone 5-7,9\n"
+    with Spool(tmp_path) as again:
+        assert again.acked == 3 and again.done_beyond == {5, 6, 7, 9} and again.pending == 7
+        assert [s for s in range(1, 11) if not again.is_done(s)] == [4, 8, 10]
+        again.ack(4)  # #4 delivered at last: the marker moves past what was delivered after it
+        assert again.acked == 7 and again.done_beyond == {9}
+        again.checkpoint(force=True)
+    assert (tmp_path / "acked").read_text() == "7\ndone 9\n"
+
+
+def test_an_unreadable_list_of_delivered_records_means_duplicates_not_loss(tmp_path: Path,
+                                                                          caplog: pytest.LogCaptureFixture) -> None:
+    with Spool(tmp_path) as spool:
+        for i in range(5):
+            spool.append("db.t", payload(i))
+    (tmp_path / "acked").write_text("2\ndone 4-x\n")
+    with caplog.at_level(logging.WARNING), Spool(tmp_path) as again:
+        assert again.acked == 2 and again.done_beyond == frozenset()
+        assert [r.seq for r in again.cursor().read()] == [3, 4, 5]
+    assert "sent again" in caplog.text
+
+
 def test_an_acknowledgement_not_yet_checkpointed_means_duplicates_not_loss(tmp_path: Path) -> None:
     spool = Spool(tmp_path, checkpoint_interval=3600)
     for i in range(5):

@@ -49,8 +49,8 @@ from hivewire_thrift.fb303 import FacebookService
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 from hivewire_thrift.hive_metastore import ttypes as hms
 
-__all__ = ["ACCELERATED", "MetastoreClient", "MetastoreClientPool", "UriResolver", "format_uri", "parse_uri",
-           "parse_uris"]
+__all__ = ["ACCELERATED", "MetastoreClient", "MetastoreClientPool", "UriResolver", "connect", "format_uri",
+           "parse_uri", "parse_uris"]
 
 log = logging.getLogger(__name__)
 
@@ -395,7 +395,7 @@ class MetastoreClient:
         host, port = parse_uri(uri)
         # Resolve once and connect within one deadline for the URI, instead of TSocket.open(), which gives
         # each resolved address (IPv4 and IPv6 of one name) a full timeout of its own.
-        handle = _connect_socket(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM), self.connect_timeout)
+        handle = connect(host, port, self.connect_timeout)
         sock = TSocket.TSocket(host, port)
         sock.setHandle(handle)
         sock.setTimeout(int(self.timeout * 1000))
@@ -755,6 +755,15 @@ def _max_parts(value: int) -> int:
         raise ConfigError("max_parts", f"{value!r} is out of range: the metastore takes -1 (all) or 0..32767; "
                                        "for more, pass -1 and slice the result, or list names and fetch by name")
     return value
+
+
+def connect(host: str, port: int, timeout: float) -> socket.socket:
+    """A TCP socket to ``host:port`` within one deadline of ``timeout`` seconds, whatever the name resolves to.
+
+    :func:`socket.create_connection` and ``TSocket.open`` give each resolved address (IPv6 and IPv4 of one
+    name) a full timeout of its own. Raises ``TimeoutError`` or ``OSError`` naming what happened to each address.
+    """
+    return _connect_socket(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM), timeout)
 
 
 def _connect_socket(addresses: Sequence[tuple[Any, ...]], timeout: float) -> socket.socket:

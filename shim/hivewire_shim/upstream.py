@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hivewire.errors import HivewireError
-from hivewire.metastore import MetastoreClient, UriResolver, parse_uri, parse_uris
+from hivewire.metastore import MetastoreClient, UriResolver, connect, parse_uri, parse_uris
 from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, ReadClient
 
 __all__ = ["Upstream", "UpstreamUnavailable", "discovery_config"]
@@ -93,7 +93,7 @@ class Upstream:
             for uri in candidates:
                 host, port = parse_uri(uri)
                 try:
-                    sock = socket.create_connection((host, port), timeout=self.connect_timeout)
+                    sock = connect(host, port, self.connect_timeout)  # one deadline for all of a name's addresses
                 except OSError as e:
                     tried.append(f"{uri}: {e.strerror or e}")
                     continue

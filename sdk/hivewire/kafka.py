@@ -3,7 +3,14 @@
 The consumer never auto-commits: the runtime commits an offset only after every listener handled or
 dead-lettered everything before it. Dead letters go to ``<topic>.dlq`` (by default) through an idempotent
 producer with ``acks=all``; a dead letter counts as done only when the broker acknowledged it, and one that
-fails is sent again until it succeeds (its batch, and so the commit, waits meanwhile: nothing is lost).
+fails is sent again until it succeeds (its batch, and so the commit, waits meanwhile: nothing is lost). The
+producer is created once (under a lock: the polling thread and listener workers dead-letter concurrently)
+and served by one thread, which also sends again, from one queue, whatever failed or found librdkafka's
+queue full; sending a dead letter never blocks the caller.
+
+``apiary.messaging.consumer.*`` may be Drone Fly's Java consumer properties: they are translated for
+librdkafka (:func:`hivewire.config.consumer_settings`), Java-only ones ignored with one warning, and a
+setting librdkafka refuses is a :class:`~hivewire.errors.ConfigError` naming the key.
 
 Pausing (backpressure) applies to the whole current assignment, which with the cooperative-sticky strategy
 grows and shrinks by increments: partitions assigned while paused are paused before they are fetched, and
@@ -13,13 +20,17 @@ revocation, so one paused, revoked and assigned back later would otherwise never
 
 from __future__ import annotations
 
+import heapq
 import logging
+import re
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from hivewire.config import CONSUMER_PREFIX, consumer_settings
 from hivewire.errors import ConfigError, HivewireError
 from hivewire.source import Assigned, Delivered, Record
 from hivewire.source import TopicPartition as TP
@@ -41,6 +52,26 @@ _FIXED_CONSUMER = {"enable.auto.commit": False, "enable.auto.offset.store": Fals
 _SHARED_PREFIXES = ("security.", "sasl.", "ssl.", "client.dns.", "socket.", "broker.address.family")
 
 
+class _Letter:
+    """One dead letter, kept until the broker acknowledges it (it may be sent several times)."""
+
+    __slots__ = ("headers", "key", "on_delivered", "source", "value")
+
+    def __init__(self, source: KafkaSource, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
+                 on_delivered: Delivered) -> None:
+        self.source = source
+        self.value = value
+        self.key = key
+        self.headers = headers
+        self.on_delivered = on_delivered
+
+    def delivered(self, err: KafkaError | None, _msg: Any) -> None:
+        if err is None:
+            self.on_delivered()
+        else:
+            self.source._delivery_failed(self, err)
+
+
 class KafkaSource:
     """An Apiary topic in Kafka.
 
@@ -59,7 +90,14 @@ class KafkaSource:
             raise ConfigError("apiary.kafka.topic.name", "is required")
         self.bootstrap_servers = bootstrap_servers
         self.topic = topic
-        self.consumer_config = dict(consumer_config or {})
+        # Drone Fly's Java consumer properties, translated for librdkafka (max.poll.records is the runtime's
+        # batch size, which Settings derives from it).
+        translated = consumer_settings(consumer_config or {})
+        if translated.ignored:
+            log.warning("ignoring Kafka consumer settings that only Java's client has (librdkafka has no "
+                        "equivalent): %s", ", ".join(translated.ignored))
+        self.consumer_config = translated.config
+        self._origins = translated.origins
         self.group_id = group_id or str(self.consumer_config.pop("group.id", "")) or \
             DRONE_FLY_GROUP_PREFIX + instance_name
         self.dead_letter_topic = dead_letter_topic or f"{topic}.dlq"
@@ -70,7 +108,15 @@ class KafkaSource:
                 del self.consumer_config[key]
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
+        self._producer_lock = threading.Lock()
         self._producer_thread: threading.Thread | None = None
+        # Dead letters to send again (librdkafka failed them, or its queue was full): (due, seq, letter),
+        # served by the dead-letter thread. One queue, however many fail: no thread or timer per letter.
+        self._resend: list[tuple[float, int, _Letter]] = []
+        self._resend_lock = threading.Lock()
+        self._resend_seq = 0
+        self._failures_unlogged = 0
+        self._next_failure_log = 0.0
         self._closing = threading.Event()
         self._paused = False
         self._metrics: Metrics | None = None
@@ -114,7 +160,7 @@ class KafkaSource:
         try:
             self._consumer = Consumer(conf)
         except KafkaException as e:
-            raise ConfigError("apiary.messaging.consumer.*", f"invalid Kafka consumer setting: {e}") from e
+            raise _consumer_config_error(e, conf, self.consumer_config, self._origins) from e
         # A lost partition (session timed out) is revoked without a chance to commit; same bookkeeping.
         self._consumer.subscribe([self.topic], on_assign=assigned, on_revoke=revoked, on_lost=revoked)
 
@@ -190,69 +236,139 @@ class KafkaSource:
 
     # -- dead letters ---------------------------------------------------------------------------------
     def _ensure_producer(self) -> Producer:
-        if self._producer is None:
-            shared = {k: v for k, v in self.consumer_config.items() if k.startswith(_SHARED_PREFIXES)}
-            self._producer = Producer({
-                "bootstrap.servers": self.bootstrap_servers,
-                "enable.idempotence": True,
-                "acks": "all",
-                "linger.ms": 5,
-                "compression.type": "zstd",
-                "logger": logging.getLogger("hivewire.kafka.producer"),
-                **shared,
-                **self.producer_config,
-            })
-            self._producer_thread = threading.Thread(target=self._serve_producer, name="hivewire-dlq", daemon=True)
-            self._producer_thread.start()
-        return self._producer
-
-    def _serve_producer(self) -> None:
+        # The polling thread (undecodable records) and listener workers dead-letter concurrently: exactly one
+        # producer, served by exactly one thread, or a second one would never be polled nor flushed.
         producer = self._producer
-        assert producer is not None
+        if producer is not None:
+            return producer
+        with self._producer_lock:
+            if self._producer is None:
+                shared = {k: v for k, v in self.consumer_config.items() if k.startswith(_SHARED_PREFIXES)}
+                self._producer = Producer({
+                    "bootstrap.servers": self.bootstrap_servers,
+                    "enable.idempotence": True,
+                    "acks": "all",
+                    "linger.ms": 5,
+                    "compression.type": "zstd",
+                    "logger": logging.getLogger("hivewire.kafka.producer"),
+                    **shared,
+                    **self.producer_config,
+                })
+                self._producer_thread = threading.Thread(target=self._serve_producer, args=(self._producer,),
+                                                         name="hivewire-dlq", daemon=True)
+                self._producer_thread.start()
+            return self._producer
+
+    def _serve_producer(self, producer: Producer) -> None:
+        """The dead-letter thread: serves delivery reports and (re)sends what waits in the resend queue."""
         while not self._closing.is_set():
-            producer.poll(0.2)
+            with self._resend_lock:
+                wait = self._resend[0][0] - time.monotonic() if self._resend else 0.2
+            producer.poll(min(0.2, max(0.0, wait)))
+            self._resend_due(producer)
+
+    def _resend_due(self, producer: Producer) -> None:
+        now = time.monotonic()
+        while True:
+            with self._resend_lock:
+                if not self._resend or self._resend[0][0] > now:
+                    return
+                _due, _seq, letter = heapq.heappop(self._resend)
+            if not self._produce(producer, letter):
+                return  # the local queue is full again: the rest waits for deliveries to make room
+
+    def _produce(self, producer: Producer, letter: _Letter) -> bool:
+        """Hand ``letter`` to librdkafka; if its queue is full, queue it for the dead-letter thread instead."""
+        try:
+            producer.produce(self.dead_letter_topic, value=letter.value, key=letter.key, headers=letter.headers,
+                             on_delivery=letter.delivered)
+            return True
+        except BufferError:
+            self._queue_resend(letter, 0.05)
+            return False
+
+    def _queue_resend(self, letter: _Letter, delay: float) -> None:
+        with self._resend_lock:
+            self._resend_seq += 1
+            heapq.heappush(self._resend, (time.monotonic() + delay, self._resend_seq, letter))
+
+    def _delivery_failed(self, letter: _Letter, err: KafkaError) -> None:
+        """librdkafka gave up on a dead letter (on the thread serving the producer): send it again later."""
+        if self._metrics is not None:
+            self._metrics.dead_letter_failures.inc()
+        if self._closing.is_set():
+            return
+        now = time.monotonic()
+        with self._resend_lock:
+            self._failures_unlogged += 1
+            report = now >= self._next_failure_log
+            if report:
+                count, self._failures_unlogged = self._failures_unlogged, 0
+                self._next_failure_log = now + 10.0
+        if report:
+            log.error("%d dead letter(s) to %s failed (last: %s); sending again until they are acknowledged "
+                      "(their records are not committed meanwhile)", count, self.dead_letter_topic, err)
+        # Keep trying: the record's batch (and its commit) waits for this acknowledgement.
+        self._queue_resend(letter, 1.0)
 
     def dead_letter(self, record: Record, headers: Mapping[str, str], on_delivered: Delivered) -> None:
+        """Publish ``record`` to the dead-letter topic; never blocks: a full local queue defers the send."""
         producer = self._ensure_producer()
-        value, key = record.value(), record.key()
-        header_list = [(k, v.encode()) for k, v in headers.items()]
-
-        def send() -> None:
-            while True:
-                try:
-                    producer.produce(self.dead_letter_topic, value=value, key=key, headers=header_list,
-                                     on_delivery=delivered)
-                    return
-                except BufferError:  # local queue full: let it drain
-                    producer.poll(0.1)
-
-        def delivered(err: KafkaError | None, _msg: Any) -> None:
-            if err is None:
-                on_delivered()
-                return
-            if self._metrics is not None:
-                self._metrics.dead_letter_failures.inc()
-            if not self._closing.is_set():
-                # Keep trying: the record's batch (and its commit) waits for this acknowledgement.
-                log.error("dead letter to %s failed (%s); retrying", self.dead_letter_topic, err)
-                timer = threading.Timer(1.0, send)
-                timer.daemon = True
-                timer.start()
-
-        send()
+        letter = _Letter(self, record.value(), record.key(), [(k, v.encode()) for k, v in headers.items()],
+                         on_delivered)
+        self._produce(producer, letter)
 
     # -- closing --------------------------------------------------------------------------------------
     def drain(self, timeout: float) -> None:
-        """Wait for dead letters in flight to be acknowledged (so their records can be committed)."""
-        if self._producer is not None:
-            remaining = self._producer.flush(timeout)
-            if remaining:
-                log.error("%d dead letter(s) not acknowledged at shutdown; their records are not committed and "
-                          "will be read again", remaining)
+        """Wait for dead letters in flight (or waiting to be sent again) to be acknowledged."""
+        producer = self._producer
+        if producer is None:
+            return
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._resend_lock:
+                waiting = len(self._resend)
+            remaining = deadline - time.monotonic()
+            if (not waiting and len(producer) == 0) or remaining <= 0:
+                break
+            producer.flush(min(0.2, remaining))  # the dead-letter thread keeps resending meanwhile
+        left = len(producer) + waiting
+        if left:
+            log.error("%d dead letter(s) not acknowledged at shutdown; their records are not committed and "
+                      "will be read again", left)
 
     def close(self) -> None:
         self._closing.set()
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
+        thread = self._producer_thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(5)  # it polls at most 0.2 s at a time
 
+
+def _consumer_config_error(error: KafkaException, conf: Mapping[str, Any], settings: Mapping[str, Any],
+                           origins: Mapping[str, str]) -> ConfigError:
+    """librdkafka refused ``conf``: a :class:`ConfigError` naming the user's setting at fault, as they wrote it
+    (``settings`` are the user's after translation, ``origins`` the keys they were translated from)."""
+    reason = _reason(error)
+    named = [name for name in re.findall(r'["`]([A-Za-z0-9_.]+)["`]', reason) if name in settings]
+    if not named:  # librdkafka's message does not name it (Java JAAS lines, trust stores, ...): find the
+        # setting without which librdkafka stops giving this reason.
+        named = [key for key in settings if _refusal({k: v for k, v in conf.items() if k != key}) != reason]
+    key = f"{CONSUMER_PREFIX}{origins.get(named[0], named[0])}" if named else f"{CONSUMER_PREFIX}*"
+    return ConfigError(key, f"librdkafka refuses this Kafka consumer setting: {reason}")
+
+
+
+def _refusal(conf: Mapping[str, Any]) -> str | None:
+    """librdkafka's reason for refusing ``conf`` (None if it takes it)."""
+    try:
+        Consumer(dict(conf)).close()
+        return None
+    except KafkaException as e:
+        return _reason(e)
+
+
+def _reason(error: KafkaException) -> str:
+    return str(error.args[0].str()) if error.args and isinstance(error.args[0], KafkaError) else str(error)

@@ -5,7 +5,8 @@ Metric names (all prefixed ``hivewire_``): ``events_consumed_total``, ``events_u
 ``listener_events_retried_total{listener}``, ``listener_events_dead_lettered_total{listener}``,
 ``listener_timeouts_total{listener}``, ``listener_abandoned_threads{listener}``,
 ``listener_queue_depth{listener}``, ``listener_queue_bytes{listener}``,
-``listener_latency_seconds{listener}`` (from the record being polled to the listener finishing with it),
+``listener_latency_seconds{listener}`` (from a partition's records being polled to the listener finishing
+its share of them: one observation per share),
 ``consumer_lag{topic,partition}``, ``commits_total``, ``commit_failures_total``,
 ``commit_pending_age_seconds``, ``dead_letter_failures_total``. Each App has its own registry, so several
 apps (or tests) in one process do not collide.
@@ -57,12 +58,13 @@ class Metrics:
         self.abandoned = Gauge("hivewire_listener_abandoned_threads",
                                "Threads given up after a timeout whose listener call has not returned yet.",
                                ["listener"], registry=r)
-        self.queue_depth = Gauge("hivewire_listener_queue_depth", "Events waiting for a listener.",
-                                 ["listener"], registry=r)
+        self.queue_depth = Gauge("hivewire_listener_queue_depth", "Events waiting for a listener, and its dead "
+                                 "letters not yet acknowledged.", ["listener"], registry=r)
         self.queue_bytes = Gauge("hivewire_listener_queue_bytes",
                                  "Bytes of the record values waiting for a listener.", ["listener"], registry=r)
         self.latency = Histogram("hivewire_listener_latency_seconds",
-                                 "From the record being polled to the listener finishing with it.",
+                                 "From a partition's records being polled to the listener finishing its share "
+                                 "of them (one observation per share).",
                                  ["listener"], registry=r,
                                  buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300))
         self.lag = Gauge("hivewire_consumer_lag", "Records behind the end of the partition.",

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import collections
 import textwrap
 import threading
+import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import pytest
-from runtime_harness import wait_for
+from confluent_kafka import Producer
+from runtime_harness import read_to_end, wait_for
 
 import hivewire as hw
+import hivewire.kafka
 from hivewire import testing
 from hivewire.metrics import Metrics
 from hivewire.source import MemoryRecord, Record
@@ -58,13 +63,74 @@ def test_dead_letters_the_broker_does_not_take_are_counted_and_sent_again(kafka:
         "bootstrap.servers": "127.0.0.1:1", "message.timeout.ms": 300, "linger.ms": 0})
     metrics = Metrics()
     source.attach_metrics(metrics)
-    delivered = threading.Event()
+    letters = 200
+    delivered: list[int] = []
+    threads_before = threading.active_count()
+    most_threads = [threads_before]
+
+    def sent_again() -> bool:
+        most_threads.append(threading.active_count())
+        return metrics.dead_letter_failures._value.get() >= 3 * letters
+
     try:
-        source.dead_letter(MemoryRecord(b"{}", "dlq-failures", 0, 0), {"hivewire.listener": "x"}, delivered.set)
-        wait_for(lambda: metrics.dead_letter_failures._value.get() >= 2, 60, "a failed send and a failed retry")
-        assert not delivered.is_set()  # never counted as done: its record is not committed
+        for offset in range(letters):
+            source.dead_letter(MemoryRecord(b"{}", "dlq-failures", 0, offset), {"hivewire.listener": "x"},
+                               lambda o=offset: delivered.append(o))
+        wait_for(sent_again, 120, "every letter to fail, and fail again when sent again, twice")
+        assert delivered == []  # never counted as done: their records are not committed
+        # One thread serves the producer and its resends, however many letters fail (not one per letter).
+        assert max(most_threads) <= threads_before + 1
+        assert [t.name for t in threading.enumerate()].count("hivewire-dlq") == 1
     finally:
         source.close()
+
+
+def test_dead_letters_from_many_threads_share_one_producer_and_wait_when_its_queue_is_full(
+        kafka: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    topic = f"dlq-burst-{uuid.uuid4().hex[:8]}"
+    made: list[Producer] = []
+
+    def slow_producer(conf: dict[str, Any]) -> Producer:
+        # Fault injection: the only way to make the race of first dead letters (the polling thread's and
+        # the workers') happen every run is to widen it.
+        time.sleep(0.05)
+        made.append(Producer(conf))
+        return made[-1]
+
+    monkeypatch.setattr(hivewire.kafka, "Producer", slow_producer)
+    # A local queue of one message: nearly every send finds it full, and must wait without blocking its caller.
+    source = hw.KafkaSource(kafka, topic, producer_config={"queue.buffering.max.messages": 1, "linger.ms": 0})
+    workers, each = 8, 50
+    start = threading.Barrier(workers)
+    delivered: collections.Counter[int] = collections.Counter()
+    lock = threading.Lock()
+
+    def deliver(n: int) -> None:
+        with lock:
+            delivered[n] += 1
+
+    def worker(w: int) -> None:
+        start.wait()  # all at once: the first dead letters race to create the producer
+        for i in range(each):
+            n = w * each + i
+            source.dead_letter(MemoryRecord(str(n).encode(), topic, 0, n), {"hivewire.listener": "x"},
+                               lambda n=n: deliver(n))
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(workers)]
+    threads_before = set(threading.enumerate())
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert len(made) == 1
+        assert [t.name for t in threading.enumerate() if t not in threads_before].count("hivewire-dlq") == 1
+        source.drain(60)  # everything sent, from the one producer (a second one would never be flushed)
+        assert delivered == collections.Counter(range(workers * each))
+    finally:
+        source.close()
+    values = sorted(int(v) for v, _ in read_to_end(kafka, f"{topic}.dlq"))
+    assert values == list(range(workers * each))
 
 
 def test_the_mock_kafka_example_in_hivewire_testing_runs() -> None:

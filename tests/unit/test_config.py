@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import hivewire as hw
-from hivewire.config import Config, Settings
+from hivewire.config import JAVA_CONSUMER_RENAMED, JAVA_ONLY_CONSUMER_KEYS, Config, Settings
 
 DRONE_FLY_PROPERTIES = """\
 # A Drone Fly properties file, as its README shows them
@@ -37,6 +37,86 @@ def test_drone_fly_properties_file(tmp_path: Path) -> None:
         "sasl.jaas.config": "software.amazon.msk.auth.iam.IAMLoginModule required;",
         "auto.offset.reset": "earliest"}
     assert settings.dead_letter_topic == "apiary-events.dlq"
+
+
+JAVA_CONSUMER_PROPERTIES = """\
+apiary.bootstrap.servers=broker1:9092
+apiary.kafka.topic.name=apiary-events
+apiary.messaging.consumer.key.deserializer=org.apache.kafka.common.serialization.StringDeserializer
+apiary.messaging.consumer.value.deserializer=org.apache.kafka.common.serialization.StringDeserializer
+apiary.messaging.consumer.interceptor.classes=io.confluent.monitoring.clients.interceptor.MonitoringConsumerInterceptor
+apiary.messaging.consumer.sasl.client.callback.handler.class=software.amazon.msk.auth.iam.IAMClientCallbackHandler
+apiary.messaging.consumer.max.poll.records=50
+apiary.messaging.consumer.fetch.max.wait.ms=100
+apiary.messaging.consumer.receive.buffer.bytes=-1
+apiary.messaging.consumer.partition.assignment.strategy=org.apache.kafka.clients.consumer.CooperativeStickyAssignor
+apiary.messaging.consumer.ssl.endpoint.identification.algorithm=
+apiary.messaging.consumer.ssl.truststore.type=PEM
+apiary.messaging.consumer.ssl.truststore.location=/etc/kafka/ca.pem
+apiary.messaging.consumer.sasl.mechanism=SCRAM-SHA-512
+apiary.messaging.consumer.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\
+    username="hive" password="s3 cr;et";
+apiary.messaging.consumer.session.timeout.ms=30000
+"""
+
+
+def test_java_only_consumer_properties_are_translated_or_ignored_with_one_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "drone-fly.properties"
+    path.write_text(JAVA_CONSUMER_PROPERTIES)
+    settings = Settings.from_config(Config.load(file=path, env={}))
+    assert settings.batch_size == 50  # max.poll.records: records per poll
+    with caplog.at_level("WARNING"):
+        source = hw.KafkaSource(settings.bootstrap_servers, settings.topic, consumer_config=settings.consumer_config)
+    assert source.consumer_config == {
+        "fetch.wait.max.ms": "100", "socket.receive.buffer.bytes": "0",
+        "partition.assignment.strategy": "cooperative-sticky", "ssl.endpoint.identification.algorithm": "none",
+        "ssl.ca.location": "/etc/kafka/ca.pem", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "hive",
+        "sasl.password": "s3 cr;et", "session.timeout.ms": "30000"}
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    for key in ("key.deserializer", "value.deserializer", "interceptor.classes",
+                "sasl.client.callback.handler.class", "ssl.truststore.type"):
+        assert f"apiary.messaging.consumer.{key}" in warning
+    # hivewire's own key wins over Drone Fly's.
+    explicit = Config.load(file=path, env={}, overrides={"hivewire.consumer.batch.size": "7"})
+    assert Settings.from_config(explicit).batch_size == 7
+
+
+def test_the_java_key_tables_match_this_librdkafka() -> None:
+    from confluent_kafka import Consumer, KafkaException
+
+    def refusal(key: str, value: str) -> str:
+        try:
+            Consumer({"group.id": "check", key: value}).close()
+            return ""
+        except KafkaException as e:
+            return str(e)
+
+    for key in JAVA_ONLY_CONSUMER_KEYS - {"ssl.truststore.location"}:  # refused for a reason of its own
+        assert "No such configuration property" in refusal(key, "1"), key
+    for java, native in JAVA_CONSUMER_RENAMED.items():
+        assert "No such configuration property" in refusal(java, "1"), java
+        assert "No such configuration property" not in refusal(native, "1"), native
+
+
+@pytest.mark.parametrize(("setting", "value", "key"), [
+    ("auto.offset.reset", "sometimes", "auto.offset.reset"),
+    ("no.such.property", "1", "no.such.property"),
+    ("sasl.jaas.config", "software.amazon.msk.auth.iam.IAMLoginModule required;", "sasl.jaas.config"),
+    ("receive.buffer.bytes", "-7", "receive.buffer.bytes"),  # translated to socket.receive.buffer.bytes
+    ("max.poll.records", "0", "max.poll.records"),
+])
+def test_consumer_values_librdkafka_refuses_stop_the_app_naming_the_key(setting: str, value: str, key: str) -> None:
+    config = Config({"apiary.bootstrap.servers": "127.0.0.1:1", "apiary.kafka.topic.name": "t",
+                     "apiary.messaging.consumer.security.protocol": "SASL_PLAINTEXT",
+                     "apiary.messaging.consumer.sasl.mechanism": "PLAIN",
+                     f"apiary.messaging.consumer.{setting}": value})
+    with pytest.raises(hw.ConfigError) as exc:
+        settings = Settings.from_config(config)
+        source = hw.KafkaSource(settings.bootstrap_servers, settings.topic, consumer_config=settings.consumer_config)
+        source.open(lambda partitions: None, lambda partitions: None)
+        source.close()
+    assert exc.value.key == f"apiary.messaging.consumer.{key}"
 
 
 def test_toml_file_with_nested_tables(tmp_path: Path) -> None:

@@ -154,6 +154,92 @@ def test_a_listener_backlog_is_bounded_by_bytes_too() -> None:
     assert sum(source.committed.values()) == n
 
 
+def test_an_unfinished_event_holds_back_the_commits_of_its_own_partition_only() -> None:
+    n = 200
+    source = MemorySource(stop_when_idle=False)
+    records = source.send_all(events(n, tables=8))
+    slow_table = "t3"  # the slow listener gets only this table's events
+    slow_partition = apiary.partition_for(f"db.{slow_table}", source.partitions)
+    ends = {p: sum(1 for r in records if r.partition() == p) for p in range(source.partitions)}
+    assert len([p for p in ends if ends[p]]) > 1, "the tables must span several partitions"
+    app = hw.App("per-partition", config={"endpoint.port": 0, "hivewire.commit.interval.ms": "20",
+                                          "hivewire.consumer.batch.size": "10"})
+    gate = threading.Event()
+    stuck_at: list[int] = []
+    everyone: list[int] = []
+
+    @app.on_add_partition(name="slow", table=slow_table)
+    def slow(event: hw.AddPartitionEvent) -> None:
+        if not stuck_at:
+            assert event.origin is not None
+            stuck_at.append(event.origin.offset)
+            assert gate.wait(60)
+
+    @app.on_add_partition(name="everyone")
+    def every(event: hw.AddPartitionEvent) -> None:
+        everyone.append(seq(event))
+
+    running = Running(app, source)
+    try:
+        others = {p: end for p, end in ends.items() if p != slow_partition and end}
+        # Every other partition is committed to its end while one listener sits on one event ...
+        wait_for(lambda: all(source.committed.get(("apiary", p), 0) == end for p, end in others.items()),
+                 "the partitions without the stuck event to be committed")
+        assert len(everyone) == n
+        # ... and the stuck one's partition stops before that event.
+        assert source.committed.get(("apiary", slow_partition), 0) <= stuck_at[0]
+        gate.set()
+        wait_for(lambda: sum(source.committed.values()) == n, "the rest to be committed")
+    finally:
+        gate.set()
+        running.stop()
+
+
+class HeldDeadLetters(MemorySource):
+    """A dead-letter topic that acknowledges letters only once the test opens it."""
+
+    def __init__(self) -> None:
+        super().__init__(stop_when_idle=False)
+        self.open_topic = threading.Event()
+        self.held: list[Callable[[], None]] = []
+        self._held_lock = threading.Lock()
+
+    def dead_letter(self, record: Any, headers: Any, on_delivered: Callable[[], None]) -> None:
+        if self.open_topic.is_set():
+            super().dead_letter(record, headers, on_delivered)
+            return
+        with self._held_lock:
+            self.held.append(lambda: super(HeldDeadLetters, self).dead_letter(record, headers, on_delivered))
+
+    def acknowledge_all(self) -> None:
+        self.open_topic.set()
+        with self._held_lock:
+            held, self.held = self.held, []
+        for send in held:
+            send()
+
+
+def test_undecodable_records_waiting_for_the_dead_letter_topic_pause_consumption() -> None:
+    source = HeldDeadLetters()
+    source.send_all([b"not json %d" % i for i in range(40)])
+    app = hw.App("garbage", config={"endpoint.port": 0, "hivewire.listener.queue.size": "10",
+                                    "hivewire.consumer.batch.size": "5", "hivewire.commit.interval.ms": "20"})
+    app.add_listener(lambda event: None, name="noop")
+    running = Running(app, source)
+    try:
+        wait_for(lambda: running.runner.paused, "consumption to pause")
+        # Bounded: the records held for the broker stop at the bound (plus at most a poll), not at 40.
+        assert 10 <= running.runner.undelivered.depth < 10 + 5
+        assert source.committed == {}
+        source.acknowledge_all()
+        wait_for(lambda: sum(source.committed.values()) == 40, "everything dead-lettered and committed")
+        assert running.runner.undelivered.depth == 0 and not running.runner.paused
+    finally:
+        source.acknowledge_all()
+        running.stop()
+    assert len(source.dead_letters) == 40
+
+
 class Tagged(hw.MetaStoreEventListener):
     """Records which instance (and with which settings) handled what, and whether it was closed."""
 

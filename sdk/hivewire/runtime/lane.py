@@ -7,10 +7,11 @@ consumption for everyone rather than let memory grow. Within a lane events are h
 order they were polled, which keeps the order of each table's events.
 
 A call that raises is retried with exponential backoff (tenacity), then the record is dead-lettered with
-the error; the lane's share of the batch is released only after that, so nothing is committed before it is
-handled or dead-lettered. A call that exceeds the listener's timeout counts as a failed attempt: the
-:class:`Watchdog` abandons the stuck thread (Python cannot kill it) and starts a fresh one that continues
-with the same event.
+the error; the lane's share of the batch is released only after that, and the dead letter holds the batch
+(and stays in the lane's backlog, against its bounds) until the broker acknowledges it, so nothing is
+committed before it is handled or dead-lettered. A share holds one partition's records of one poll. A call
+that exceeds the listener's timeout counts as a failed attempt: the :class:`Watchdog` abandons the stuck
+thread (Python cannot kill it) and starts a fresh one that continues with the same event.
 
 Exactly one thread owns a lane's current share: the generation ``_gen``. The watchdog bumps it under the
 lane's lock *before* anything else, and a worker checks it under the same lock after every call, so a call
@@ -36,7 +37,7 @@ from hivewire.listener import Listener, RetryPolicy
 from hivewire.metastore import MetastoreClient
 from hivewire.metrics import Metrics
 from hivewire.runtime.tracker import Batch, CommitTracker
-from hivewire.source import Record, Source, TopicPartition
+from hivewire.source import Record, Source
 
 __all__ = ["Lane", "LaneServices", "ListenerTimeout", "Watchdog"]
 
@@ -211,7 +212,7 @@ class Lane:
         batch, items, size = work
         tracker, stopping, handlers = self.services.tracker, self.services.stopping, self.listener.handlers
         lock = self._lock
-        epoch, stale = tracker.epoch, tracker.stale(batch)
+        epoch, current = tracker.epoch, tracker.is_current(batch)
         monotonic = time.monotonic
         handled = 0
         self._share = work
@@ -220,12 +221,10 @@ class Lane:
                 if stopping.is_set():
                     return False
                 if tracker.epoch != epoch:  # a rebalance happened while this share was being handled
-                    epoch, stale = tracker.epoch, tracker.stale(batch)
+                    epoch, current = tracker.epoch, tracker.is_current(batch)
+                if not current:
+                    break  # the share's partition was revoked: its new owner reads these records again
                 record, event = items[i]
-                origin = event.origin
-                if stale and origin is not None and (origin.topic, origin.partition) in stale:
-                    error = None  # the partition was revoked: its new owner reads this record again
-                    continue
                 self._index = i
                 view = event.copy(handler=client)  # each listener gets its own objects
                 if error is None:
@@ -263,15 +262,14 @@ class Lane:
                attempts: int, error: BaseException) -> int:
         """Retry ``view`` after ``attempts`` failed calls; 1 if a call succeeded, 0 if given up or revoked."""
         policy, tracker = self.policy, self.services.tracker
-        tp: TopicPartition = (record.topic() or "", record.partition() or 0)
         if isinstance(error, DecodeError) or attempts >= policy.max_attempts:
-            return self._give_up(batch, record, tp, error, attempts)
+            return self._give_up(batch, record, error, attempts)
         replay = [error]  # tenacity's first attempt re-raises the failure that brought us here
 
         def attempt() -> None:
             if replay:
                 raise replay.pop()
-            if not tracker.is_current(batch, tp):
+            if not tracker.is_current(batch):
                 raise _Revoked
             self._attempt += 1
             self._started = (gen, time.monotonic())
@@ -304,7 +302,7 @@ class Lane:
         except (_Stopping, _Superseded):
             raise  # not the listener's failure: _process stops this thread
         except Exception as final:
-            return self._give_up(batch, record, tp, final, self._attempt)
+            return self._give_up(batch, record, final, self._attempt)
 
     def _sleep(self, seconds: float) -> None:
         if self.services.stopping.wait(seconds):
@@ -315,17 +313,31 @@ class Lane:
                  self.name, record.topic(), record.partition(), record.offset())
         return 0
 
-    def _give_up(self, batch: Batch, record: Record, tp: TopicPartition, error: BaseException, attempts: int) -> int:
+    def _give_up(self, batch: Batch, record: Record, error: BaseException, attempts: int) -> int:
         tracker = self.services.tracker
-        if not tracker.is_current(batch, tp):
+        if not tracker.is_current(batch):
             # The new owner reads the record again; a dead letter from here would be a second, wrong verdict.
             return self._revoked(record)
         self.metrics.dead_lettered.inc()
         log.error("listener %s gave up on %s/%s@%s after %d attempt(s): %r; dead-lettering", self.name,
                   record.topic(), record.partition(), record.offset(), attempts, error)
         headers = dead_letter_headers(self.services.app_name, self.listener.name, record, error, attempts)
+        # Until the broker acknowledges it, the dead letter stays in this lane's backlog (its record is held in
+        # memory for the resends): the backlog bounds then cover dead letters piling up behind a broken topic.
+        value = record.value()
+        size = len(value) if value else 0
+        with self._lock:
+            self.depth += 1
+            self.bytes += size
+
+        def delivered() -> None:
+            with self._lock:
+                self.depth -= 1
+                self.bytes -= size
+            tracker.release(batch)
+
         tracker.hold(batch)
-        self.services.source.dead_letter(record, headers, lambda: tracker.release(batch))
+        self.services.source.dead_letter(record, headers, delivered)
         return 0
 
     # -- watchdog -------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The runtime's main loop: poll, decode, route to listener lanes, commit, and stop cleanly.
 
-The polling thread decodes each record once (an undecodable one is dead-lettered with the reason) and
-hands every listener that wants it its own share of the batch. It never blocks on a listener: when a lane's
+The polling thread splits each poll into one batch per partition, decodes each record once (an undecodable
+one is dead-lettered with the reason; until the broker has it, it counts against the backlog bounds too)
+and hands every listener that wants them its own share of each batch. It never blocks on a listener: when a lane's
 backlog reaches either of its bounds (events, bytes of record values) it pauses the source and keeps
 polling (so the consumer keeps its group membership) until every lane has drained to half of both. So a
 slow listener delays nobody until it is that far behind; from then on memory stays bounded and everyone
@@ -28,7 +29,7 @@ from hivewire.listener import Listener, RetryPolicy
 from hivewire.metastore import MetastoreClient
 from hivewire.metrics import Metrics
 from hivewire.runtime.lane import Item, Lane, LaneServices, Watchdog, dead_letter_headers
-from hivewire.runtime.tracker import CommitTracker
+from hivewire.runtime.tracker import Batch, CommitTracker
 from hivewire.source import Record, Source, TopicPartition
 
 __all__ = ["Runner"]
@@ -54,6 +55,31 @@ def _tune_gc() -> Callable[[], None]:
         gc.set_threshold(*previous)
         gc.unfreeze()
     return restore
+
+
+class _Backlog:
+    """Events (and bytes of their records) out of the source's hands but not yet done with, under bounds."""
+
+    def __init__(self, name: str, max_events: int, max_bytes: int) -> None:
+        self.name = name
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self.depth = 0
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def add(self, events: int, size: int) -> None:
+        with self._lock:
+            self.depth += events
+            self.bytes += size
+
+    @property
+    def full(self) -> bool:
+        return self.depth >= self.max_events or self.bytes >= self.max_bytes
+
+    @property
+    def drained(self) -> bool:
+        return self.depth <= self.max_events // 2 and self.bytes <= self.max_bytes // 2
 
 
 class Runner:
@@ -86,6 +112,8 @@ class Runner:
         self.last_poll = time.monotonic()
         self.started = False
         self.assigned: set[TopicPartition] = set()
+        # Undecodable records dead-lettered and not yet acknowledged: bounded like a listener's backlog.
+        self.undelivered = _Backlog(DECODER, queue_events, queue_bytes)
         metrics.pending_age.set_function(self.tracker.oldest_pending_age)
         # Optional for a Source: KafkaSource counts failed commits and dead-letter sends in these metrics.
         attach = getattr(source, "attach_metrics", None)
@@ -140,23 +168,35 @@ class Runner:
 
     # -- dispatch -------------------------------------------------------------------------------------
     def _dispatch(self, records: Sequence[Record]) -> None:
+        # One batch per partition: a slow event then holds back the commits of its own partition only.
+        groups: dict[TopicPartition, list[Record]] = {}
+        for record in records:
+            tp = (record.topic() or "", record.partition() or 0)
+            group = groups.get(tp)
+            if group is None:
+                groups[tp] = [record]
+            else:
+                group.append(record)
+        for tp, group in groups.items():
+            self._dispatch_partition(tp, group)
+        self.metrics.consumed.inc(len(records))
+
+    def _dispatch_partition(self, tp: TopicPartition, records: list[Record]) -> None:
+        """Decode one partition's records of a poll and hand each listener lane its share."""
         tracker = self.tracker
-        batch = tracker.open(records)
+        # A partition's records come in offset order.
+        batch = tracker.open(tp, (records[-1].offset() or 0) + 1)
+        topic, partition = tp
         shares: dict[Lane, list[Item]] = {}
         sizes: dict[Lane, int] = {}
         for record in records:
             value = record.value()
-            try:
-                event = self._decode(record, value)
-            except DecodeError as e:
-                self.metrics.undecodable.inc()
-                log.warning("undecodable record %s/%s@%s: %s; dead-lettering", record.topic(), record.partition(),
-                            record.offset(), e.reason)
-                tracker.hold(batch)
-                self.source.dead_letter(record, dead_letter_headers(self.app_name, DECODER, record, e.reason, 0),
-                                        lambda: tracker.release(batch))
-                continue
             size = len(value) if value else 0
+            try:
+                event = self._decode(record, value, topic, partition)
+            except DecodeError as e:
+                self._dead_letter_undecodable(batch, record, size, e.reason)
+                continue
             for listener, lanes in self.routes:
                 if listener.accepts(event):
                     lane = lanes[0] if len(lanes) == 1 else lanes[hash(event.qualified_name) % len(lanes)]
@@ -166,32 +206,46 @@ class Runner:
                         sizes[lane] = 0
                     share.append((record, event))
                     sizes[lane] += size
-        self.metrics.consumed.inc(len(records))
         for lane, share in shares.items():
             tracker.hold(batch)
             lane.submit(batch, share, sizes[lane])
         tracker.release(batch)  # the dispatcher's own hold
 
+    def _dead_letter_undecodable(self, batch: Batch, record: Record, size: int, reason: str) -> None:
+        """Dead-letter an undecodable record; until the broker has it, it counts as the decoder's backlog."""
+        self.metrics.undecodable.inc()
+        log.warning("undecodable record %s/%s@%s: %s; dead-lettering", record.topic(), record.partition(),
+                    record.offset(), reason)
+        tracker = self.tracker
+        self.undelivered.add(1, size)
+
+        def delivered() -> None:
+            self.undelivered.add(-1, -size)
+            tracker.release(batch)
+
+        tracker.hold(batch)
+        self.source.dead_letter(record, dead_letter_headers(self.app_name, DECODER, record, reason, 0), delivered)
+
     @staticmethod
-    def _decode(record: Record, value: bytes | None) -> ListenerEvent:
+    def _decode(record: Record, value: bytes | None, topic: str, partition: int) -> ListenerEvent:
         if value is None:
             raise DecodeError("empty message (null value)")
         kind, timestamp = record.timestamp()
-        origin = Origin(record.topic() or "", record.partition() or 0, record.offset() or 0,
-                        timestamp if kind else None)
+        origin = Origin(topic, partition, record.offset() or 0, timestamp if kind else None)
         return apiary.decode(value, origin=origin)
 
     def _apply_backpressure(self) -> None:
         if not self.paused:
-            full = [lane for lane in self.lanes if lane.full]
+            full: list[Lane | _Backlog] = [lane for lane in self.lanes if lane.full]
+            if self.undelivered.full:
+                full.append(self.undelivered)
             if full:
                 self.source.pause()
                 self.paused = True
-                services = full[0].services
-                log.info("pausing consumption: listener backlog at its bound (%d events or %d bytes): %s",
-                         services.queue_events, services.queue_bytes,
-                         ", ".join(f"{lane.name}={lane.depth} events/{lane.bytes} bytes" for lane in full))
-        elif all(lane.drained for lane in self.lanes):
+                log.info("pausing consumption: backlog at its bound (%d events or %d bytes): %s",
+                         self.undelivered.max_events, self.undelivered.max_bytes,
+                         ", ".join(f"{b.name}={b.depth} events/{b.bytes} bytes" for b in full))
+        elif self.undelivered.drained and all(lane.drained for lane in self.lanes):
             self.source.resume()
             self.paused = False
             log.info("resuming consumption")

@@ -1,13 +1,16 @@
 """Which Kafka offsets may be committed: the at-least-once bookkeeping of the runtime.
 
-Records are dispatched in batches (one ``poll``). A batch is *pending* while any part of it is out: the
-share each listener worker received, and every dead letter not yet acknowledged by the broker. Batches
-finish in any order, but offsets advance only over a prefix of finished batches, so an offset is committed
-only when every listener has handled or dead-lettered every record before it. Tracking whole batches
-instead of records keeps the cost per record at zero.
+Records are dispatched in batches: one per partition per ``poll``. A batch is *pending* while any part of
+it is out: the share each listener worker received, and every dead letter not yet acknowledged by the
+broker. Each partition keeps its own FIFO of batches; batches finish in any order, but a partition's offset
+advances only over a prefix of its finished batches, so an offset is committed only when every listener
+has handled or dead-lettered every record of that partition before it. A slow event holds back the commits
+of its own partition only, never those of the others. Tracking whole batches instead of records keeps the
+cost per record at zero.
 
 Partition ownership changes (rebalances) bump a generation: records of a partition that was revoked are
-skipped by the workers and never committed by this instance; its new owner reads them again.
+skipped by the workers and never committed by this instance; its new owner reads them again. The batches
+of a revoked generation leave the partition's FIFO, so they cannot hold up the next generation either.
 """
 
 from __future__ import annotations
@@ -15,35 +18,36 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-from hivewire.source import Record, TopicPartition
+from hivewire.source import TopicPartition
 
 __all__ = ["Batch", "CommitTracker"]
 
 
 class Batch:
-    """One polled batch: where it ends in each partition, and how many of its parts are still out."""
+    """One partition's records of one poll: where they end, and how many parts of the batch are still out."""
 
-    __slots__ = ("ends", "generations", "pending", "seq", "started")
+    __slots__ = ("end", "generation", "pending", "seq", "started", "tp")
 
-    def __init__(self, seq: int, ends: dict[TopicPartition, int], generations: dict[TopicPartition, int]) -> None:
+    def __init__(self, seq: int, tp: TopicPartition, end: int, generation: int) -> None:
         self.seq = seq
-        self.ends = ends
-        self.generations = generations
+        self.tp = tp
+        self.end = end
+        self.generation = generation
         self.pending = 1  # the dispatcher's own hold, released once every part is handed out
         self.started = time.monotonic()
 
     def __repr__(self) -> str:
-        return f"Batch(#{self.seq}, pending={self.pending}, ends={self.ends})"
+        return f"Batch(#{self.seq} {self.tp[0]}/{self.tp[1]} ..{self.end}, pending={self.pending})"
 
 
 class CommitTracker:
-    """Turns out-of-order completion of batch parts into in-order commit offsets. Thread-safe."""
+    """Turns out-of-order completion of batch parts into in-order commit offsets per partition. Thread-safe."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._batches: deque[Batch] = deque()
+        self._fifos: dict[TopicPartition, deque[Batch]] = {}  # the current generation's unfinished batches
         self._seq = 0
         self._generation: dict[TopicPartition, int] = {}
         self._committable: dict[TopicPartition, int] = {}
@@ -53,17 +57,17 @@ class CommitTracker:
         self._idle = threading.Condition(self._lock)
 
     # -- batches --------------------------------------------------------------------------------------
-    def open(self, records: Sequence[Record]) -> Batch:
-        ends: dict[TopicPartition, int] = {}
-        for record in records:
-            tp = (record.topic() or "", record.partition() or 0)
-            end = (record.offset() or 0) + 1
-            if end > ends.get(tp, -1):
-                ends[tp] = end
+    def open(self, tp: TopicPartition, end: int) -> Batch:
+        """A new batch of ``tp``'s records, up to (not including) offset ``end``."""
         with self._lock:
             self._seq += 1
-            batch = Batch(self._seq, ends, {tp: self._generation.get(tp, 0) for tp in ends})
-            self._batches.append(batch)
+            batch = Batch(self._seq, tp, end, self._generation.get(tp, 0))
+            if tp not in self._owned:
+                return batch  # polled as its partition was taken away: never committed here, holds up nothing
+            fifo = self._fifos.get(tp)
+            if fifo is None:
+                self._fifos[tp] = fifo = deque()
+            fifo.append(batch)
         return batch
 
     def hold(self, batch: Batch, parts: int = 1) -> None:
@@ -72,42 +76,42 @@ class CommitTracker:
             batch.pending += parts
 
     def release(self, batch: Batch, parts: int = 1) -> None:
-        """``parts`` pieces of ``batch`` are done; advance the commit offsets over finished batches."""
+        """``parts`` pieces of ``batch`` are done; advance its partition's offset over finished batches."""
         with self._lock:
             batch.pending -= parts
-            if batch.pending > 0 or not self._batches or self._batches[0] is not batch:
+            if batch.pending > 0:
                 return
-            while self._batches and self._batches[0].pending <= 0:
-                done = self._batches.popleft()
-                for tp, end in done.ends.items():
-                    # A partition revoked since the batch was polled is someone else's to commit now.
-                    current = done.generations[tp] == self._generation.get(tp, 0) and tp in self._owned
-                    if current and end > self._committable.get(tp, -1):
-                        self._committable[tp] = end
-                        self._dirty.add(tp)
-            if not self._batches:
-                self._idle.notify_all()
+            tp = batch.tp
+            fifo = self._fifos.get(tp)
+            if not fifo or fifo[0] is not batch:
+                return  # an earlier batch of the partition is still out (or the batch's generation is gone)
+            end = -1
+            while fifo and fifo[0].pending <= 0:
+                end = fifo.popleft().end
+            if not fifo:
+                del self._fifos[tp]
+                if not self._fifos:
+                    self._idle.notify_all()
+            # Only the batches of an owned partition's current generation are in its FIFO.
+            if end > self._committable.get(tp, -1):
+                self._committable[tp] = end
+                self._dirty.add(tp)
 
-    def is_current(self, batch: Batch, tp: TopicPartition) -> bool:
-        """False when ``tp`` was revoked after ``batch`` was polled (its records must be skipped)."""
-        return batch.generations.get(tp, -1) == self._generation.get(tp, 0) and tp in self._owned
+    def is_current(self, batch: Batch) -> bool:
+        """False when the batch's partition was revoked after it was polled (its records must be skipped)."""
+        return batch.generation == self._generation.get(batch.tp, 0) and batch.tp in self._owned
 
     @property
     def epoch(self) -> int:
-        """Changes whenever partition ownership does, so workers can cache :meth:`stale` between changes."""
+        """Changes whenever partition ownership does, so workers can cache :meth:`is_current` between changes."""
         return self._epoch
-
-    def stale(self, batch: Batch) -> frozenset[TopicPartition]:
-        """The partitions of ``batch`` revoked since it was polled (usually none)."""
-        return frozenset(tp for tp in batch.generations if not self.is_current(batch, tp))
 
     # -- ownership ------------------------------------------------------------------------------------
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
         with self._lock:
             new = set(partitions)
             for tp in new - self._owned:
-                self._generation[tp] = self._generation.get(tp, 0) + 1
-                self._committable.pop(tp, None)
+                self._new_generation(tp)
             self._owned = frozenset(self._owned | new)
             self._epoch += 1
 
@@ -117,12 +121,18 @@ class CommitTracker:
             gone = set(partitions) & self._owned
             final = {tp: self._committable[tp] for tp in gone if tp in self._committable}
             for tp in gone:
-                self._generation[tp] = self._generation.get(tp, 0) + 1
-                self._committable.pop(tp, None)
+                self._new_generation(tp)
                 self._dirty.discard(tp)
             self._owned = frozenset(self._owned - gone)
             self._epoch += 1
             return final
+
+    def _new_generation(self, tp: TopicPartition) -> None:
+        """The partition changes hands: its pending batches will never be committed here (lock held)."""
+        self._generation[tp] = self._generation.get(tp, 0) + 1
+        self._committable.pop(tp, None)
+        if self._fifos.pop(tp, None) is not None and not self._fifos:
+            self._idle.notify_all()
 
     # -- commits --------------------------------------------------------------------------------------
     def take_commits(self, everything: bool = False) -> dict[TopicPartition, int]:
@@ -135,22 +145,26 @@ class CommitTracker:
 
     @property
     def pending_batches(self) -> int:
+        """Batches of owned partitions not yet finished, or finished behind an unfinished one."""
         with self._lock:
-            return len(self._batches)
+            return sum(len(fifo) for fifo in self._fifos.values())
 
     def oldest_pending_age(self) -> float:
         """Seconds since the oldest batch not yet finished was polled (0 when none): how far commits lag.
 
-        Offsets advance only over finished batches, so while this grows nothing new is committed.
+        A partition's offset advances only over its finished batches, so while this grows nothing new is
+        committed for the partition of that batch.
         """
         with self._lock:
-            return time.monotonic() - self._batches[0].started if self._batches else 0.0
+            if not self._fifos:
+                return 0.0
+            return time.monotonic() - min(fifo[0].started for fifo in self._fifos.values())
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until every batch has finished; False on timeout."""
         deadline = time.monotonic() + timeout
         with self._lock:
-            while self._batches:
+            while self._fifos:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False

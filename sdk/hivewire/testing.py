@@ -106,34 +106,45 @@ def produce(bootstrap_servers: str, topic: str, events: Iterable[ListenerEvent |
     """Publish ``events`` to ``topic`` as the Apiary listener does: Apiary JSON, each table's events in the
     partition ``hivewire.apiary.partition_for`` picks (raw ``bytes`` are sent as they are, to partition 0).
     Returns how many were acknowledged; raises :class:`~hivewire.errors.HivewireError` if any was not."""
-    from confluent_kafka import Producer
+    from confluent_kafka import KafkaError, KafkaException, Producer
 
     from hivewire.apiary import encode, partition_for
     from hivewire.errors import HivewireError
 
+    failures: list[KafkaError] = []
+
+    def delivered(err: KafkaError | None, _msg: object) -> None:
+        if err is not None:
+            failures.append(err)
+
     producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 5,
                          "logger": logging.getLogger("hivewire.testing.produce")})
-    metadata = producer.list_topics(topic, timeout=10).topics[topic]
-    if metadata.error is not None or not metadata.partitions:
-        raise HivewireError(f"topic {topic!r} is not available on {bootstrap_servers} ({metadata.error}); "
-                            "create it first if the cluster does not create topics on first use")
-    partitions = len(metadata.partitions)
-    sent = 0
-    for item in events:
-        if isinstance(item, bytes):
-            value, partition = item, 0
-        else:
-            value, partition = encode(item), partition_for(item.qualified_name, partitions)
-        while True:
-            try:
-                producer.produce(topic, value, partition=partition)
-                break
-            except BufferError:  # librdkafka's local queue is full: let deliveries drain it
-                producer.poll(0.1)
-        sent += 1
-    left = producer.flush(30)
+    try:
+        metadata = producer.list_topics(topic, timeout=10).topics[topic]
+        if metadata.error is not None or not metadata.partitions:
+            raise HivewireError(f"topic {topic!r} is not available on {bootstrap_servers} ({metadata.error}); "
+                                "create it first if the cluster does not create topics on first use")
+        partitions = len(metadata.partitions)
+        sent = 0
+        for item in events:
+            if isinstance(item, bytes):
+                value, partition = item, 0
+            else:
+                value, partition = encode(item), partition_for(item.qualified_name, partitions)
+            while True:
+                try:
+                    producer.produce(topic, value, partition=partition, on_delivery=delivered)
+                    break
+                except BufferError:  # librdkafka's local queue is full: let deliveries drain it
+                    producer.poll(0.1)
+            sent += 1
+        left = producer.flush(30)
+    except KafkaException as e:
+        raise HivewireError(f"producing to {topic!r} on {bootstrap_servers} failed: {e}") from e
     if left:
         raise HivewireError(f"{left} of {sent} messages to {topic!r} were not acknowledged within 30 s")
+    if failures:
+        raise HivewireError(f"{len(failures)} of {sent} messages to {topic!r} were refused (first: {failures[0]})")
     return sent
 
 

@@ -83,10 +83,11 @@ class Lookup:
         self._pool.close()
 
     def _read(self, what: str, fn: Callable[[MetastoreClient], _T], absent: _T) -> _T:
+        deadline = time.monotonic() + self.timeout  # the wait for a pooled client counts too
         try:
             with self._pool.client(timeout=self.timeout) as client:
                 if isinstance(client, ReadClient):
-                    client.deadline = time.monotonic() + self.timeout
+                    client.deadline = deadline
                 return fn(client)
         except NoSuchObjectError:
             return absent

@@ -72,10 +72,10 @@ class Shim:
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, lookup_connections: int = 16,
                  client_send_timeout: float = 600.0, read_timeout: float = DEFAULT_READ_TIMEOUT) -> None:
         if max_message_bytes < 1024:
-            raise ConfigError("max message size", f"{max_message_bytes} bytes is too small for any metastore call; "
+            raise ConfigError("max_message_bytes", f"{max_message_bytes} bytes is too small for any metastore call; "
                                                   f"Hive's default is {DEFAULT_MAX_MESSAGE_BYTES}")
         if not read_timeout > 0:
-            raise ConfigError("read timeout", f"{read_timeout!r} must be more than zero seconds")
+            raise ConfigError("read_timeout", f"{read_timeout!r} must be more than zero seconds")
         self.upstream = upstream if isinstance(upstream, Upstream) else Upstream(
             upstream, framed=framed, connect_timeout=connect_timeout, timeout=timeout)
         # The namespace given, else a DiscoveryConfig's own, else Hive's default.

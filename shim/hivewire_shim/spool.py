@@ -218,7 +218,7 @@ class Spool:
     def done_beyond(self) -> frozenset[int]:
         """Records past :attr:`acked` that were delivered (or set aside) already."""
         with self._lock:
-            return frozenset(self._done)
+            return frozenset(seq for seq in self._done if seq > self._acked)
 
     def is_done(self, seq: int) -> bool:
         """Whether record ``seq`` was delivered (or set aside) already: a resend would be a duplicate."""
@@ -448,10 +448,13 @@ class Spool:
         with self._lock:
             if seq > self._acked:
                 self._acked = seq
-            if self._done:
-                while self._acked + 1 in self._done:  # delivered earlier, out of order
+            done = self._done
+            if done:
+                while self._acked + 1 in done:  # delivered earlier, out of order
                     self._acked += 1
-                self._done = {s for s in self._done if s > self._acked}
+                    done.discard(self._acked)
+                # Entries the marker passed over stay until checkpoint() prunes them: rebuilding the set here,
+                # on every acknowledgement and under the lock append() needs, would cost O(in flight) each time.
 
     def mark_done(self, seq: int) -> None:
         """Record ``seq`` was delivered (or set aside), records before it perhaps not yet. Persisted by
@@ -470,6 +473,7 @@ class Spool:
         with self._checkpoint_lock:
             self._last_checkpoint = now
             with self._lock:
+                self._done = {seq for seq in self._done if seq > self._acked}
                 state = (self._acked, frozenset(self._done))
             if state == self._persisted:
                 return

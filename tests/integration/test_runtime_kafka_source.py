@@ -139,3 +139,13 @@ def test_the_mock_kafka_example_in_hivewire_testing_runs() -> None:
     code = textwrap.dedent(example)
     assert "auto.offset.reset" in code and "earliest" in code
     exec(compile(code, "hivewire.testing docstring", "exec"), {})  # its own asserts check it worked
+
+
+def test_testing_produce_reports_what_kafka_did_not_take(kafka: str) -> None:
+    topic = f"produce-{uuid.uuid4().hex[:8]}"
+    event = testing.create_table_event("sales", "orders")
+    assert testing.produce(kafka, topic, [event, hw.apiary.encode(event)]) == 2
+    assert [hw.apiary.decode(value) for value, _headers in read_to_end(kafka, topic)] == [event, event]
+    # Above librdkafka's message.max.bytes (1 MB by default): refused, and said so.
+    with pytest.raises(hw.HivewireError, match=f"producing to '{topic}'.*too large"):
+        testing.produce(kafka, topic, [b"x" * 2_000_000])

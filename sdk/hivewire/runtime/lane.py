@@ -39,7 +39,7 @@ from hivewire.metrics import Metrics
 from hivewire.runtime.tracker import Batch, CommitTracker
 from hivewire.source import Record, Source
 
-__all__ = ["Lane", "LaneServices", "ListenerTimeout", "Watchdog"]
+__all__ = ["Backlog", "Lane", "LaneServices", "ListenerTimeout", "Watchdog"]
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,36 @@ class LaneServices:
     max_abandoned: int = 8
 
 
+class Backlog:
+    """Events (and bytes of their records) out of the source's hands but not yet done with, under bounds.
+
+    A lane's queue and dead letters not yet acknowledged, or the undecodable records the runner dead-letters:
+    when one is :attr:`full` the runner pauses consumption until every one is :attr:`drained`.
+    """
+
+    def __init__(self, name: str, max_events: int, max_bytes: int) -> None:
+        self.name = name
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self.depth = 0
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def add(self, events: int, size: int) -> None:
+        with self._lock:
+            self.depth += events
+            self.bytes += size
+
+    @property
+    def full(self) -> bool:
+        return self.depth >= self.max_events or self.bytes >= self.max_bytes
+
+    @property
+    def drained(self) -> bool:
+        """At or below half of both bounds: consumption may resume."""
+        return self.depth <= self.max_events // 2 and self.bytes <= self.max_bytes // 2
+
+
 class Lane:
     """One worker of one listener."""
 
@@ -96,8 +126,7 @@ class Lane:
         # A plain Lock under the Condition: workers take it after every call, and `with lock` is cheaper.
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
-        self.depth = 0
-        self.bytes = 0
+        self.backlog = Backlog(self.name, services.queue_events, services.queue_bytes)
         self._gen = 0
         self._thread: threading.Thread | None = None
         self._abandoned: list[threading.Thread] = []
@@ -112,19 +141,25 @@ class Lane:
     def submit(self, batch: Batch, items: list[Item], size: int) -> None:
         with self._cond:
             self._queue.append((batch, items, size))
-            self.depth += len(items)
-            self.bytes += size
+            self.backlog.add(len(items), size)
             self._cond.notify()
 
     @property
+    def depth(self) -> int:
+        """Events queued (and dead letters not yet acknowledged)."""
+        return self.backlog.depth
+
+    @property
+    def bytes(self) -> int:
+        return self.backlog.bytes
+
+    @property
     def full(self) -> bool:
-        return self.depth >= self.services.queue_events or self.bytes >= self.services.queue_bytes
+        return self.backlog.full
 
     @property
     def drained(self) -> bool:
-        """At or below half of both bounds: consumption may resume."""
-        services = self.services
-        return self.depth <= services.queue_events // 2 and self.bytes <= services.queue_bytes // 2
+        return self.backlog.drained
 
     @property
     def busy_since(self) -> float | None:
@@ -252,9 +287,7 @@ class Lane:
             self.metrics.handled.inc(handled)
         self._share = None
         self.metrics.latency.observe(monotonic() - batch.started)
-        with self._lock:
-            self.depth -= len(items)
-            self.bytes -= size
+        self.backlog.add(-len(items), -size)
         tracker.release(batch)
         return True
 
@@ -331,14 +364,10 @@ class Lane:
         # memory for the resends): the backlog bounds then cover dead letters piling up behind a broken topic.
         value = record.value()
         size = len(value) if value else 0
-        with self._lock:
-            self.depth += 1
-            self.bytes += size
+        self.backlog.add(1, size)
 
         def delivered() -> None:
-            with self._lock:
-                self.depth -= 1
-                self.bytes -= size
+            self.backlog.add(-1, -size)
             tracker.release(batch)
 
         tracker.hold(batch)

@@ -28,7 +28,7 @@ from hivewire.events import ListenerEvent, Origin
 from hivewire.listener import Listener, RetryPolicy
 from hivewire.metastore import MetastoreClient
 from hivewire.metrics import Metrics
-from hivewire.runtime.lane import Item, Lane, LaneServices, Watchdog, dead_letter_headers
+from hivewire.runtime.lane import Backlog, Item, Lane, LaneServices, Watchdog, dead_letter_headers
 from hivewire.runtime.tracker import Batch, CommitTracker
 from hivewire.source import Record, Source, TopicPartition
 
@@ -55,31 +55,6 @@ def _tune_gc() -> Callable[[], None]:
         gc.set_threshold(*previous)
         gc.unfreeze()
     return restore
-
-
-class _Backlog:
-    """Events (and bytes of their records) out of the source's hands but not yet done with, under bounds."""
-
-    def __init__(self, name: str, max_events: int, max_bytes: int) -> None:
-        self.name = name
-        self.max_events = max_events
-        self.max_bytes = max_bytes
-        self.depth = 0
-        self.bytes = 0
-        self._lock = threading.Lock()
-
-    def add(self, events: int, size: int) -> None:
-        with self._lock:
-            self.depth += events
-            self.bytes += size
-
-    @property
-    def full(self) -> bool:
-        return self.depth >= self.max_events or self.bytes >= self.max_bytes
-
-    @property
-    def drained(self) -> bool:
-        return self.depth <= self.max_events // 2 and self.bytes <= self.max_bytes // 2
 
 
 class Runner:
@@ -113,7 +88,7 @@ class Runner:
         self.started = False
         self.assigned: set[TopicPartition] = set()
         # Undecodable records dead-lettered and not yet acknowledged: bounded like a listener's backlog.
-        self.undelivered = _Backlog(DECODER, queue_events, queue_bytes)
+        self.undelivered = Backlog(DECODER, queue_events, queue_bytes)
         metrics.pending_age.set_function(self.tracker.oldest_pending_age)
         # Optional for a Source: KafkaSource counts failed commits and dead-letter sends in these metrics.
         attach = getattr(source, "attach_metrics", None)
@@ -236,7 +211,7 @@ class Runner:
 
     def _apply_backpressure(self) -> None:
         if not self.paused:
-            full: list[Lane | _Backlog] = [lane for lane in self.lanes if lane.full]
+            full: list[Lane | Backlog] = [lane for lane in self.lanes if lane.full]
             if self.undelivered.full:
                 full.append(self.undelivered)
             if full:

@@ -468,6 +468,11 @@ class Watchdog(threading.Thread):
         self._interval = interval
         self._over_cap: set[str] = set()
 
+    @property
+    def over_cap(self) -> frozenset[str]:
+        """The listeners with more abandoned threads still running than ``max_abandoned`` (at the last check)."""
+        return frozenset(self._over_cap)
+
     def run(self) -> None:
         while not self._stopping.wait(self._interval):
             self.check(time.monotonic())

@@ -74,7 +74,6 @@ class Runner:
         self.tracker = CommitTracker()
         self.stopping = threading.Event()
         self.fatal_error: BaseException | None = None
-        self.max_abandoned = max_abandoned
         services = LaneServices(tracker=self.tracker, source=source, metrics=metrics, retry=retry, timeout=timeout,
                                 queue_events=queue_events, queue_bytes=queue_bytes, app_name=app_name,
                                 stopping=self.stopping, metastore=metastore, fatal=self._fatal,
@@ -83,6 +82,7 @@ class Runner:
             (listener, [Lane(listener, i, services) for i in range(listener.concurrency)]) for listener in listeners
         ]
         self.lanes = [lane for _, lanes in self.routes for lane in lanes]
+        self.watchdog = Watchdog(self.lanes, self.stopping)
         self.paused = False
         self.last_poll = time.monotonic()
         self.started = False
@@ -116,7 +116,7 @@ class Runner:
             raise self.fatal_error
 
     def _run(self) -> None:
-        watchdog = Watchdog(self.lanes, self.stopping)
+        watchdog = self.watchdog
         for lane in self.lanes:
             lane.start()
         watchdog.start()
@@ -288,19 +288,17 @@ class Runner:
         now = time.monotonic()
         polling = self.started and not self.stopping.is_set() and now - self.last_poll < 30
         listeners = {}
-        abandoned: dict[str, int] = {}
         stuck_names = []
         for lane in self.lanes:
             busy = lane.busy_since
             threads = lane.abandoned_threads
-            abandoned[lane.listener.name] = abandoned.get(lane.listener.name, 0) + threads
             stuck = threads > 0 or (busy is not None and now - busy > lane.timeout)
             if stuck:
                 stuck_names.append(lane.name)
             listeners[lane.name] = {"queued": lane.depth, "queued_bytes": lane.bytes,
                                     "busy_for_s": round(now - busy, 3) if busy else 0, "timeouts": lane.timeouts,
                                     "abandoned_threads": threads, "stuck": stuck}
-        leaking = sorted(name for name, count in abandoned.items() if count > self.max_abandoned)
+        leaking = sorted(self.watchdog.over_cap)
         healthy = polling and not leaking
         return {"status": "UP" if healthy else "DOWN", "alive": healthy, "paused": self.paused,
                 "assigned": sorted(f"{t}/{p}" for t, p in self.assigned),

@@ -49,8 +49,8 @@ from hivewire_thrift.fb303 import FacebookService
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 from hivewire_thrift.hive_metastore import ttypes as hms
 
-__all__ = ["ACCELERATED", "MetastoreClient", "MetastoreClientPool", "UriResolver", "connect", "format_uri",
-           "parse_uri", "parse_uris"]
+__all__ = ["ACCELERATED", "MetastoreClient", "MetastoreClientPool", "UriResolver", "connect", "format_address",
+           "format_uri", "parse_uri", "parse_uris"]
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +88,14 @@ def parse_uri(uri: str) -> tuple[str, int]:
     return parts.hostname, port
 
 
+def format_address(host: str, port: int) -> str:
+    """``host:port``, with an IPv6 address in brackets (``[::1]:9083``), as HIVE-20794 registrations write it."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def format_uri(host: str, port: int) -> str:
     """``thrift://host:port``, with an IPv6 address in brackets so that :func:`parse_uri` reads it back."""
-    return f"thrift://[{host}]:{port}" if ":" in host else f"thrift://{host}:{port}"
+    return f"thrift://{format_address(host, port)}"
 
 
 def parse_uris(uris: str | Sequence[str]) -> list[str]:
@@ -802,7 +807,7 @@ def _connect_socket(addresses: Sequence[tuple[Any, ...]], timeout: float) -> soc
 
 def _address(sockaddr: tuple[Any, ...]) -> str:
     host, port = sockaddr[0], sockaddr[1]
-    return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
+    return format_address(str(host), int(port))
 
 
 def _reason(e: BaseException) -> str:

@@ -42,7 +42,7 @@ from thrift.transport import TSocket, TTransport
 
 from hivewire.discovery import DiscoveryConfig, _kazoo_client, discovery_config
 from hivewire.errors import ConfigError
-from hivewire.metastore import MetastoreClient, parse_uri
+from hivewire.metastore import MetastoreClient, format_address, parse_uri
 from hivewire_thrift.fb303.ttypes import fb_status
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 
@@ -143,7 +143,7 @@ class Registration:
                  check_timeout: float | None = None, client_options: Mapping[str, Any] | None = None,
                  **zk_options: Any) -> None:
         host, port = parse_uri(metastore)
-        self.address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        self.address = format_address(host, port)
         self.config = discovery_config(zookeeper, namespace, **zk_options)
         if not interval > 0:
             raise ConfigError("interval", f"{interval!r} must be more than zero seconds")

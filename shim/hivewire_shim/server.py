@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hivewire.errors import ConfigError
-from hivewire.metastore import UriResolver
+from hivewire.metastore import UriResolver, format_address
 from hivewire_shim.capture import Capture, Settings
 from hivewire_shim.connection import Connection
 from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, Lookup
@@ -116,7 +116,7 @@ class Shim:
         host = self.host
         if host in ("", "0.0.0.0", "::"):
             host = socket.getfqdn()
-        return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+        return format_address(host, self.port)
 
     @property
     def uri(self) -> str:

@@ -63,8 +63,9 @@ def consume(bootstrap: str, topic: str, n: int, decode: bool, convert_every: int
     """Read ``n`` messages from the beginning; (messages, seconds from the first to the last).
 
     With ``convert_every``, the decoded events also go through ``to_arrow`` that many at a time."""
+    # fetch.queue.backoff.ms as KafkaSource sets it (the archive's consumer), so every reader is equal.
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{uuid.uuid4().hex}",
-                         "enable.auto.commit": False, "enable.partition.eof": False})
+                         "enable.auto.commit": False, "enable.partition.eof": False, "fetch.queue.backoff.ms": 20})
     consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
     seen, first, pending = 0, None, []
     try:

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import waiting
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 import hivewire as hw
@@ -78,11 +79,8 @@ def topic_size(bootstrap: str, topic: str) -> int:
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.05)
+    """:func:`waiting.wait_for` with the timeout first, as the runtime tests write it."""
+    waiting.wait_for(predicate, what, timeout)
 
 
 class Harness:

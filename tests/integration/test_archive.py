@@ -26,6 +26,7 @@ from typing import Any
 import deltalake
 import pyarrow.dataset as ds
 import pytest
+import waiting
 from confluent_kafka import Producer
 
 from hivewire import apiary
@@ -73,10 +74,7 @@ def versions(table: Path, topic: str) -> list[int | None]:
 
 
 def wait_for(condition: Any, what: str, timeout: float = 240) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
+    waiting.wait_for(condition, what, timeout, interval=0.2)
 
 
 def test_exactly_once_through_kill_9(kafka: str, tmp_path: Path, spark: Any) -> None:

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import json
 import socket
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 from runtime_harness import MemoryHarness
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire.cli import main as cli
@@ -46,16 +45,6 @@ def register_like_hive4(zk: KazooClient, namespace: str, address: str) -> str:
     zk.ensure_path(f"/{namespace}")
     path: str = zk.create(f"/{namespace}/{address}", address.encode("utf-8"), ephemeral=True, sequence=True)
     return path
-
-
-def wait_for(predicate: Callable[[], Any], what: str, deadline: float = 60.0) -> Any:
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_hive4_registrations(zk: KazooClient, zookeeper: LocalZooKeeper, unique: str) -> None:

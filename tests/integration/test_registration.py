@@ -11,12 +11,12 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import waiting
 from kazoo.client import KazooClient
 from kazoo.security import OPEN_ACL_UNSAFE, Permissions
 
@@ -34,16 +34,13 @@ def address_of(hms: LocalMetastore) -> str:
 
 
 def wait_for(predicate: Callable[[], Any], what: str, deadline: float = 120.0) -> Any:
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
+    """:func:`waiting.wait_for`, where "nothing registered" (DiscoveryError) counts as not yet."""
+    def tolerant() -> Any:
         try:
-            value = predicate()
+            return predicate()
         except hw.DiscoveryError:
-            value = None
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+            return None
+    return waiting.wait_for(tolerant, what, deadline, interval=0.2)
 
 
 def nodes_for(zk: KazooClient, namespace: str, address: str) -> list[str]:

@@ -6,26 +6,18 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire import apiary, testing
 from hivewire.local import free_port
 from hivewire.source import MemorySource
-
-
-def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def events(n: int, tables: int = 4) -> list[bytes]:

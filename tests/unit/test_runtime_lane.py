@@ -7,12 +7,12 @@ on events, so each interleaving the runtime must survive happens every run.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire import apiary
@@ -26,14 +26,6 @@ from hivewire.testing import create_table_event
 
 TOPIC = "apiary"
 LATER = 1e9  # a "now" far past any timeout
-
-
-def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
 
 
 def item(partition: int, offset: int, table: str = "t") -> Item:
@@ -309,7 +301,7 @@ def test_dead_letters_not_yet_acknowledged_stay_in_the_backlog(rig: Callable[...
     # Handled (given up on), but not done: the records wait in memory for the broker, so they still count
     # against the lane's bounds (backpressure), and nothing is committed.
     assert lane.bytes == sum(len(record.value() or b"") for record, _ in items)
-    assert lane.full and not lane.drained
+    assert lane.backlog.full and not lane.backlog.drained
     assert r.tracker.take_commits() == {}
     source.acknowledge()
     assert (lane.depth, lane.bytes) == (0, 0)

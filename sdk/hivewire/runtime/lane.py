@@ -154,14 +154,6 @@ class Lane:
         return self.backlog.bytes
 
     @property
-    def full(self) -> bool:
-        return self.backlog.full
-
-    @property
-    def drained(self) -> bool:
-        return self.backlog.drained
-
-    @property
     def busy_since(self) -> float | None:
         started = self._started
         return started[1] if started else None

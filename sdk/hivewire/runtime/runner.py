@@ -89,6 +89,8 @@ class Runner:
         self.assigned: set[TopicPartition] = set()
         # Undecodable records dead-lettered and not yet acknowledged: bounded like a listener's backlog.
         self.undelivered = Backlog(DECODER, queue_events, queue_bytes)
+        # Everything backpressure watches: every lane's queue, and the decoder's dead letters in flight.
+        self.backlogs = [*(lane.backlog for lane in self.lanes), self.undelivered]
         metrics.pending_age.set_function(self.tracker.oldest_pending_age)
         # Optional for a Source: KafkaSource counts failed commits and dead-letter sends in these metrics.
         attach = getattr(source, "attach_metrics", None)
@@ -210,17 +212,16 @@ class Runner:
         return apiary.decode(value, origin=origin)
 
     def _apply_backpressure(self) -> None:
+        backlogs = self.backlogs
         if not self.paused:
-            full: list[Lane | Backlog] = [lane for lane in self.lanes if lane.full]
-            if self.undelivered.full:
-                full.append(self.undelivered)
+            full = [backlog for backlog in backlogs if backlog.full]
             if full:
                 self.source.pause()
                 self.paused = True
                 log.info("pausing consumption: backlog at its bound (%d events or %d bytes): %s",
                          self.undelivered.max_events, self.undelivered.max_bytes,
                          ", ".join(f"{b.name}={b.depth} events/{b.bytes} bytes" for b in full))
-        elif self.undelivered.drained and all(lane.drained for lane in self.lanes):
+        elif all(backlog.drained for backlog in backlogs):
             self.source.resume()
             self.paused = False
             log.info("resuming consumption")

@@ -45,8 +45,8 @@ from hivewire.thriftjson import (
 )
 from hivewire_thrift.hive_metastore import ttypes as hms
 
-__all__ = ["ENUM_FIELDS", "FIELDS_SINCE", "MAX_MESSAGE_BYTES", "MAX_VIEW_NESTING", "decode", "dump_struct", "encode",
-           "java_string_hash", "load_struct", "partition_for", "to_json_dict"]
+__all__ = ["ENUM_FIELDS", "FIELDS_SINCE", "MAX_MESSAGE_BYTES", "MAX_VIEW_NESTING", "Decoded", "decode", "dump_struct",
+           "encode", "java_string_hash", "load_struct", "partition_for", "read", "to_json_dict"]
 
 #: Messages larger than this are refused with DecodeError instead of being parsed.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -222,9 +222,10 @@ def _loader(k: _Key) -> Loader:
 class _Spec:
     """What decoding and encoding need to know about one event type."""
 
-    __slots__ = ("checked", "cls", "is_database_event", "keys", "loaders", "names_key", "wire_type")
+    __slots__ = ("checked", "cls", "event_type", "is_database_event", "keys", "loaders", "names_key", "wire_type")
 
     def __init__(self, event_type: EventType) -> None:
+        self.event_type = event_type
         self.cls = EVENT_CLASSES[event_type]
         self.wire_type = f"ON_{event_type.value}"
         self.keys = (_ENVIRONMENT, *_KEYS[event_type])
@@ -261,6 +262,34 @@ def _as_bytes(data: Any) -> bytes:
     raise DecodeError(f"not a message: decode() takes bytes or str, not {type(data).__name__}")
 
 
+class Decoded(msgspec.Struct, frozen=True, gc=False):
+    """A message decoded as far as routing needs (:func:`read`); :meth:`event` makes its event.
+
+    Immutable and shared: every event made from it converts its own objects from the same payload. Never
+    tracked by the cyclic garbage collector (it holds strings, a dict of strings and the payload, so it is in
+    no reference cycle): a backlog of them costs the collector nothing, unlike a backlog of events.
+    """
+
+    event_type: EventType
+    db_name: str
+    table_name: str | None
+    status: bool
+    parameters: dict[str, str]
+    raw: bytes
+    payload: Any
+    spec: _Spec
+
+    @property
+    def qualified_name(self) -> str:
+        """``db.table`` (just ``db`` for database events), as :attr:`ListenerEvent.qualified_name`."""
+        return self.db_name if self.table_name is None else f"{self.db_name}.{self.table_name}"
+
+    def event(self, origin: Origin | None = None, handler: Any = None) -> ListenerEvent:
+        """A new event of this message (its objects are converted on first access)."""
+        return self.spec.cls._lazy(self.db_name, self.table_name, self.status, self.parameters, self.payload,
+                                   self.spec.loaders, self.raw, origin, handler)
+
+
 def decode(data: bytes | bytearray | memoryview | str, *, origin: Origin | None = None) -> ListenerEvent:
     """Decode one Apiary Kafka message value into an event.
 
@@ -269,6 +298,11 @@ def decode(data: bytes | bytearray | memoryview | str, *, origin: Origin | None 
     ``eventType``, misses a required field or has a field of the wrong type. The event's Thrift objects are
     converted on first access; a malformed one raises DecodeError then.
     """
+    return read(data).event(origin)
+
+
+def read(data: bytes | bytearray | memoryview | str) -> Decoded:
+    """Check a message as :func:`decode` does, without making the event yet (the runtime routes on this)."""
     if type(data) is not bytes:
         data = _as_bytes(data)
     if len(data) > MAX_MESSAGE_BYTES:
@@ -308,8 +342,8 @@ def decode(data: bytes | bytearray | memoryview | str, *, origin: Origin | None 
         db_name, table_name = _names_from_object(env, spec, db_name, table_name)
     status = env.status
     parameters = env.parameters
-    return spec.cls._lazy(db_name, table_name, True if status is None else status,
-                          _NO_PARAMETERS if parameters is None else parameters, env, spec.loaders, data, origin)
+    return Decoded(spec.event_type, db_name, table_name, True if status is None else status,
+                   _NO_PARAMETERS if parameters is None else parameters, data, env, spec)
 
 
 def _names_from_object(env: Any, spec: _Spec, db_name: str | None, table_name: str | None) -> tuple[str, str | None]:

@@ -168,7 +168,8 @@ class ListenerEvent:
 
     @classmethod
     def _lazy(cls: type[_E], db_name: str | None, table_name: str | None, status: bool, parameters: dict[str, str],
-              payload: Any, loaders: Mapping[str, Loader], raw: bytes | None, origin: Origin | None) -> _E:
+              payload: Any, loaders: Mapping[str, Loader], raw: bytes | None, origin: Origin | None,
+              handler: MetastoreClient | None = None) -> _E:
         """A decoder's event: the fields in ``loaders`` are made from ``payload`` on first access.
 
         The decoder's fast path: nothing is copied, so ``parameters`` must not change afterwards.
@@ -183,7 +184,7 @@ class ListenerEvent:
         event._payload = payload
         event._raw = raw
         event._origin = origin
-        event._handler = None
+        event._handler = handler
         return _become(event, cls)
 
     def _names_from(self, values: dict[str, Any]) -> tuple[str | None, str | None]:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hivewire.apiary import Decoded
 from hivewire.config import Config
 from hivewire.errors import ConfigError
 from hivewire.events import (
@@ -139,7 +140,7 @@ class EventFilter:
     def accepts_everything(self) -> bool:
         return self.types is None and self._db_re is None and self._table_re is None and self.status is None
 
-    def matches(self, event: ListenerEvent) -> bool:
+    def matches(self, event: ListenerEvent | Decoded) -> bool:
         if self.types is not None and event.event_type not in self.types:
             return False
         if self.status is not None and event.status is not self.status:
@@ -216,7 +217,8 @@ class Listener:
         if isinstance(instance, MetaStoreEventListener) and callable(close):
             close()
 
-    def accepts(self, event: ListenerEvent) -> bool:
+    def accepts(self, event: ListenerEvent | Decoded) -> bool:
+        """Whether this listener wants ``event`` (or the decoded message the runtime routes before making one)."""
         return event.event_type in self.types and self.filter.matches(event)
 
 

@@ -747,3 +747,36 @@ def test_event_types_and_wire_names() -> None:
     with pytest.raises(hw.DecodeError, match=r"FieldSchema.name: expected a string"):
         apiary.load_struct(hms.FieldSchema, {"name": 1})
     assert table_json("2.3")["tableName"] == "orders" and partition_json("2.3", "x")["values"] == ["x"]
+
+
+# -- read(): what the runtime routes on ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "message", "expected"), GOLDEN, ids=IDS)
+def test_read_gives_the_names_decode_does_and_makes_equal_independent_events(name: str, message: dict[str, Any],
+                                                                            expected: ListenerEvent) -> None:
+    import gc
+    data = raw(message)
+    decoded = apiary.read(data)
+    origin = Origin("apiary", 2, 7, 1700000000000)
+    first, second = decoded.event(origin), decoded.event(origin)
+    assert first == apiary.decode(data, origin=origin) == expected
+    assert (decoded.event_type, decoded.db_name, decoded.table_name, decoded.status, decoded.qualified_name) == (
+        expected.event_type, expected.db_name, expected.table_name, expected.status, expected.qualified_name)
+    assert first.origin == origin and first.raw == data
+    # Each event converts its own objects: what one listener changes, another does not see.
+    for field in first.fields:
+        value = getattr(first, field)
+        if isinstance(value, hms.Table):
+            value.owner = "changed by one listener"
+            assert getattr(second, field).owner != "changed by one listener"
+    # A backlog of these costs the cyclic garbage collector nothing: it never scans them.
+    assert not gc.is_tracked(decoded)
+
+
+def test_read_refuses_what_decode_refuses_with_the_same_reason() -> None:
+    for bad in (b"", b"{", b"[]", b'{"eventType": "ON_NOTHING"}', b'{"eventType": "ON_CREATE_TABLE"}', b"\xff"):
+        with pytest.raises(hw.DecodeError) as by_read:
+            apiary.read(bad)
+        with pytest.raises(hw.DecodeError) as by_decode:
+            apiary.decode(bad)
+        assert by_read.value.reason == by_decode.value.reason

@@ -170,3 +170,22 @@ def test_retry_policy_backoff() -> None:
     assert [policy.delay(n) for n in range(1, 6)] == [0.5, 1.5, 4.5, 10, 10]
     with pytest.raises(hw.ConfigError):
         RetryPolicy(max_attempts=0)
+
+
+def test_filters_route_a_decoded_message_exactly_as_its_event() -> None:
+    # The runtime routes on apiary.read()'s Decoded before any event is made: the same verdict, always.
+    from hivewire import apiary
+    from hivewire.testing import add_partition_event, create_table_event
+    messages = [apiary.encode(create_table_event("sales", "orders")), apiary.encode(add_partition_event("ops", "log")),
+                apiary.encode(hw.CreateDatabaseEvent(database=make_database("sales"))),
+                apiary.encode(create_table_event("sales", "orders_failed", status=False))]
+    filters = [EventFilter(), EventFilter(db="sales"), EventFilter(table="ord*"), EventFilter(db="s*", table="*"),
+               EventFilter(status=False), EventFilter(types=frozenset({hw.EventType.ADD_PARTITION}))]
+    verdicts = set()
+    assert [apiary.read(data).status for data in messages] == [True, True, True, False]
+    for data in messages:
+        decoded = apiary.read(data)
+        for f in filters:
+            assert f.matches(decoded) == f.matches(decoded.event()), (f, decoded)
+            verdicts.add(f.matches(decoded))
+    assert verdicts == {True, False}

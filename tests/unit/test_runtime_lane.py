@@ -16,12 +16,11 @@ from waiting import wait_for
 
 import hivewire as hw
 from hivewire import apiary
-from hivewire.events import Origin
 from hivewire.listener import EventFilter, Listener, RetryPolicy
 from hivewire.metrics import Metrics
 from hivewire.runtime.lane import Item, Lane, LaneServices, Watchdog
 from hivewire.runtime.tracker import Batch, CommitTracker
-from hivewire.source import MemoryRecord, MemorySource
+from hivewire.source import MemorySource
 from hivewire.testing import create_table_event
 
 TOPIC = "apiary"
@@ -30,8 +29,7 @@ LATER = 1e9  # a "now" far past any timeout
 
 def item(partition: int, offset: int, table: str = "t") -> Item:
     value = apiary.encode(create_table_event("db", table))
-    record = MemoryRecord(value, TOPIC, partition, offset)
-    return record, apiary.decode(value, origin=Origin(TOPIC, partition, offset, None))
+    return Item(apiary.read(value), value, None, TOPIC, partition, offset, None)
 
 
 @dataclass
@@ -107,11 +105,11 @@ class Rig:
         accept everything."""
         by_partition: dict[int, list[Item]] = {}
         for it in items:
-            by_partition.setdefault(it[0].partition(), []).append(it)
+            by_partition.setdefault(it.partition(), []).append(it)
         batches = []
         for partition, share in by_partition.items():
-            batch = self.tracker.open((TOPIC, partition), share[-1][0].offset() + 1)
-            size = sum(len(record.value() or b"") for record, _ in share)
+            batch = self.tracker.open((TOPIC, partition), share[-1].offset() + 1)
+            size = sum(len(it.value()) for it in share)
             for lane in self.lanes:
                 self.tracker.hold(batch)
                 lane.submit(batch, list(share), size)
@@ -205,6 +203,9 @@ def test_a_returning_abandoned_call_does_not_hide_a_second_hang(rig: Callable[..
     (letter,) = r.source.dead_letters
     assert letter.headers["hivewire.attempts"] == "2"
     assert letter.headers["hivewire.error"].startswith("ListenerTimeout")
+    assert (letter.headers["hivewire.source.partition"], letter.headers["hivewire.source.offset"],
+            letter.headers["hivewire.source.timestamp"]) == ("1", "0", "")  # the item has no timestamp
+    assert letter.record.value() == apiary.encode(create_table_event("db", "t"))
     assert r.tracker.take_commits() == {(TOPIC, 1): 1}
     assert lane.abandoned_threads == 1  # call 2 is still inside the listener
     calls.release_all()
@@ -300,9 +301,21 @@ def test_dead_letters_not_yet_acknowledged_stay_in_the_backlog(rig: Callable[...
     assert len(source.unacknowledged) == 3 and lane.depth == 3
     # Handled (given up on), but not done: the records wait in memory for the broker, so they still count
     # against the lane's bounds (backpressure), and nothing is committed.
-    assert lane.bytes == sum(len(record.value() or b"") for record, _ in items)
+    assert lane.bytes == sum(len(it.value()) for it in items)
     assert lane.backlog.full and not lane.backlog.drained
     assert r.tracker.take_commits() == {}
     source.acknowledge()
     assert (lane.depth, lane.bytes) == (0, 0)
     assert r.tracker.take_commits() == {(TOPIC, 1): 3}
+
+
+def test_an_item_is_the_record_dead_letters_are_made_of_and_makes_each_listener_its_own_event() -> None:
+    value = apiary.encode(create_table_event("db", "t"))
+    stamped = Item(apiary.read(value), value, b"key", TOPIC, 3, 41, 1700000000000)
+    assert (stamped.value(), stamped.key(), stamped.topic(), stamped.partition(), stamped.offset(),
+            stamped.timestamp()) == (value, b"key", TOPIC, 3, 41, (1, 1700000000000))
+    assert item(0, 0).timestamp() == (0, 0)  # no timestamp: TIMESTAMP_NOT_AVAILABLE, as Message says
+    first, second = stamped.event(None), stamped.event(None)
+    assert first == second and first is not second and first.table is not second.table
+    assert first.origin == hw.Origin(TOPIC, 3, 41, 1700000000000)
+    assert repr(stamped) == "CREATE_TABLE db.t at apiary/3@41"

@@ -29,21 +29,66 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
+from hivewire.apiary import Decoded
 from hivewire.errors import DecodeError
-from hivewire.events import ListenerEvent
+from hivewire.events import ListenerEvent, Origin
 from hivewire.listener import Listener, RetryPolicy
 from hivewire.metastore import MetastoreClient
 from hivewire.metrics import Metrics
 from hivewire.runtime.tracker import Batch, CommitTracker
 from hivewire.source import Record, Source
 
-__all__ = ["Backlog", "Lane", "LaneServices", "ListenerTimeout", "Watchdog"]
+__all__ = ["Backlog", "Item", "Lane", "LaneServices", "ListenerTimeout", "Watchdog"]
 
 log = logging.getLogger(__name__)
 
-Item = tuple[Record, ListenerEvent]
+
+class Item(msgspec.Struct, gc=False):
+    """One polled record as the lanes hold it: its decoded message, and the record's accessors dead letters use.
+
+    One per record, shared by every lane that gets it; each lane makes its own event from it. Never tracked by
+    the cyclic garbage collector: a slow listener's backlog of Kafka messages and events used to cost the
+    collector a fifth of the runtime's time, every collection scanning all of it (``bench_runtime.py``).
+    """
+
+    decoded: Decoded
+    _value: bytes
+    _key: bytes | None
+    _topic: str
+    _partition: int
+    _offset: int
+    _timestamp: int | None
+
+    def value(self) -> bytes:
+        return self._value
+
+    def key(self) -> bytes | None:
+        return self._key
+
+    def topic(self) -> str:
+        return self._topic
+
+    def partition(self) -> int:
+        return self._partition
+
+    def offset(self) -> int:
+        return self._offset
+
+    def timestamp(self) -> tuple[int, int]:
+        return (0, 0) if self._timestamp is None else (1, self._timestamp)  # (TIMESTAMP_NOT_AVAILABLE, 0)
+
+    def event(self, handler: MetastoreClient | None) -> ListenerEvent:
+        """A new event of this record for one listener, with ``handler`` as its metastore."""
+        return self.decoded.event(Origin(self._topic, self._partition, self._offset, self._timestamp), handler)
+
+    def __repr__(self) -> str:
+        return f"{self.decoded.event_type.name} {self.decoded.qualified_name} at " \
+               f"{self._topic}/{self._partition}@{self._offset}"
+
+
 Work = tuple[Batch, list[Item], int]  # a lane's share of a batch, and the bytes of its record values
 Resume = tuple[Work, int, int, BaseException]  # share, index, attempts made, the error of the last one
 
@@ -251,15 +296,16 @@ class Lane:
                     epoch, current = tracker.epoch, tracker.is_current(batch)
                 if not current:
                     break  # the share's partition was revoked: its new owner reads these records again
-                record, event = items[i]
+                item = items[i]
                 self._index = i
-                view = event.copy(handler=client)  # each listener gets its own objects
+                view = item.event(client)  # each listener gets its own objects
+                handler = handlers[item.decoded.event_type]
                 if error is None:
                     # The common case, inlined: one call, no retry machinery.
                     self._attempt = 1
                     self._started = (gen, monotonic())
                     try:
-                        handlers[event.event_type](view)
+                        handler(view)
                     except Exception as e:
                         error, attempts = e, 1
                     with lock:  # _end_call, inlined
@@ -270,7 +316,7 @@ class Lane:
                         handled += 1
                         continue
                     self.metrics.failed.inc()
-                outcome = self._retry(gen, batch, record, view, handlers[event.event_type], attempts, error)
+                outcome = self._retry(gen, batch, item, view, handler, attempts, error)
                 attempts, error = 0, None
                 handled += outcome
         except (_Stopping, _Superseded):
@@ -388,7 +434,7 @@ class Lane:
         self.metrics.failed.inc()
         work, index, attempt = resume_at
         log.error("listener %s: call on %s did not return within %.1f s; abandoning that thread and "
-                  "continuing in a new one", self.name, work[1][index][1], self.timeout)
+                  "continuing in a new one", self.name, work[1][index], self.timeout)
         error = ListenerTimeout(f"{self.name} did not return within {self.timeout:g} s")
         self._spawn(gen, (work, index, attempt, error))
 

@@ -24,7 +24,6 @@ from typing import Any
 
 from hivewire import apiary
 from hivewire.errors import DecodeError
-from hivewire.events import ListenerEvent, Origin
 from hivewire.listener import Listener, RetryPolicy
 from hivewire.metastore import MetastoreClient
 from hivewire.metrics import Metrics
@@ -166,22 +165,28 @@ class Runner:
         topic, partition = tp
         shares: dict[Lane, list[Item]] = {}
         sizes: dict[Lane, int] = {}
+        routes = self.routes
         for record in records:
             value = record.value()
             size = len(value) if value else 0
             try:
-                event = self._decode(record, value, topic, partition)
+                if value is None:
+                    raise DecodeError("empty message (null value)")
+                decoded = apiary.read(value)
             except DecodeError as e:
                 self._dead_letter_undecodable(batch, record, size, e.reason)
                 continue
-            for listener, lanes in self.routes:
-                if listener.accepts(event):
-                    lane = lanes[0] if len(lanes) == 1 else lanes[hash(event.qualified_name) % len(lanes)]
+            kind, timestamp = record.timestamp()
+            item = Item(decoded, value, record.key(), topic, partition, record.offset() or 0,
+                        timestamp if kind else None)
+            for listener, lanes in routes:
+                if listener.accepts(decoded):
+                    lane = lanes[0] if len(lanes) == 1 else lanes[hash(decoded.qualified_name) % len(lanes)]
                     share = shares.get(lane)
                     if share is None:
                         shares[lane] = share = []
                         sizes[lane] = 0
-                    share.append((record, event))
+                    share.append(item)
                     sizes[lane] += size
         for lane, share in shares.items():
             tracker.hold(batch)
@@ -202,14 +207,6 @@ class Runner:
 
         tracker.hold(batch)
         self.source.dead_letter(record, dead_letter_headers(self.app_name, DECODER, record, reason, 0), delivered)
-
-    @staticmethod
-    def _decode(record: Record, value: bytes | None, topic: str, partition: int) -> ListenerEvent:
-        if value is None:
-            raise DecodeError("empty message (null value)")
-        kind, timestamp = record.timestamp()
-        origin = Origin(topic, partition, record.offset() or 0, timestamp if kind else None)
-        return apiary.decode(value, origin=origin)
 
     def _apply_backpressure(self) -> None:
         backlogs = self.backlogs

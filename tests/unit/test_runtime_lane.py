@@ -29,7 +29,7 @@ LATER = 1e9  # a "now" far past any timeout
 
 def item(partition: int, offset: int, table: str = "t") -> Item:
     value = apiary.encode(create_table_event("db", table))
-    return Item(apiary.read(value), value, None, TOPIC, partition, offset, None)
+    return Item(value, TOPIC, partition, offset, None, decoded=apiary.read(value))
 
 
 @dataclass
@@ -311,7 +311,7 @@ def test_dead_letters_not_yet_acknowledged_stay_in_the_backlog(rig: Callable[...
 
 def test_an_item_is_the_record_dead_letters_are_made_of_and_makes_each_listener_its_own_event() -> None:
     value = apiary.encode(create_table_event("db", "t"))
-    stamped = Item(apiary.read(value), value, b"key", TOPIC, 3, 41, 1700000000000)
+    stamped = Item(value, TOPIC, 3, 41, 1700000000000, b"key", decoded=apiary.read(value))
     assert (stamped.value(), stamped.key(), stamped.topic(), stamped.partition(), stamped.offset(),
             stamped.timestamp()) == (value, b"key", TOPIC, 3, 41, (1, 1700000000000))
     assert item(0, 0).timestamp() == (0, 0)  # no timestamp: TIMESTAMP_NOT_AVAILABLE, as Message says

@@ -29,7 +29,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from hivewire.apiary import Decoded
@@ -39,15 +38,15 @@ from hivewire.listener import Listener, RetryPolicy
 from hivewire.metastore import MetastoreClient
 from hivewire.metrics import Metrics
 from hivewire.runtime.tracker import Batch, CommitTracker
-from hivewire.source import Record, Source
+from hivewire.source import MemoryRecord, Record, Source
 
 __all__ = ["Backlog", "Item", "Lane", "LaneServices", "ListenerTimeout", "Watchdog"]
 
 log = logging.getLogger(__name__)
 
 
-class Item(msgspec.Struct, gc=False):
-    """One polled record as the lanes hold it: its decoded message, and the record's accessors dead letters use.
+class Item(MemoryRecord, frozen=True, gc=False, kw_only=True):
+    """One polled record as the lanes hold it: the record (what dead letters are made of) and its decoded message.
 
     One per record, shared by every lane that gets it; each lane makes its own event from it. Never tracked by
     the cyclic garbage collector: a slow listener's backlog of Kafka messages and events used to cost the
@@ -55,30 +54,6 @@ class Item(msgspec.Struct, gc=False):
     """
 
     decoded: Decoded
-    _value: bytes
-    _key: bytes | None
-    _topic: str
-    _partition: int
-    _offset: int
-    _timestamp: int | None
-
-    def value(self) -> bytes:
-        return self._value
-
-    def key(self) -> bytes | None:
-        return self._key
-
-    def topic(self) -> str:
-        return self._topic
-
-    def partition(self) -> int:
-        return self._partition
-
-    def offset(self) -> int:
-        return self._offset
-
-    def timestamp(self) -> tuple[int, int]:
-        return (0, 0) if self._timestamp is None else (1, self._timestamp)  # (TIMESTAMP_NOT_AVAILABLE, 0)
 
     def event(self, handler: MetastoreClient | None) -> ListenerEvent:
         """A new event of this record for one listener, with ``handler`` as its metastore."""

@@ -177,8 +177,8 @@ class Runner:
                 self._dead_letter_undecodable(batch, record, size, e.reason)
                 continue
             kind, timestamp = record.timestamp()
-            item = Item(decoded, value, record.key(), topic, partition, record.offset() or 0,
-                        timestamp if kind else None)
+            item = Item(value, topic, partition, record.offset() or 0, timestamp if kind else None, record.key(),
+                        decoded=decoded)
             for listener, lanes in routes:
                 if listener.accepts(decoded):
                     lane = lanes[0] if len(lanes) == 1 else lanes[hash(decoded.qualified_name) % len(lanes)]

@@ -8,10 +8,11 @@ Thrift objects serialised by field *name* (:mod:`hivewire.thriftjson` converts t
 :func:`decode` parses the message with msgspec into a typed envelope, one ``msgspec.Struct`` per event type
 (tagged by ``eventType``): that checks the JSON syntax of the whole message and the envelope's types in one
 pass, and leaves each Thrift object as a raw slice of the message, parsed and converted when a listener
-first reads it. A listener that reads only names pays for little more than the syntax check. Unknown keys
-(newer Hive fields) are ignored; known keys may be missing or ``null``. A malformed object raises
-:class:`~hivewire.errors.DecodeError` on access, naming the path of the bad value
-(``table.sd.cols[2].name: expected a string, got 5``).
+first reads it. A listener that reads only names pays for little more than the syntax check. :func:`read`
+does the same checks and stops before the event: the runtime routes on its :class:`Decoded` and makes each
+listener its own event from it. Unknown keys (newer Hive fields) are ignored; known keys may be missing or
+``null``. A malformed object raises :class:`~hivewire.errors.DecodeError` on access, naming the path of the
+bad value (``table.sd.cols[2].name: expected a string, got 5``).
 
 Encoding writes the field set of the Hive version in the event's ``hive.version`` parameter (2.3, 3.x or
 4.x, as the Java listener built against that version would), or of ``hive_version`` when given, or every

@@ -40,7 +40,8 @@ from hivewire.metrics import Metrics
 from hivewire.runtime.tracker import Batch, CommitTracker
 from hivewire.source import MemoryRecord, Record, Source
 
-__all__ = ["Backlog", "Item", "Lane", "LaneServices", "ListenerTimeout", "Watchdog"]
+__all__ = ["Backlog", "Item", "Lane", "LaneServices", "ListenerTimeout", "Watchdog", "dead_letter_headers",
+           "send_dead_letter"]
 
 log = logging.getLogger(__name__)
 
@@ -373,18 +374,7 @@ class Lane:
         log.error("listener %s gave up on %s/%s@%s after %d attempt(s): %r; dead-lettering", self.name,
                   record.topic(), record.partition(), record.offset(), attempts, error)
         headers = dead_letter_headers(self.services.app_name, self.listener.name, record, error, attempts)
-        # Until the broker acknowledges it, the dead letter stays in this lane's backlog (its record is held in
-        # memory for the resends): the backlog bounds then cover dead letters piling up behind a broken topic.
-        value = record.value()
-        size = len(value) if value else 0
-        self.backlog.add(1, size)
-
-        def delivered() -> None:
-            self.backlog.add(-1, -size)
-            tracker.release(batch)
-
-        tracker.hold(batch)
-        self.services.source.dead_letter(record, headers, delivered)
+        send_dead_letter(self.services.source, tracker, self.backlog, batch, record, headers)
         return 0
 
     # -- watchdog -------------------------------------------------------------------------------------
@@ -417,6 +407,23 @@ class Lane:
         """Forget abandoned threads whose call finally returned; the number still running."""
         self._abandoned = [thread for thread in self._abandoned if thread.is_alive()]
         return len(self._abandoned)
+
+
+def send_dead_letter(source: Source, tracker: CommitTracker, backlog: Backlog, batch: Batch, record: Record,
+                     headers: dict[str, str]) -> None:
+    """Publish ``record`` as a dead letter; until the broker acknowledges it, it holds ``batch`` (so nothing past
+    it is committed) and counts in ``backlog`` (its record is held in memory for the resends, so the backlog
+    bounds also cover dead letters piling up behind a broken topic)."""
+    value = record.value()
+    size = len(value) if value else 0
+    backlog.add(1, size)
+
+    def delivered() -> None:
+        backlog.add(-1, -size)
+        tracker.release(batch)
+
+    tracker.hold(batch)
+    source.dead_letter(record, headers, delivered)
 
 
 def dead_letter_headers(app: str, listener: str, record: Record, error: BaseException | str,

@@ -27,7 +27,15 @@ from hivewire.errors import DecodeError
 from hivewire.listener import Listener, RetryPolicy
 from hivewire.metastore import MetastoreClient
 from hivewire.metrics import Metrics
-from hivewire.runtime.lane import Backlog, Item, Lane, LaneServices, Watchdog, dead_letter_headers
+from hivewire.runtime.lane import (
+    Backlog,
+    Item,
+    Lane,
+    LaneServices,
+    Watchdog,
+    dead_letter_headers,
+    send_dead_letter,
+)
 from hivewire.runtime.tracker import Batch, CommitTracker
 from hivewire.source import Record, Source, TopicPartition
 
@@ -168,17 +176,17 @@ class Runner:
         routes = self.routes
         for record in records:
             value = record.value()
-            size = len(value) if value else 0
             try:
                 if value is None:
                     raise DecodeError("empty message (null value)")
                 decoded = apiary.read(value)
             except DecodeError as e:
-                self._dead_letter_undecodable(batch, record, size, e.reason)
+                self._dead_letter_undecodable(batch, record, e.reason)
                 continue
             kind, timestamp = record.timestamp()
             item = Item(value, topic, partition, record.offset() or 0, timestamp if kind else None, record.key(),
                         decoded=decoded)
+            size = len(value)
             for listener, lanes in routes:
                 if listener.accepts(decoded):
                     lane = lanes[0] if len(lanes) == 1 else lanes[hash(decoded.qualified_name) % len(lanes)]
@@ -193,20 +201,13 @@ class Runner:
             lane.submit(batch, share, sizes[lane])
         tracker.release(batch)  # the dispatcher's own hold
 
-    def _dead_letter_undecodable(self, batch: Batch, record: Record, size: int, reason: str) -> None:
+    def _dead_letter_undecodable(self, batch: Batch, record: Record, reason: str) -> None:
         """Dead-letter an undecodable record; until the broker has it, it counts as the decoder's backlog."""
         self.metrics.undecodable.inc()
         log.warning("undecodable record %s/%s@%s: %s; dead-lettering", record.topic(), record.partition(),
                     record.offset(), reason)
-        tracker = self.tracker
-        self.undelivered.add(1, size)
-
-        def delivered() -> None:
-            self.undelivered.add(-1, -size)
-            tracker.release(batch)
-
-        tracker.hold(batch)
-        self.source.dead_letter(record, dead_letter_headers(self.app_name, DECODER, record, reason, 0), delivered)
+        send_dead_letter(self.source, self.tracker, self.undelivered, batch, record,
+                         dead_letter_headers(self.app_name, DECODER, record, reason, 0))
 
     def _apply_backpressure(self) -> None:
         backlogs = self.backlogs

@@ -230,7 +230,7 @@ class App:
                 queue_bytes=settings.queue_bytes, batch_size=settings.batch_size,
                 commit_interval=settings.commit_interval, shutdown_timeout=settings.shutdown_timeout,
                 metastore=_metastore_factory(config), max_abandoned=settings.max_abandoned_threads,
-                tune_gc=settings.tune_gc)
+                tune_gc=settings.tune_gc, reread=settings.reread)
             if settings.endpoint_port:
                 server = _health_server(metrics, runner, settings.endpoint_port)
                 log.info("metrics and health on http://0.0.0.0:%d/metrics and /health", server.port)

@@ -54,9 +54,12 @@ DEFAULTS: dict[str, str] = {
     "hivewire.retry.max.delay.ms": "60000",
     "hivewire.listener.timeout.ms": "300000",
     "hivewire.listener.max.abandoned.threads": "8",
-    # A listener's backlog before consumption pauses for everyone: whichever bound is reached first.
+    # A listener's backlog held in memory: whichever bound is reached first. Beyond it the listener reads
+    # what comes next again from the topic while another keeps up (overflow=reread; when none does,
+    # consumption pauses), or consumption pauses for everyone (pause).
     "hivewire.listener.queue.size": "50000",
     "hivewire.listener.queue.bytes": str(256 * 1024 * 1024),
+    "hivewire.listener.overflow": "reread",
     "hivewire.consumer.batch.size": "500",
     "hivewire.commit.interval.ms": "1000",
     "hivewire.shutdown.timeout.ms": "30000",
@@ -350,6 +353,7 @@ class Settings:
     max_abandoned_threads: int
     queue_size: int
     queue_bytes: int
+    reread: bool
     batch_size: int
     commit_interval: float
     shutdown_timeout: float
@@ -390,6 +394,7 @@ class Settings:
             listener_timeout=config.number("hivewire.listener.timeout.ms", minimum=1) / 1000,
             queue_size=config.integer("hivewire.listener.queue.size", minimum=1),
             queue_bytes=config.integer("hivewire.listener.queue.bytes", minimum=1),
+            reread=_overflow(config.text("hivewire.listener.overflow")),
             max_abandoned_threads=config.integer("hivewire.listener.max.abandoned.threads", minimum=0),
             batch_size=batch_size,
             commit_interval=config.number("hivewire.commit.interval.ms", minimum=1) / 1000,
@@ -397,3 +402,11 @@ class Settings:
             tune_gc=config.flag("hivewire.gc.tuning"),
             listener_list=tuple(p.strip() for p in config.get("apiary.listener.list", "").split(",") if p.strip()),
         )
+
+
+def _overflow(value: str) -> bool:
+    """``hivewire.listener.overflow``: True for ``reread``, False for ``pause``."""
+    choice = value.strip().lower()
+    if choice not in ("reread", "pause"):
+        raise ConfigError("hivewire.listener.overflow", f"must be reread or pause, not {value!r}")
+    return choice == "reread"

@@ -103,3 +103,11 @@ class ListenerError(HivewireError):
         detail = "; ".join(f"{name}: {type(e).__name__}: {e}" for name, e in errors.items())
         super().__init__(f"{len(errors)} listener(s) failed: {detail}")
         self.errors = errors
+
+
+class SourceError(HivewireError):
+    """The source could not read records a listener fell behind on (the runtime tries again)."""
+
+
+class RecordsGoneError(SourceError):
+    """Records a listener fell behind on are no longer in the topic (retention deleted them): nobody can read them."""

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from hivewire.config import CONSUMER_PREFIX, consumer_settings
-from hivewire.errors import ConfigError, HivewireError
+from hivewire.errors import ConfigError, HivewireError, RecordsGoneError, SourceError
 from hivewire.source import Assigned, Delivered, Record
 from hivewire.source import TopicPartition as TP
 
@@ -129,8 +129,8 @@ class KafkaSource:
         self._metrics = metrics
 
     # -- consuming ------------------------------------------------------------------------------------
-    def open(self, on_assign: Assigned, on_revoke: Assigned) -> None:
-        conf: dict[str, Any] = {
+    def _consumer_conf(self) -> dict[str, Any]:
+        return {
             "bootstrap.servers": self.bootstrap_servers,
             "group.id": self.group_id,
             "auto.offset.reset": "latest",
@@ -141,8 +141,10 @@ class KafkaSource:
             "logger": logging.getLogger("hivewire.kafka.consumer"),
             **self.consumer_config,
             **_FIXED_CONSUMER,
-            "on_commit": self._committed,
         }
+
+    def open(self, on_assign: Assigned, on_revoke: Assigned) -> None:
+        conf = {**self._consumer_conf(), "on_commit": self._committed}
 
         def assigned(consumer: Consumer, partitions: list[TopicPartition]) -> None:
             # Called before librdkafka adds the partitions (all of them, or the increment under
@@ -233,6 +235,10 @@ class KafkaSource:
 
     def finished(self) -> bool:
         return False
+
+    def reader(self) -> _Reader:
+        """A consumer of its own (no group membership, no commits) that reads ranges of the topic again."""
+        return _Reader(self._consumer_conf())
 
     # -- dead letters ---------------------------------------------------------------------------------
     def _ensure_producer(self) -> Producer:
@@ -345,6 +351,60 @@ class KafkaSource:
         thread = self._producer_thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(5)  # it polls at most 0.2 s at a time
+
+
+class _Reader:
+    """Reads ranges of partitions by assignment: it never joins the group nor commits, so it moves no offsets."""
+
+    def __init__(self, conf: Mapping[str, Any]) -> None:
+        self._consumer = Consumer({
+            **conf,
+            # Its own group name (librdkafka wants one) so that it can never be mistaken for a member.
+            "group.id": f"{conf['group.id']}.reread",
+            # A range that retention deleted must fail, not silently read something else.
+            "auto.offset.reset": "error",
+            # It reads one share at a time: no need for librdkafka's 64 MiB prefetch per partition.
+            "queued.max.messages.kbytes": 4096,
+            # consume() returns at the partition's end instead of waiting out its timeout for more.
+            "enable.partition.eof": True,
+            # Ranges it reads exist: a fetch long-polling at the partition's end would only delay the next
+            # assign() by up to this (the default 500 ms, per share read).
+            "fetch.wait.max.ms": 10,
+        })
+
+    def read(self, tp: TP, start: int, end: int, timeout: float) -> Sequence[Record]:
+        topic, partition = tp
+        self._consumer.assign([TopicPartition(topic, partition, start)])
+        out: list[Record] = []
+        next_offset = start
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SourceError(f"could not read {topic}/{partition} offsets {start}..{end - 1} again within "
+                                  f"{timeout:g} s (is the broker reachable?)")
+            # Ask for no more than the range still holds: consume() waits until it has that many (or times out).
+            for m in self._consumer.consume(max(1, min(1000, end - next_offset)), min(remaining, 0.5)):
+                err = m.error()
+                if err is not None:
+                    if err.code() == KafkaError._AUTO_OFFSET_RESET:
+                        raise RecordsGoneError(f"{topic}/{partition} no longer has offsets {start}..{end - 1} "
+                                               f"(deleted by retention): {err.str()}")
+                    if err.fatal():
+                        raise SourceError(f"fatal Kafka consumer error: {err}")
+                    if err.code() != KafkaError._PARTITION_EOF:
+                        log.warning("Kafka consumer error while reading %s/%s again: %s", topic, partition, err)
+                    continue
+                offset = m.offset()
+                if offset >= end:
+                    return out
+                out.append(m)
+                next_offset = offset + 1
+                if offset == end - 1:
+                    return out  # the range's last record (it exists: it was polled before)
+
+    def close(self) -> None:
+        self._consumer.close()
 
 
 def _consumer_config_error(error: KafkaException, conf: Mapping[str, Any], settings: Mapping[str, Any],

@@ -4,7 +4,7 @@ Metric names (all prefixed ``hivewire_``): ``events_consumed_total``, ``events_u
 ``listener_events_handled_total{listener}``, ``listener_attempts_failed_total{listener}``,
 ``listener_events_retried_total{listener}``, ``listener_events_dead_lettered_total{listener}``,
 ``listener_timeouts_total{listener}``, ``listener_abandoned_threads{listener}``,
-``listener_queue_depth{listener}``, ``listener_queue_bytes{listener}``,
+``listener_queue_depth{listener}``, ``listener_queue_bytes{listener}``, ``listener_spilled_events{listener}``,
 ``listener_latency_seconds{listener}`` (from a partition's records being polled to the listener finishing
 its share of them: one observation per share),
 ``consumer_lag{topic,partition}``, ``commits_total``, ``commit_failures_total``,
@@ -58,10 +58,13 @@ class Metrics:
         self.abandoned = Gauge("hivewire_listener_abandoned_threads",
                                "Threads given up after a timeout whose listener call has not returned yet.",
                                ["listener"], registry=r)
-        self.queue_depth = Gauge("hivewire_listener_queue_depth", "Events waiting for a listener, and its dead "
-                                 "letters not yet acknowledged.", ["listener"], registry=r)
+        self.queue_depth = Gauge("hivewire_listener_queue_depth", "Events waiting for a listener in memory, and "
+                                 "its dead letters not yet acknowledged.", ["listener"], registry=r)
         self.queue_bytes = Gauge("hivewire_listener_queue_bytes",
                                  "Bytes of the record values waiting for a listener.", ["listener"], registry=r)
+        self.spilled = Gauge("hivewire_listener_spilled_events", "Events waiting for a listener that fell too far "
+                             "behind to keep them in memory: it reads them again from the topic.", ["listener"],
+                             registry=r)
         self.latency = Histogram("hivewire_listener_latency_seconds",
                                  "From a partition's records being polled to the listener finishing its share "
                                  "of them (one observation per share).",
@@ -96,6 +99,7 @@ class ListenerMetrics:
         self.abandoned = metrics.abandoned.labels(name)
         self.queue_depth = metrics.queue_depth.labels(name)
         self.queue_bytes = metrics.queue_bytes.labels(name)
+        self.spilled = metrics.spilled.labels(name)
         self.latency = metrics.latency.labels(name)
 
 

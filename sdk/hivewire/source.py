@@ -1,9 +1,11 @@
 """Where the runtime's records come from: the :class:`Source` protocol and the in-memory :class:`MemorySource`.
 
 A source delivers records (Kafka-message-like objects) in batches, takes commits of processed offsets,
-pauses and resumes for backpressure, and publishes dead letters. :class:`~hivewire.kafka.KafkaSource` is
-the real one; :class:`MemorySource` runs the same runtime with no broker, for users' tests (as FastStream's
-test broker does) and for hivewire's own contract tests, which run against both.
+pauses and resumes for backpressure, publishes dead letters, and gives listeners that fell behind a
+:class:`Reader` of their own, to read again what was not kept in memory for them.
+:class:`~hivewire.kafka.KafkaSource` is the real one; :class:`MemorySource` runs the same runtime with no
+broker, for users' tests (as FastStream's test broker does) and for hivewire's own contract tests, which run
+against both.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import msgspec
 
 from hivewire.apiary import partition_for
 
-__all__ = ["DeadLetter", "MemoryRecord", "MemorySource", "Record", "Source", "TopicPartition"]
+__all__ = ["DeadLetter", "MemoryRecord", "MemorySource", "Reader", "Record", "Source", "TopicPartition"]
 
 TopicPartition = tuple[str, int]
 Delivered = Callable[[], None]
@@ -34,6 +36,19 @@ class Record(Protocol):
     def partition(self) -> int | None: ...
     def offset(self) -> int | None: ...
     def timestamp(self) -> tuple[int, int]: ...
+
+
+class Reader(Protocol):
+    """Reads a range of one partition again, for a listener too far behind to have it kept in memory."""
+
+    def read(self, tp: TopicPartition, start: int, end: int, timeout: float) -> Sequence[Record]:
+        """The records of ``tp`` at offsets ``start`` up to (not including) ``end``, in order.
+
+        Raises :class:`~hivewire.errors.SourceError` if they cannot be read within ``timeout`` seconds, and
+        :class:`~hivewire.errors.RecordsGoneError` if the topic no longer has them.
+        """
+
+    def close(self) -> None: ...
 
 
 class Source(Protocol):
@@ -69,6 +84,9 @@ class Source(Protocol):
 
     def drain(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for dead letters in flight to be acknowledged."""
+
+    def reader(self) -> Reader:
+        """A new reader, used by one listener worker's thread at a time."""
 
     def close(self) -> None: ...
 
@@ -231,6 +249,9 @@ class MemorySource:
     def drain(self, timeout: float) -> None:
         """Dead letters are stored at once here; nothing to wait for."""
 
+    def reader(self) -> Reader:
+        return _MemoryReader(self)
+
     def close(self) -> None:
         self._closed = True
 
@@ -242,3 +263,19 @@ class MemorySource:
     def all_records(self) -> list[MemoryRecord]:
         with self._lock:
             return [r for log in self._logs for r in log]
+
+
+class _MemoryReader:
+    """Reads a :class:`MemorySource`'s records again (``reads`` counts the calls, for tests)."""
+
+    def __init__(self, source: MemorySource) -> None:
+        self._source = source
+        self.reads = 0
+
+    def read(self, tp: TopicPartition, start: int, end: int, timeout: float) -> Sequence[Record]:
+        self.reads += 1
+        with self._source._lock:
+            return self._source._logs[tp[1]][start:end]
+
+    def close(self) -> None:
+        pass

@@ -34,7 +34,7 @@ class Member:
     """
 
     def __init__(self, harness: KafkaHarness, name: str, strategy: str, *, gated: bool, hold_after: int = 0,
-                 settings: dict[str, str] | None = None) -> None:
+                 settings: dict[str, str] | None = None, bystander: bool = False) -> None:
         self.name = name
         self.gate = threading.Event()
         if not gated:
@@ -46,6 +46,8 @@ class Member:
         self.app = hw.App(name, config={"endpoint.port": "0", "hivewire.commit.interval.ms": "100",
                                         **(settings or {})})
         self.app.add_listener(self._handle, name="record", types=[hw.EventType.ADD_PARTITION])
+        if bystander:  # a listener that keeps up, so that the gated one spills rather than pauses everyone
+            self.app.add_listener(lambda event: None, name="bystander", types=[hw.EventType.ADD_PARTITION])
         self.source = CountingSource(harness.bootstrap, harness.topic, group_id=harness.group, consumer_config={
             "auto.offset.reset": "earliest", "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
             "partition.assignment.strategy": strategy})
@@ -96,7 +98,8 @@ def ends(payloads: Sequence[bytes]) -> dict[int, int]:
     return dict(collections.Counter(KafkaHarness.partition_for(p) for p in payloads))
 
 
-BACKPRESSURE = {"hivewire.listener.queue.size": "20", "hivewire.consumer.batch.size": "10"}
+BACKPRESSURE = {"hivewire.listener.queue.size": "20", "hivewire.listener.overflow": "pause",
+                "hivewire.consumer.batch.size": "10"}
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -163,3 +166,30 @@ def test_partitions_revoked_while_paused_are_read_again_when_they_come_back(kafk
     for member in (a, b):
         assert member.app.metrics is not None
         assert member.app.metrics.dead_lettered.labels("record")._value.get() == 0
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_spilled_records_of_revoked_partitions_are_left_to_their_new_owner(kafka: str, strategy: str) -> None:
+    harness = KafkaHarness(kafka)
+    payloads = stream(800, tables=40)
+    harness.send(payloads)
+    # The default overflow: a stuck beyond its bounds spills (keeps offsets, reads them again later).
+    a = Member(harness, "a", strategy, gated=True, bystander=True,
+               settings={"hivewire.listener.queue.size": "20", "hivewire.consumer.batch.size": "10"})
+    b: Member | None = None
+    try:
+        wait_for(lambda: a.assigned() == {0, 1, 2, 3} and a.app._runner is not None
+                 and a.app._runner.lanes[0].spilled > 100, 60, "a to own everything and spill")
+        b = Member(harness, "b", strategy, gated=False)
+        wait_for(lambda: len(b.assigned()) == 2 and len(a.assigned()) == 2, 60, "b to join")
+        mine = a.assigned()
+        a.gate.set()
+        wait_for(lambda: harness.committed() == ends(payloads), 120, "both to finish the stream")
+    finally:
+        a.stop()
+        if b is not None:
+            b.stop()
+    assert {s for _, _, s in a.seen + b.seen} == set(range(len(payloads)))  # nothing lost
+    # a read again only what it still owned: of the partitions it lost, at most the event it was stuck in.
+    assert len([p for p, _, _ in a.seen if p not in mine]) <= 1
+    assert harness.committed() == ends(payloads)

@@ -111,13 +111,14 @@ def test_hung_listeners_show_in_health_and_too_many_abandoned_threads_make_it_do
     assert source.dead_letters == []
 
 
-def test_a_listener_backlog_is_bounded_by_bytes_too() -> None:
+def test_with_overflow_pause_a_listener_backlog_is_bounded_by_bytes_too() -> None:
     n = 200
     payloads = events(n)
     bound = 10 * len(payloads[0])  # about ten records' worth; the event bound stays far away
     source = MemorySource()
     source.send_all(payloads)
     app = hw.App("bytes", config={"endpoint.port": 0, "hivewire.listener.queue.bytes": str(bound),
+                                  "hivewire.listener.overflow": "pause",
                                   "hivewire.consumer.batch.size": "5", "hivewire.commit.interval.ms": "20"})
     paused = threading.Event()
     seen: dict[str, list[int]] = {}
@@ -144,6 +145,109 @@ def test_a_listener_backlog_is_bounded_by_bytes_too() -> None:
     assert sorted(s for seqs in seen.values() for s in seqs) == list(range(n))
     assert all(seqs == sorted(seqs) for seqs in seen.values())
     assert sum(source.committed.values()) == n
+
+
+class CountingReads(MemorySource):
+    """A MemorySource that keeps the readers it gives out (to count the re-reads)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.readers: list[Any] = []
+
+    def reader(self) -> Any:
+        reader = super().reader()
+        self.readers.append(reader)
+        return reader
+
+
+@pytest.mark.parametrize("bound", ["events", "bytes"])
+def test_a_listener_far_behind_spills_to_the_topic_and_holds_up_nobody(bound: str) -> None:
+    n, tables = 400, 8
+    payloads = events(n, tables)
+    for i in range(0, n, 50):  # undecodable records among them: dead-lettered once, by the decoder
+        payloads.insert(i, b"not json %d" % i)
+    source = CountingReads()
+    source.send_all(payloads)
+    limit = {"events": ("hivewire.listener.queue.size", "10"),
+             "bytes": ("hivewire.listener.queue.bytes", str(10 * len(payloads[-1])))}[bound]
+    app = hw.App("spill", config={"endpoint.port": 0, limit[0]: limit[1], "hivewire.consumer.batch.size": "5",
+                                  "hivewire.commit.interval.ms": "20"})
+    gate = threading.Event()
+    slow_seen: dict[str, list[int]] = {}
+    fast_seen: list[int] = []
+    peak = [0, 0]
+
+    @app.on_add_partition(name="slow", concurrency=2)
+    def slow(event: hw.AddPartitionEvent) -> None:
+        assert gate.wait(60)
+        slow_seen.setdefault(event.table_name or "", []).append(seq(event))
+
+    @app.on_add_partition(name="fast", table="t[0-3]")  # a filter: re-reads must route like the runner
+    def fast(event: hw.AddPartitionEvent) -> None:
+        fast_seen.append(seq(event))
+        lanes = app._runner.lanes if app._runner else []
+        peak[0] = max([peak[0], *(lane.backlog.depth for lane in lanes if lane.listener.name == "slow")])
+        peak[1] = max([peak[1], *(lane.backlog.bytes for lane in lanes if lane.listener.name == "slow")])
+
+    running = Running(app, source)
+    try:
+        # The fast listener gets everything while the slow one is stuck on its first event: nobody waits.
+        wait_for(lambda: len(fast_seen) == n // 2, "the fast listener to see its share while the slow one is stuck")
+        health = running.runner.health()
+        spilled = sum(v["spilled"] for k, v in health["listeners"].items() if k.startswith("slow"))
+        assert spilled > 0
+        assert sum(1 for _ in running.runner.lanes) == 3
+        assert sum(source.committed.values()) == 0  # the slow listener holds every commit back
+        gate.set()
+        wait_for(lambda: sum(source.committed.values()) == len(payloads), "everything to be handled and committed")
+    finally:
+        gate.set()
+        running.stop()
+    assert sorted(fast_seen) == [i for i in range(n) if i % tables < 4]
+    # The slow listener: every event exactly once, each table in order, most of them read again.
+    assert sorted(s for seqs in slow_seen.values() for s in seqs) == list(range(n))
+    assert all(seqs == sorted(seqs) for seqs in slow_seen.values())
+    assert sum(reader.reads for reader in source.readers) > 0
+    # Memory held for it stayed at its bound plus one poll's share, instead of the whole topic.
+    if bound == "events":
+        assert peak[0] <= 10 + 5
+    else:
+        assert peak[1] <= 10 * len(payloads[-1]) + 5 * len(payloads[-1])
+    assert sorted(d.record.value() for d in source.dead_letters) == sorted(p for p in payloads if p[:1] == b"n")
+
+
+def test_when_no_listener_keeps_up_consumption_pauses_instead_of_spilling() -> None:
+    n = 200
+    source = CountingReads()
+    source.send_all(events(n))
+    app = hw.App("all-behind", config={"endpoint.port": 0, "hivewire.listener.queue.size": "10",
+                                       "hivewire.consumer.batch.size": "5", "hivewire.commit.interval.ms": "20"})
+    gate = threading.Event()
+    seen: list[list[int]] = [[], []]
+    for i in range(2):
+        def stuck(event: hw.AddPartitionEvent, mine: list[int] = seen[i]) -> None:
+            assert gate.wait(60)
+            mine.append(seq(event))
+        app.add_listener(stuck, name=f"stuck{i}", types=[hw.EventType.ADD_PARTITION])
+    running = Running(app, source)
+    try:
+        wait_for(lambda: running.runner.paused, "consumption to pause")
+        assert [lane.spilled for lane in running.runner.lanes] == [0, 0]
+        assert all(lane.backlog.depth <= 10 + 5 for lane in running.runner.lanes)
+        gate.set()
+        wait_for(lambda: sum(source.committed.values()) == n, "everything to be handled and committed")
+    finally:
+        gate.set()
+        running.stop()
+    assert [sorted(s) for s in seen] == [list(range(n))] * 2
+    assert source.readers == []  # nothing was read twice
+
+
+def test_overflow_must_be_reread_or_pause() -> None:
+    app = hw.App("typo", config={"endpoint.port": 0, "hivewire.listener.overflow": "drop"})
+    app.add_listener(lambda event: None)
+    with pytest.raises(hw.ConfigError, match=r"hivewire\.listener\.overflow.*reread or pause"):
+        app.run(MemorySource(), handle_signals=False)
 
 
 def test_an_unfinished_event_holds_back_the_commits_of_its_own_partition_only() -> None:

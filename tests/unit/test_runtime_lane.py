@@ -302,7 +302,7 @@ def test_dead_letters_not_yet_acknowledged_stay_in_the_backlog(rig: Callable[...
     # Handled (given up on), but not done: the records wait in memory for the broker, so they still count
     # against the lane's bounds (backpressure), and nothing is committed.
     assert lane.bytes == sum(len(it.value()) for it in items)
-    assert lane.backlog.full and not lane.backlog.drained
+    assert lane.letters.full and not lane.letters.drained
     assert r.tracker.take_commits() == {}
     source.acknowledge()
     assert (lane.depth, lane.bytes) == (0, 0)

@@ -1,10 +1,15 @@
 """A listener's worker ("lane"): its own thread and queue, events handled in order, retries, timeouts, dead letters.
 
 Each listener gets one lane (or ``concurrency`` lanes, each owning a share of the tables), so a listener
-that raises, hangs or is slow does not hold up the others, until its backlog reaches the lane's bounds
-(``hivewire.listener.queue.size`` events or ``hivewire.listener.queue.bytes``); then the runner pauses
-consumption for everyone rather than let memory grow. Within a lane events are handled one at a time in the
-order they were polled, which keeps the order of each table's events.
+that raises, hangs or is slow does not hold up the others. A lane keeps its backlog in memory up to its
+bounds (``hivewire.listener.queue.size`` events or ``hivewire.listener.queue.bytes``). Beyond them, while
+another lane is keeping up (``hivewire.listener.overflow=reread``, the default), it keeps only a
+:class:`Spill` per share, the share's batch and offsets, and reads those records again from the source with
+a :class:`~hivewire.source.Reader` of its own when it gets to them, until its backlog has drained to half of
+both bounds. So a listener far behind neither holds memory nor holds up the others; only the commits wait
+for it. When every lane is over its bounds (or with ``overflow=pause``, when any is) the runner pauses
+consumption instead: reading ahead for nobody would only be read twice. Within a lane events are handled
+one at a time in the order they were polled, spilled or not, which keeps the order of each table's events.
 
 A call that raises is retried with exponential backoff (tenacity), then the record is dead-lettered with
 the error; the lane's share of the batch is released only after that, and the dead letter holds the batch
@@ -27,21 +32,22 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
+from hivewire import apiary
 from hivewire.apiary import Decoded
-from hivewire.errors import DecodeError
+from hivewire.errors import DecodeError, RecordsGoneError
 from hivewire.events import ListenerEvent, Origin
 from hivewire.listener import Listener, RetryPolicy
 from hivewire.metastore import MetastoreClient
 from hivewire.metrics import Metrics
 from hivewire.runtime.tracker import Batch, CommitTracker
-from hivewire.source import MemoryRecord, Record, Source
+from hivewire.source import MemoryRecord, Reader, Record, Source, TopicPartition
 
-__all__ = ["Backlog", "Item", "Lane", "LaneServices", "ListenerTimeout", "Watchdog", "dead_letter_headers",
-           "send_dead_letter"]
+__all__ = ["Backlog", "Item", "Lane", "LaneServices", "ListenerTimeout", "Spill", "Watchdog", "dead_letter_headers",
+           "send_dead_letter", "share_of"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +62,12 @@ class Item(MemoryRecord, frozen=True, gc=False, kw_only=True):
 
     decoded: Decoded
 
+    @classmethod
+    def of(cls, record: Record, value: bytes, decoded: Decoded) -> Item:
+        kind, timestamp = record.timestamp()
+        return cls(value, record.topic() or "", record.partition() or 0, record.offset() or 0,
+                   timestamp if kind else None, record.key(), decoded=decoded)
+
     def event(self, handler: MetastoreClient | None) -> ListenerEvent:
         """A new event of this record for one listener, with ``handler`` as its metastore."""
         return self.decoded.event(Origin(self._topic, self._partition, self._offset, self._timestamp), handler)
@@ -66,6 +78,21 @@ class Item(MemoryRecord, frozen=True, gc=False, kw_only=True):
 
 
 Work = tuple[Batch, list[Item], int]  # a lane's share of a batch, and the bytes of its record values
+
+
+class Spill(NamedTuple):
+    """A share not kept in memory because its lane was over its bounds: read again when the lane gets to it."""
+
+    batch: Batch
+    start: int  # the share's first offset
+    end: int  # one past its last
+    events: int
+
+
+def share_of(decoded: Decoded, lanes: int) -> int:
+    """Which of a listener's ``lanes`` gets an event: always the same for a table, which keeps its order."""
+    return hash(decoded.qualified_name) % lanes
+
 Resume = tuple[Work, int, int, BaseException]  # share, index, attempts made, the error of the last one
 
 
@@ -106,8 +133,9 @@ class LaneServices:
 class Backlog:
     """Events (and bytes of their records) out of the source's hands but not yet done with, under bounds.
 
-    A lane's queue and dead letters not yet acknowledged, or the undecodable records the runner dead-letters:
-    when one is :attr:`full` the runner pauses consumption until every one is :attr:`drained`.
+    A lane's queue, its dead letters not yet acknowledged, or the undecodable records the runner dead-letters.
+    When a queue is :attr:`full` its lane spills (or, with ``overflow=pause``, the runner pauses); when dead
+    letters are, the runner pauses consumption until every backlog it watches is :attr:`drained`.
     """
 
     def __init__(self, name: str, max_events: int, max_bytes: int) -> None:
@@ -138,16 +166,21 @@ class Lane:
 
     def __init__(self, listener: Listener, index: int, services: LaneServices) -> None:
         self.listener = listener
+        self.index = index
         self.name = listener.name if listener.concurrency == 1 else f"{listener.name}[{index}]"
         self.services = services
         self.policy = listener.retry or services.retry
         self.timeout = listener.timeout or services.timeout
         self.metrics = services.metrics.for_listener(listener.name)
-        self._queue: deque[Work] = deque()
+        self._queue: deque[Work | Spill] = deque()
         # A plain Lock under the Condition: workers take it after every call, and `with lock` is cheaper.
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
-        self.backlog = Backlog(self.name, services.queue_events, services.queue_bytes)
+        self.backlog = Backlog(self.name, services.queue_events, services.queue_bytes)  # queued in memory
+        self.letters = Backlog(self.name, services.queue_events, services.queue_bytes)  # dead letters in flight
+        self.spilled = 0  # events queued as spills, to be read again
+        self._spilling = False
+        self._reader: Reader | None = None
         self._gen = 0
         self._thread: threading.Thread | None = None
         self._abandoned: list[threading.Thread] = []
@@ -159,20 +192,39 @@ class Lane:
         self.timeouts = 0
 
     # -- feeding --------------------------------------------------------------------------------------
-    def submit(self, batch: Batch, items: list[Item], size: int) -> None:
+    def submit(self, batch: Batch, items: list[Item], size: int, may_spill: bool = False) -> None:
+        """Queue a share; with ``may_spill``, as a :class:`Spill` while this lane is over its bounds."""
         with self._cond:
-            self._queue.append((batch, items, size))
-            self.backlog.add(len(items), size)
+            if may_spill and self._spills():
+                self._queue.append(Spill(batch, items[0]._offset, items[-1]._offset + 1, len(items)))
+                self.spilled += len(items)
+            else:
+                self._queue.append((batch, items, size))
+                self.backlog.add(len(items), size)
             self._cond.notify()
+
+    def _spills(self) -> bool:
+        """Whether the next share is spilled: from the queue being full until it has drained to half (lock held)."""
+        backlog = self.backlog
+        if self._spilling:
+            if backlog.drained:
+                self._spilling = False
+                log.info("listener %s has caught up to %d events behind; holding what comes next in memory again",
+                         self.name, backlog.depth)
+        elif backlog.full:
+            self._spilling = True
+            log.info("listener %s is %d events (%d bytes) behind: reading what comes next again from the topic "
+                     "when it gets there, instead of holding it in memory", self.name, backlog.depth, backlog.bytes)
+        return self._spilling
 
     @property
     def depth(self) -> int:
-        """Events queued (and dead letters not yet acknowledged)."""
-        return self.backlog.depth
+        """Events queued in memory, and dead letters not yet acknowledged."""
+        return self.backlog.depth + self.letters.depth
 
     @property
     def bytes(self) -> int:
-        return self.backlog.bytes
+        return self.backlog.bytes + self.letters.bytes
 
     @property
     def busy_since(self) -> float | None:
@@ -209,7 +261,7 @@ class Lane:
             return not thread.is_alive()
         return True
 
-    def _next(self, gen: int) -> Work | None:
+    def _next(self, gen: int) -> Work | Spill | None:
         with self._cond:
             while not self._queue:
                 if self.services.stopping.is_set() or gen != self._gen:
@@ -230,6 +282,9 @@ class Lane:
                 work = self._next(gen)
                 if work is None:
                     return
+                if isinstance(work, Spill):
+                    self._load(work)
+                    continue
                 if not self._process(gen, work, 0, client):
                     return
         except BaseException as e:
@@ -241,6 +296,11 @@ class Lane:
         finally:
             if client is not None:
                 client.close()
+            with self._lock:
+                reader, owner = self._reader, gen == self._gen
+            if reader is not None and owner:  # a thread the watchdog gave up never reads again
+                self._reader = None
+                reader.close()
 
     def _end_call(self, gen: int) -> None:
         """After every listener call: raise :class:`_Superseded` if the watchdog gave this thread up meanwhile."""
@@ -248,6 +308,90 @@ class Lane:
             if gen != self._gen:
                 raise _Superseded
             self._started = None  # only the owner clears it: never wipe a newer thread's marker
+
+    # -- spilled shares -------------------------------------------------------------------------------
+    def wants(self, decoded: Decoded) -> bool:
+        """Whether the runner routes ``decoded`` to this lane."""
+        listener = self.listener
+        return listener.accepts(decoded) and (
+            listener.concurrency == 1 or share_of(decoded, listener.concurrency) == self.index)
+
+    def _load(self, first: Spill) -> None:
+        """Read ``first`` again, with the spills of its partition queued right after it (one read for all, up to
+        half the lane's event bound), and queue them at the front as shares in memory.
+
+        Only the run of spills at the queue's head is taken, so nothing jumps ahead of a share of its own
+        partition that is in memory; shares of different partitions may swap, as their order never mattered.
+        Loaded shares go back into the queue rather than being handled here, so that a thread the watchdog
+        gives up in the middle of one leaves the rest to its successor.
+        """
+        tp, tracker = first.batch.tp, self.services.tracker
+        with self._lock:
+            taken, others = [first], []
+            budget = max(self.services.queue_events // 2, first.events) - first.events
+            queue = self._queue
+            while queue and isinstance(head := queue[0], Spill):
+                if head.batch.tp != tp:
+                    others.append(head)
+                elif head.events <= budget:
+                    budget -= head.events
+                    taken.append(head)
+                else:
+                    break
+                queue.popleft()
+            queue.extendleft(reversed(others))
+            self.spilled -= sum(spill.events for spill in taken)
+        current = [spill for spill in taken if tracker.is_current(spill.batch)]
+        records = self._read(tp, current[0].start, current[-1].end) if current else ()
+        if records is None:
+            return  # stopping: the batches stay unfinished, so they are not committed
+        shares: dict[Batch, list[Item]] = {spill.batch: [] for spill in current}
+        bounds = iter(current)
+        share: Spill | None = next(bounds, None)
+        for record in records:
+            value, offset = record.value(), record.offset() or 0
+            while share is not None and offset >= share.end:
+                share = next(bounds, None)
+            if share is None:
+                break
+            if value is None or offset < share.start:
+                continue  # between two shares: other lanes' records
+            try:
+                decoded = apiary.read(value)
+            except DecodeError:
+                continue  # dead-lettered by the runner when it was polled
+            if self.wants(decoded):
+                shares[share.batch].append(Item.of(record, value, decoded))
+        loaded: list[Work] = []
+        for spill in taken:
+            items = shares.get(spill.batch)
+            if items:
+                loaded.append((spill.batch, items, sum(len(item._value or b"") for item in items)))
+            else:
+                tracker.release(spill.batch)  # revoked, or nothing left for this lane (compacted away)
+        with self._lock:
+            for _, items, size in loaded:
+                self.backlog.add(len(items), size)
+            self._queue.extendleft(reversed(loaded))
+
+    def _read(self, tp: TopicPartition, start: int, end: int) -> Sequence[Record] | None:
+        """The records of a spilled share, trying until they are read; None if the app stops first."""
+        stopping, delay = self.services.stopping, 1.0
+        while not stopping.is_set():
+            try:
+                if self._reader is None:
+                    self._reader = self.services.source.reader()
+                return self._reader.read(tp, start, end, 10.0)
+            except RecordsGoneError as e:
+                log.error("listener %s fell so far behind that %s/%s offsets %d..%d were deleted before it got to "
+                          "them; it never sees them: %s", self.name, tp[0], tp[1], start, end - 1, e)
+                return ()
+            except Exception as e:
+                log.warning("listener %s could not read %s/%s offsets %d..%d again (%s); trying again in %.0f s",
+                            self.name, tp[0], tp[1], start, end - 1, e, delay)
+                stopping.wait(delay)
+                delay = min(delay * 2, 30.0)
+        return None
 
     # -- handling -------------------------------------------------------------------------------------
     def _process(self, gen: int, work: Work, start: int, client: MetastoreClient | None,
@@ -374,7 +518,7 @@ class Lane:
         log.error("listener %s gave up on %s/%s@%s after %d attempt(s): %r; dead-lettering", self.name,
                   record.topic(), record.partition(), record.offset(), attempts, error)
         headers = dead_letter_headers(self.services.app_name, self.listener.name, record, error, attempts)
-        send_dead_letter(self.services.source, tracker, self.backlog, batch, record, headers)
+        send_dead_letter(self.services.source, tracker, self.letters, batch, record, headers)
         return 0
 
     # -- watchdog -------------------------------------------------------------------------------------

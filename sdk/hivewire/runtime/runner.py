@@ -2,11 +2,13 @@
 
 The polling thread splits each poll into one batch per partition, decodes each record once (an undecodable
 one is dead-lettered with the reason; until the broker has it, it counts against the backlog bounds too)
-and hands every listener that wants them its own share of each batch. It never blocks on a listener: when a lane's
-backlog reaches either of its bounds (events, bytes of record values) it pauses the source and keeps
-polling (so the consumer keeps its group membership) until every lane has drained to half of both. So a
-slow listener delays nobody until it is that far behind; from then on memory stays bounded and everyone
-waits for it. Committed offsets come from the :class:`~hivewire.runtime.tracker.CommitTracker`.
+and hands every listener that wants them its own share of each batch. It never blocks on a listener: a lane
+over its bounds (events, bytes of record values) spills while another lane keeps up, keeping only the
+offsets of what it will read again (see :mod:`hivewire.runtime.lane`). Consumption pauses (the consumer
+keeps polling, so it keeps its group membership) while every lane is over its bounds (with
+``hivewire.listener.overflow=pause``: while any is), or while dead letters the broker has not acknowledged
+are; it resumes when those have drained to half of both bounds (and, spilling, one lane has).
+Committed offsets come from the :class:`~hivewire.runtime.tracker.CommitTracker`.
 
 Stopping (SIGTERM/SIGINT, :meth:`Runner.stop`): polling ends, each listener finishes the call it is in (up to
 ``hivewire.shutdown.timeout.ms``), queued events are left, finished batches are committed synchronously.
@@ -35,6 +37,7 @@ from hivewire.runtime.lane import (
     Watchdog,
     dead_letter_headers,
     send_dead_letter,
+    share_of,
 )
 from hivewire.runtime.tracker import Batch, CommitTracker
 from hivewire.source import Record, Source, TopicPartition
@@ -70,7 +73,7 @@ class Runner:
     def __init__(self, *, app_name: str, listeners: Sequence[Listener], source: Source, metrics: Metrics,
                  retry: RetryPolicy, timeout: float, queue_events: int, queue_bytes: int, batch_size: int,
                  commit_interval: float, shutdown_timeout: float, metastore: Callable[[], MetastoreClient | None],
-                 max_abandoned: int = 8, tune_gc: bool = True) -> None:
+                 max_abandoned: int = 8, tune_gc: bool = True, reread: bool = True) -> None:
         self.app_name = app_name
         self.source = source
         self.metrics = metrics
@@ -85,6 +88,7 @@ class Runner:
                                 queue_events=queue_events, queue_bytes=queue_bytes, app_name=app_name,
                                 stopping=self.stopping, metastore=metastore, fatal=self._fatal,
                                 max_abandoned=max_abandoned)
+        self.reread = reread
         self.routes: list[tuple[Listener, list[Lane]]] = [
             (listener, [Lane(listener, i, services) for i in range(listener.concurrency)]) for listener in listeners
         ]
@@ -96,8 +100,12 @@ class Runner:
         self.assigned: set[TopicPartition] = set()
         # Undecodable records dead-lettered and not yet acknowledged: bounded like a listener's backlog.
         self.undelivered = Backlog(DECODER, queue_events, queue_bytes)
-        # Everything backpressure watches: every lane's queue, and the decoder's dead letters in flight.
-        self.backlogs = [*(lane.backlog for lane in self.lanes), self.undelivered]
+        # Any of these full pauses consumption: dead letters in flight (their records are held for resending),
+        # and the lanes' queues unless lanes spill beyond their bounds.
+        self.backlogs = [*(lane.letters for lane in self.lanes), self.undelivered]
+        if not reread:
+            self.backlogs += [lane.backlog for lane in self.lanes]
+        self.queues = [lane.backlog for lane in self.lanes]
         metrics.pending_age.set_function(self.tracker.oldest_pending_age)
         # Optional for a Source: KafkaSource counts failed commits and dead-letter sends in these metrics.
         attach = getattr(source, "attach_metrics", None)
@@ -174,6 +182,8 @@ class Runner:
         shares: dict[Lane, list[Item]] = {}
         sizes: dict[Lane, int] = {}
         routes = self.routes
+        # Spill only while some lane keeps up; when none does, the runner pauses instead (_apply_backpressure).
+        may_spill = self.reread and not all(queue.full for queue in self.queues)
         for record in records:
             value = record.value()
             try:
@@ -189,7 +199,7 @@ class Runner:
             size = len(value)
             for listener, lanes in routes:
                 if listener.accepts(decoded):
-                    lane = lanes[0] if len(lanes) == 1 else lanes[hash(decoded.qualified_name) % len(lanes)]
+                    lane = lanes[0] if len(lanes) == 1 else lanes[share_of(decoded, len(lanes))]
                     share = shares.get(lane)
                     if share is None:
                         shares[lane] = share = []
@@ -198,7 +208,7 @@ class Runner:
                     sizes[lane] += size
         for lane, share in shares.items():
             tracker.hold(batch)
-            lane.submit(batch, share, sizes[lane])
+            lane.submit(batch, share, sizes[lane], may_spill)
         tracker.release(batch)  # the dispatcher's own hold
 
     def _dead_letter_undecodable(self, batch: Batch, record: Record, reason: str) -> None:
@@ -213,19 +223,23 @@ class Runner:
         backlogs = self.backlogs
         if not self.paused:
             full = [backlog for backlog in backlogs if backlog.full]
+            if not full and self.reread and all(queue.full for queue in self.queues):
+                full = self.queues  # nobody keeps up: reading ahead would only be read again
             if full:
                 self.source.pause()
                 self.paused = True
-                log.info("pausing consumption: backlog at its bound (%d events or %d bytes): %s",
+                log.info("pausing consumption: a backlog at its bound (%d events or %d bytes): %s",
                          self.undelivered.max_events, self.undelivered.max_bytes,
                          ", ".join(f"{b.name}={b.depth} events/{b.bytes} bytes" for b in full))
-        elif all(backlog.drained for backlog in backlogs):
+        elif all(backlog.drained for backlog in backlogs) and (
+                not self.reread or any(queue.drained for queue in self.queues)):
             self.source.resume()
             self.paused = False
             log.info("resuming consumption")
         for lane in self.lanes:
             lane.metrics.queue_depth.set(lane.depth)
             lane.metrics.queue_bytes.set(lane.bytes)
+            lane.metrics.spilled.set(lane.spilled)
 
     # -- offsets --------------------------------------------------------------------------------------
     def _commit(self, *, wait: bool, everything: bool = False) -> None:
@@ -294,7 +308,7 @@ class Runner:
             stuck = threads > 0 or (busy is not None and now - busy > lane.timeout)
             if stuck:
                 stuck_names.append(lane.name)
-            listeners[lane.name] = {"queued": lane.depth, "queued_bytes": lane.bytes,
+            listeners[lane.name] = {"queued": lane.depth, "queued_bytes": lane.bytes, "spilled": lane.spilled,
                                     "busy_for_s": round(now - busy, 3) if busy else 0, "timeouts": lane.timeouts,
                                     "abandoned_threads": threads, "stuck": stuck}
         leaking = sorted(self.watchdog.over_cap)

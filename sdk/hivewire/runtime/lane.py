@@ -64,6 +64,7 @@ class Item(MemoryRecord, frozen=True, gc=False, kw_only=True):
 
     @classmethod
     def of(cls, record: Record, value: bytes, decoded: Decoded) -> Item:
+        """The item of a record read again (the polling thread builds its items inline)."""
         kind, timestamp = record.timestamp()
         return cls(value, record.topic() or "", record.partition() or 0, record.offset() or 0,
                    timestamp if kind else None, record.key(), decoded=decoded)
@@ -78,6 +79,7 @@ class Item(MemoryRecord, frozen=True, gc=False, kw_only=True):
 
 
 Work = tuple[Batch, list[Item], int]  # a lane's share of a batch, and the bytes of its record values
+Resume = tuple[Work, int, int, BaseException]  # share, index, attempts made, the error of the last one
 
 
 class Spill(NamedTuple):
@@ -92,8 +94,6 @@ class Spill(NamedTuple):
 def share_of(decoded: Decoded, lanes: int) -> int:
     """Which of a listener's ``lanes`` gets an event: always the same for a table, which keeps its order."""
     return hash(decoded.qualified_name) % lanes
-
-Resume = tuple[Work, int, int, BaseException]  # share, index, attempts made, the error of the last one
 
 
 class _Stopping(Exception):

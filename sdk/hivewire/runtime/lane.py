@@ -63,11 +63,11 @@ class Item(MemoryRecord, frozen=True, gc=False, kw_only=True):
     decoded: Decoded
 
     @classmethod
-    def of(cls, record: Record, value: bytes, decoded: Decoded) -> Item:
-        """The item of a record read again (the polling thread builds its items inline)."""
+    def of(cls, tp: TopicPartition, record: Record, value: bytes, decoded: Decoded) -> Item:
+        """The item of ``record`` (of partition ``tp``, whose ``value`` decoded to ``decoded``)."""
         kind, timestamp = record.timestamp()
-        return cls(value, record.topic() or "", record.partition() or 0, record.offset() or 0,
-                   timestamp if kind else None, record.key(), decoded=decoded)
+        return cls(value, tp[0], tp[1], record.offset() or 0, timestamp if kind else None, record.key(),
+                   decoded=decoded)
 
     def event(self, handler: MetastoreClient | None) -> ListenerEvent:
         """A new event of this record for one listener, with ``handler`` as its metastore."""
@@ -346,6 +346,7 @@ class Lane:
         if records is None:
             return  # stopping: the batches stay unfinished, so they are not committed
         shares: dict[Batch, list[Item]] = {spill.batch: [] for spill in current}
+        sizes = dict.fromkeys(shares, 0)
         bounds = iter(current)
         share: Spill | None = next(bounds, None)
         for record in records:
@@ -361,12 +362,13 @@ class Lane:
             except DecodeError:
                 continue  # dead-lettered by the runner when it was polled
             if self.wants(decoded):
-                shares[share.batch].append(Item.of(record, value, decoded))
+                shares[share.batch].append(Item.of(tp, record, value, decoded))
+                sizes[share.batch] += len(value)
         loaded: list[Work] = []
         for spill in taken:
             items = shares.get(spill.batch)
             if items:
-                loaded.append((spill.batch, items, sum(len(item._value or b"") for item in items)))
+                loaded.append((spill.batch, items, sizes[spill.batch]))
             else:
                 tracker.release(spill.batch)  # revoked, or nothing left for this lane (compacted away)
         with self._lock:

@@ -159,6 +159,10 @@ class Runner:
             self._shutdown()
 
     # -- dispatch -------------------------------------------------------------------------------------
+    def _all_behind(self) -> bool:
+        """Every lane's queue is at its bounds: nobody would use what is read ahead (so pause, never spill)."""
+        return all(queue.full for queue in self.queues)
+
     def _dispatch(self, records: Sequence[Record]) -> None:
         # One batch per partition: a slow event then holds back the commits of its own partition only.
         groups: dict[TopicPartition, list[Record]] = {}
@@ -169,21 +173,20 @@ class Runner:
                 groups[tp] = [record]
             else:
                 group.append(record)
+        may_spill = self.reread and not self._all_behind()
         for tp, group in groups.items():
-            self._dispatch_partition(tp, group)
+            self._dispatch_partition(tp, group, may_spill)
         self.metrics.consumed.inc(len(records))
 
-    def _dispatch_partition(self, tp: TopicPartition, records: list[Record]) -> None:
-        """Decode one partition's records of a poll and hand each listener lane its share."""
+    def _dispatch_partition(self, tp: TopicPartition, records: list[Record], may_spill: bool) -> None:
+        """Decode one partition's records of a poll and hand each listener lane its share (spilled, if it is
+        over its bounds and ``may_spill``)."""
         tracker = self.tracker
         # A partition's records come in offset order.
         batch = tracker.open(tp, (records[-1].offset() or 0) + 1)
-        topic, partition = tp
         shares: dict[Lane, list[Item]] = {}
         sizes: dict[Lane, int] = {}
         routes = self.routes
-        # Spill only while some lane keeps up; when none does, the runner pauses instead (_apply_backpressure).
-        may_spill = self.reread and not all(queue.full for queue in self.queues)
         for record in records:
             value = record.value()
             try:
@@ -193,9 +196,7 @@ class Runner:
             except DecodeError as e:
                 self._dead_letter_undecodable(batch, record, e.reason)
                 continue
-            kind, timestamp = record.timestamp()
-            item = Item(value, topic, partition, record.offset() or 0, timestamp if kind else None, record.key(),
-                        decoded=decoded)
+            item = Item.of(tp, record, value, decoded)
             size = len(value)
             for listener, lanes in routes:
                 if listener.accepts(decoded):
@@ -223,8 +224,8 @@ class Runner:
         backlogs = self.backlogs
         if not self.paused:
             full = [backlog for backlog in backlogs if backlog.full]
-            if not full and self.reread and all(queue.full for queue in self.queues):
-                full = self.queues  # nobody keeps up: reading ahead would only be read again
+            if not full and self.reread and self._all_behind():
+                full = self.queues
             if full:
                 self.source.pause()
                 self.paused = True

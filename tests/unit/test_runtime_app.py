@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -150,8 +151,8 @@ def test_with_overflow_pause_a_listener_backlog_is_bounded_by_bytes_too() -> Non
 class CountingReads(MemorySource):
     """A MemorySource that keeps the readers it gives out (to count the re-reads)."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, stop_when_idle: bool = True) -> None:
+        super().__init__(stop_when_idle=stop_when_idle)
         self.readers: list[Any] = []
 
     def reader(self) -> Any:
@@ -214,6 +215,84 @@ def test_a_listener_far_behind_spills_to_the_topic_and_holds_up_nobody(bound: st
     else:
         assert peak[1] <= 10 * len(payloads[-1]) + 5 * len(payloads[-1])
     assert sorted(d.record.value() for d in source.dead_letters) == sorted(p for p in payloads if p[:1] == b"n")
+
+
+def test_a_failing_listener_holds_one_poll_in_memory_not_its_queue_bound() -> None:
+    n, batch = 300, 5
+    source = CountingReads(stop_when_idle=False)
+    payloads = events(n)
+    source.send(payloads[0])
+    app = hw.App("failing", config={"endpoint.port": 0, "hivewire.listener.queue.size": "1000",
+                                    "hivewire.consumer.batch.size": str(batch), "hivewire.commit.interval.ms": "20",
+                                    "hivewire.retry.max.attempts": "2", "hivewire.retry.initial.delay.ms": "2"})
+    healthy_seen: list[int] = []
+    peak = [0]
+    recovered = threading.Event()
+    after: list[int] = []
+
+    @app.on_add_partition(name="failing")
+    def failing(event: hw.AddPartitionEvent) -> None:
+        if not recovered.is_set():
+            raise RuntimeError("metastore down")
+        after.append(seq(event))
+
+    @app.on_add_partition(name="healthy")
+    def healthy(event: hw.AddPartitionEvent) -> None:
+        healthy_seen.append(seq(event))
+        lanes = app._runner.lanes if app._runner else []
+        peak[0] = max([peak[0], *(lane.backlog.depth for lane in lanes if lane.listener.name == "failing")])
+
+    running = Running(app, source)
+    lane = running.runner.lanes[0]
+    assert lane.listener.name == "failing"
+    try:
+        wait_for(lambda: lane.failing, "the failing listener to fail")
+        source.send_all(payloads[1:])
+        wait_for(lambda: len(healthy_seen) == n, "the healthy listener to see everything")
+        wait_for(lambda: len(source.dead_letters) >= n // 2, "the failing listener to dead-letter half")
+        assert lane.failing
+        recovered.set()  # what is still left is handled: failing no more, it may hold its queue bound again
+        wait_for(lambda: sum(source.committed.values()) == n, "everything to be handled or dead-lettered")
+        assert not lane.failing
+    finally:
+        recovered.set()
+        running.stop()
+    assert sorted(healthy_seen) == list(range(n))
+    assert all([s for s in healthy_seen if s % 4 == t] == list(range(t, n, 4)) for t in range(4))  # table order
+    # While it failed, at most one poll (the bound) plus the share that crossed it was held in memory for
+    # it, not 1,000 events; the rest was read again from the topic.
+    assert peak[0] <= 2 * batch
+    assert sum(reader.reads for reader in source.readers) > 0
+    lettered = [d for d in source.dead_letters if d.headers["hivewire.listener"] == "failing"]
+    assert all(d.headers["hivewire.attempts"] == "2" for d in lettered)
+    assert sorted([int(apiary.decode(d.record.value() or b"").partitions[0].values[0]) for d in lettered] + after) \
+        == list(range(n))
+
+
+def test_a_failing_listener_alone_spills_nothing_and_pauses_at_its_queue_bound() -> None:
+    n, batch, bound = 120, 5, 15
+    source = CountingReads()
+    source.send_all(events(n))
+    app = hw.App("failing-alone", config={"endpoint.port": 0, "hivewire.listener.queue.size": str(bound),
+                                          "hivewire.consumer.batch.size": str(batch),
+                                          "hivewire.commit.interval.ms": "20", "hivewire.retry.max.attempts": "1"})
+    peak, paused = [0], [False]
+
+    @app.on_add_partition(name="failing")
+    def failing(event: hw.AddPartitionEvent) -> None:
+        runner = app._runner
+        if runner:
+            peak[0] = max(peak[0], runner.lanes[0].backlog.depth)
+            paused[0] = paused[0] or runner.paused
+        time.sleep(0.002)  # slower than polling: it falls behind
+        raise RuntimeError("always")
+
+    app.run(source, handle_signals=False)
+    assert len(source.dead_letters) == n
+    # Nobody keeps up, so nothing is spilled (it would only be read twice): past its smaller bound for
+    # failing, it keeps what is read in memory, up to its queue bound, where consumption pauses.
+    assert source.readers == []
+    assert paused[0] and 2 * batch < peak[0] <= bound + batch
 
 
 def test_when_no_listener_keeps_up_consumption_pauses_instead_of_spilling() -> None:

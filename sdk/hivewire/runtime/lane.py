@@ -31,7 +31,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
@@ -128,6 +128,9 @@ class LaneServices:
     metastore: Callable[[], MetastoreClient | None]
     fatal: Callable[[BaseException], None]
     max_abandoned: int = 8
+    failing_bound: int = 500  # events a failing listener holds in memory: the runner's poll size
+    pace_bound: int = 2000  # below this many queued events a listener needs more (Runner._pace)
+    room: threading.Event = field(default_factory=threading.Event)  # set when one does
 
 
 class Backlog:
@@ -180,6 +183,11 @@ class Lane:
         self.letters = Backlog(self.name, services.queue_events, services.queue_bytes)  # dead letters in flight
         self.spilled = 0  # events queued as spills, to be read again
         self._spilling = False
+        # A listener failing on every event will not catch up soon, and every event held for it costs the
+        # others (fresh memory, page faults): since its last failure, with no success after it, it holds at
+        # most one poll's worth in memory before spilling. Written by the lane's thread, read by the runner's.
+        self.failing = False
+        self.failing_bound = min(services.failing_bound, services.queue_events)
         self._reader: Reader | None = None
         self._gen = 0
         self._thread: threading.Thread | None = None
@@ -203,18 +211,34 @@ class Lane:
                 self.backlog.add(len(items), size)
             self._cond.notify()
 
-    def _spills(self) -> bool:
-        """Whether the next share is spilled: from the queue being full until it has drained to half (lock held)."""
+    @property
+    def spilling(self) -> bool:
+        return self._spilling
+
+    @property
+    def behind(self) -> bool:
+        """At its in-memory bound (the smaller one while :attr:`failing`): what comes next spills, or waits."""
         backlog = self.backlog
+        return backlog.full or (self.failing and backlog.depth >= self.failing_bound)
+
+    @property
+    def caught_up(self) -> bool:
+        """Back to half of its in-memory bound: what comes next may be held in memory again."""
+        backlog = self.backlog
+        return backlog.drained and (not self.failing or backlog.depth <= self.failing_bound // 2)
+
+    def _spills(self) -> bool:
+        """Whether the next share is spilled: from :attr:`behind` until :attr:`caught_up` (lock held)."""
         if self._spilling:
-            if backlog.drained:
+            if self.caught_up:
                 self._spilling = False
                 log.info("listener %s has caught up to %d events behind; holding what comes next in memory again",
-                         self.name, backlog.depth)
-        elif backlog.full:
+                         self.name, self.backlog.depth)
+        elif self.behind:
             self._spilling = True
-            log.info("listener %s is %d events (%d bytes) behind: reading what comes next again from the topic "
-                     "when it gets there, instead of holding it in memory", self.name, backlog.depth, backlog.bytes)
+            log.info("listener %s is %d events (%d bytes) behind%s: reading what comes next again from the topic "
+                     "when it gets there, instead of holding it in memory", self.name, self.backlog.depth,
+                     self.backlog.bytes, " and failing" if self.failing else "")
         return self._spilling
 
     @property
@@ -318,7 +342,7 @@ class Lane:
 
     def _load(self, first: Spill) -> None:
         """Read ``first`` again, with the spills of its partition queued right after it (one read for all, up to
-        half the lane's event bound), and queue them at the front as shares in memory.
+        half the lane's event bound, the smaller one while failing), and queue them at the front as shares.
 
         Only the run of spills at the queue's head is taken, so nothing jumps ahead of a share of its own
         partition that is in memory; shares of different partitions may swap, as their order never mattered.
@@ -328,7 +352,8 @@ class Lane:
         tp, tracker = first.batch.tp, self.services.tracker
         with self._lock:
             taken, others = [first], []
-            budget = max(self.services.queue_events // 2, first.events) - first.events
+            bound = self.failing_bound if self.failing else self.services.queue_events
+            budget = max(bound // 2, first.events) - first.events
             queue = self._queue
             while queue and isinstance(head := queue[0], Spill):
                 if head.batch.tp != tp:
@@ -436,11 +461,14 @@ class Lane:
                         self._started = None
                     if error is None:
                         handled += 1
+                        self.failing = False
                         continue
                     self.metrics.failed.inc()
+                self.failing = True
                 outcome = self._retry(gen, batch, item, view, handler, attempts, error)
                 attempts, error = 0, None
                 handled += outcome
+                self.failing = not outcome
         except (_Stopping, _Superseded):
             return False
         finally:
@@ -449,6 +477,9 @@ class Lane:
         self.metrics.latency.observe(monotonic() - batch.started)
         self.backlog.add(-len(items), -size)
         tracker.release(batch)
+        room = self.services.room
+        if not room.is_set() and self.backlog.depth < self.services.pace_bound:
+            room.set()  # the runner waits for a listener that needs more (Runner._pace)
         return True
 
     def _retry(self, gen: int, batch: Batch, record: Record, view: ListenerEvent, handler: Callable[[Any], object],

@@ -230,8 +230,13 @@ def test_a_failing_listener_holds_one_poll_in_memory_not_its_queue_bound() -> No
     recovered = threading.Event()
     after: list[int] = []
 
+    calls = [0]
+
     @app.on_add_partition(name="failing")
     def failing(event: hw.AddPartitionEvent) -> None:
+        calls[0] += 1
+        if calls[0] > n:  # half the events failed twice: wait here for the "metastore" to come back
+            assert recovered.wait(60)
         if not recovered.is_set():
             raise RuntimeError("metastore down")
         after.append(seq(event))

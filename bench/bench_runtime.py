@@ -11,7 +11,10 @@ Also measured in the same run:
   or more;
 * what limits hivewire: the raw loop plus decoding (``apiary.decode``, as the runtime does it) in the same
   kind of process, and decoding alone over the same messages in this process, so the cost of an event
-  splits into consuming, decoding and the runtime itself (hand-off to listener threads, calls, bookkeeping).
+  splits into consuming, decoding and the runtime itself (hand-off to listener threads, calls, bookkeeping);
+* the ceiling of any consumer that checks each message before handing it on: the raw loop plus msgspec's
+  syntax check of the whole value and nothing else (the cheapest validation there is here), and what a
+  hand-written loop pays with the standard library's ``json.loads``.
 
 Usage: python bench/bench_runtime.py [--messages 200000] [--rounds 3] [--only MODE ...]
 """
@@ -39,10 +42,12 @@ CONSUMER = r'''
 import json, sys, time, logging
 mode, bootstrap, topic, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 settings = json.loads(sys.argv[5])
-if mode in ("raw", "decode"):
+if mode in ("raw", "syntax", "json", "decode"):
     from confluent_kafka import Consumer
     from hivewire import apiary
     from hivewire.events import Origin
+    import msgspec
+    check = {"syntax": msgspec.json.Decoder(msgspec.Raw).decode, "json": json.loads}.get(mode)
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{mode}-{time.time()}",
                   "auto.offset.reset": "earliest", "enable.auto.commit": False, **settings})
     c.subscribe([topic])
@@ -56,6 +61,8 @@ if mode in ("raw", "decode"):
                 if decode:  # as the runtime's polling thread does it
                     kind, ts = m.timestamp()
                     apiary.decode(value, origin=Origin(m.topic(), m.partition(), m.offset(), ts if kind else None))
+                elif check is not None:
+                    check(value)
                 seen += 1
     rate = seen / (time.perf_counter() - t0)
     c.close()
@@ -71,17 +78,19 @@ else:
         config.update({"hivewire.retry.max.attempts": "1"})
     app = hw.App("bench", config=config)
     counts = [0] * listeners
-    first, last, faults = [], [], []
+    first, last, marks = [], [], []
     import resource
+    def mark():  # minor page faults, and CPU seconds of every thread of this process (Python's and librdkafka's)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        marks.append((usage.ru_minflt, usage.ru_utime + usage.ru_stime))
     def make(i):
         def noop(event):
             if not first:
-                first.append(time.perf_counter()); faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
+                first.append(time.perf_counter()); mark()
             counts[i] += 1
             # Done when every no-op listener has seen all n (each checks the others when it gets there).
             if counts[i] == n and all(c >= n for c in counts) and not last:
-                last.append(time.perf_counter()); app.stop()
-                faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
+                last.append(time.perf_counter()); app.stop(); mark()
         return noop
     for i in range(listeners):
         app.add_listener(make(i), name=f"noop{i}", status=None)
@@ -102,11 +111,15 @@ else:
     app.run(src, handle_signals=False)
     # Like the raw loop: first event to the n-th, not counting the shutdown (final commit, leaving the group).
     window = last[0] - first[0]
-    print(json.dumps({"rate": n / window, "gc_share": paused[0] / window, "faults": (faults[1] - faults[0]) / n}))
+    (faults0, cpu0), (faults1, cpu1) = marks
+    print(json.dumps({"rate": n / window, "gc_share": paused[0] / window, "faults": (faults1 - faults0) / n,
+                      "cpu_us": (cpu1 - cpu0) / n * 1e6}))
 '''
 
 MODES = {
     "raw": "raw confluent-kafka consume loop",
+    "syntax": "consume loop + syntax check only (msgspec)",
+    "json": "consume loop + json.loads",
     "decode": "consume loop + apiary.decode (no runtime)",
     "hivewire:1": "hivewire, 1 no-op listener",
     "hivewire:5": "hivewire, 5 no-op listeners",
@@ -156,6 +169,7 @@ def main() -> None:
     rates: dict[str, list[float]] = {}
     gc_shares: dict[str, list[float]] = {}
     faults: dict[str, list[float]] = {}
+    cpu_us: dict[str, list[float]] = {}
     decode_us: list[float] = []
     with mock_kafka() as bootstrap, tempfile.TemporaryDirectory(prefix="hivewire-bench-") as tmp:
         messages = fill(bootstrap, n)
@@ -174,6 +188,7 @@ def main() -> None:
                 if "gc_share" in result:
                     gc_shares.setdefault(mode, []).append(result["gc_share"])
                     faults.setdefault(mode, []).append(result["faults"])
+                    cpu_us.setdefault(mode, []).append(result["cpu_us"])
             decode_us.append(decode_alone(messages, n))
     best = {mode: max(values) for mode, values in rates.items()}
     if args.only:  # every round, with its page faults per event where measured
@@ -195,6 +210,13 @@ def main() -> None:
                         ("instant:1", "next to one failing at once, every event DLQ'd:")):
         paired = statistics.median(f / a for f, a in zip(rates[mode], rates["hivewire:1"], strict=True))
         print(f"  {label:<48} best {best[mode] / best['hivewire:1']:4.2f}   median of rounds {paired:4.2f}")
+    print("the same as CPU time: the consumer process's CPU (all its threads) per event, median of rounds; what the")
+    print("failing listener costs the process, whatever else the machine does meanwhile")
+    alone_cpu = statistics.median(cpu_us["hivewire:1"])
+    print(f"  {MODES['hivewire:1']:<48} {alone_cpu:5.2f} us")
+    for mode in ("failing:1", "instant:1"):
+        cost = statistics.median(cpu_us[mode])
+        print(f"  {MODES[mode]:<48} {cost:5.2f} us   alone / this: {alone_cpu / cost:4.2f}")
     per_event = {mode: 1e6 / rate for mode, rate in best.items()}
     alone = min(decode_us)
     print("\nwhat limits hivewire with 1 listener (microseconds per event, from the rates above)")
@@ -204,6 +226,13 @@ def main() -> None:
     print(f"  the runtime (hivewire minus consume+decode loop)  {per_event['hivewire:1'] - per_event['decode']:6.2f}"
           "   (hand-off to the listener thread, its event, the call, batch bookkeeping, GIL)")
     print(f"  total                                             {per_event['hivewire:1']:6.2f}")
+    print("\nthe ceiling of validating every message before dispatch (the malformed ones are dead-lettered with a")
+    print("reason before any listener sees them): the raw loop plus a syntax check of each value, nothing else")
+    print(f"  consume + syntax check / raw:   {best['syntax'] / raw:4.2f}   "
+          f"(syntax check {per_event['syntax'] - per_event['raw']:.2f} us an event)")
+    print(f"  consume + json.loads / raw:     {best['json'] / raw:4.2f}   (what a hand-written loop pays)")
+    print(f"  hivewire 1 listener / consume + syntax check: {best['hivewire:1'] / best['syntax']:4.2f};"
+          f"  / consume + json.loads: {best['hivewire:1'] / best['json']:4.2f}")
     print("\nwhat a backlog held in memory costs: every record polled lands in fresh memory (minor page faults)")
     print("instead of memory just freed, and the cyclic garbage collector runs (its share of the time); a failing")
     print("listener holds one poll before it spills, and the polling thread waits while no listener needs more")

@@ -78,19 +78,17 @@ else:
         config.update({"hivewire.retry.max.attempts": "1"})
     app = hw.App("bench", config=config)
     counts = [0] * listeners
-    first, last, marks = [], [], []
+    first, last, faults = [], [], []
     import resource
-    def mark():  # minor page faults, and CPU seconds of every thread of this process (Python's and librdkafka's)
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        marks.append((usage.ru_minflt, usage.ru_utime + usage.ru_stime))
     def make(i):
         def noop(event):
             if not first:
-                first.append(time.perf_counter()); mark()
+                first.append(time.perf_counter()); faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
             counts[i] += 1
             # Done when every no-op listener has seen all n (each checks the others when it gets there).
             if counts[i] == n and all(c >= n for c in counts) and not last:
-                last.append(time.perf_counter()); app.stop(); mark()
+                last.append(time.perf_counter()); app.stop()
+                faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
         return noop
     for i in range(listeners):
         app.add_listener(make(i), name=f"noop{i}", status=None)
@@ -111,9 +109,7 @@ else:
     app.run(src, handle_signals=False)
     # Like the raw loop: first event to the n-th, not counting the shutdown (final commit, leaving the group).
     window = last[0] - first[0]
-    (faults0, cpu0), (faults1, cpu1) = marks
-    print(json.dumps({"rate": n / window, "gc_share": paused[0] / window, "faults": (faults1 - faults0) / n,
-                      "cpu_us": (cpu1 - cpu0) / n * 1e6}))
+    print(json.dumps({"rate": n / window, "gc_share": paused[0] / window, "faults": (faults[1] - faults[0]) / n}))
 '''
 
 MODES = {
@@ -169,7 +165,6 @@ def main() -> None:
     rates: dict[str, list[float]] = {}
     gc_shares: dict[str, list[float]] = {}
     faults: dict[str, list[float]] = {}
-    cpu_us: dict[str, list[float]] = {}
     decode_us: list[float] = []
     with mock_kafka() as bootstrap, tempfile.TemporaryDirectory(prefix="hivewire-bench-") as tmp:
         messages = fill(bootstrap, n)
@@ -188,7 +183,6 @@ def main() -> None:
                 if "gc_share" in result:
                     gc_shares.setdefault(mode, []).append(result["gc_share"])
                     faults.setdefault(mode, []).append(result["faults"])
-                    cpu_us.setdefault(mode, []).append(result["cpu_us"])
             decode_us.append(decode_alone(messages, n))
     best = {mode: max(values) for mode, values in rates.items()}
     if args.only:  # every round, with its page faults per event where measured
@@ -210,13 +204,6 @@ def main() -> None:
                         ("instant:1", "next to one failing at once, every event DLQ'd:")):
         paired = statistics.median(f / a for f, a in zip(rates[mode], rates["hivewire:1"], strict=True))
         print(f"  {label:<48} best {best[mode] / best['hivewire:1']:4.2f}   median of rounds {paired:4.2f}")
-    print("the same as CPU time: the consumer process's CPU (all its threads) per event, median of rounds; what the")
-    print("failing listener costs the process, whatever else the machine does meanwhile")
-    alone_cpu = statistics.median(cpu_us["hivewire:1"])
-    print(f"  {MODES['hivewire:1']:<48} {alone_cpu:5.2f} us")
-    for mode in ("failing:1", "instant:1"):
-        cost = statistics.median(cpu_us[mode])
-        print(f"  {MODES[mode]:<48} {cost:5.2f} us   alone / this: {alone_cpu / cost:4.2f}")
     per_event = {mode: 1e6 / rate for mode, rate in best.items()}
     alone = min(decode_us)
     print("\nwhat limits hivewire with 1 listener (microseconds per event, from the rates above)")

@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help install demo test unit integration lint thrift thrift-check bench clean
+.PHONY: help install demo test unit integration lint format thrift thrift-check bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -33,9 +33,14 @@ integration: install  ## only the integration tests (real HMS, ZooKeeper, Kafka 
 	./dev/prereqs.sh
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
 
-lint:  ## ruff and mypy
+lint:  ## ruff check, ruff format --check, mypy (strict)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+format:  ## rewrite the code in ruff's format and apply ruff's safe fixes
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
 
 thrift:  ## regenerate thrift/hivewire_thrift from idl/ with Debian's thrift-compiler
 	$(BIN)/python idl/generate.py

@@ -33,36 +33,71 @@ from hivewire.events import AddPartitionEvent, CreateTableEvent, ListenerEvent
 from hivewire.testing import make_partition, make_table
 from hivewire_thrift.hive_metastore import ttypes as hms
 
-COLUMNS = {"order_id": "bigint", "customer_id": "bigint", "sku": "string", "quantity": "int",
-           "unit_price": "decimal(10,2)", "currency": "string", "channel": "string", "country": "string",
-           "created_at": "timestamp", "updated_at": "timestamp", "status": "string", "notes": "string"}
+COLUMNS = {
+    "order_id": "bigint",
+    "customer_id": "bigint",
+    "sku": "string",
+    "quantity": "int",
+    "unit_price": "decimal(10,2)",
+    "currency": "string",
+    "channel": "string",
+    "country": "string",
+    "created_at": "timestamp",
+    "updated_at": "timestamp",
+    "status": "string",
+    "notes": "string",
+}
 PARAMETERS = {"hive.version": "2.3.9"}
 
 
 def typical_table() -> Any:
-    table = make_table("sales", "orders", columns=COLUMNS, partition_keys={"dt": "string"},
-                       location="s3://warehouse-bucket/sales.db/orders", table_type="EXTERNAL_TABLE",
-                       owner="etl", create_time=1717171717,
-                       parameters={"transient_lastDdlTime": "1717171717", "owner.team": "orders",
-                                   "parquet.compression": "SNAPPY", "numFiles": "0", "totalSize": "0"})
+    table = make_table(
+        "sales",
+        "orders",
+        columns=COLUMNS,
+        partition_keys={"dt": "string"},
+        location="s3://warehouse-bucket/sales.db/orders",
+        table_type="EXTERNAL_TABLE",
+        owner="etl",
+        create_time=1717171717,
+        parameters={
+            "transient_lastDdlTime": "1717171717",
+            "owner.team": "orders",
+            "parquet.compression": "SNAPPY",
+            "numFiles": "0",
+            "totalSize": "0",
+        },
+    )
     for col in table.sd.cols:
         col.comment = f"the {col.name}"
     return table
 
 
 def typical_partitions(table: Any, n: int) -> list[Any]:
-    return [make_partition(table, [f"2024-05-{day:02d}"], create_time=1717171717 + day,
-                           parameters={"transient_lastDdlTime": str(1717171717 + day), "numFiles": "4",
-                                       "numRows": "120000", "totalSize": "73400320", "rawDataSize": "0",
-                                       "COLUMN_STATS_ACCURATE": '{"BASIC_STATS":"true"}'})
-            for day in range(1, n + 1)]
+    return [
+        make_partition(
+            table,
+            [f"2024-05-{day:02d}"],
+            create_time=1717171717 + day,
+            parameters={
+                "transient_lastDdlTime": str(1717171717 + day),
+                "numFiles": "4",
+                "numRows": "120000",
+                "totalSize": "73400320",
+                "rawDataSize": "0",
+                "COLUMN_STATS_ACCURATE": '{"BASIC_STATS":"true"}',
+            },
+        )
+        for day in range(1, n + 1)
+    ]
 
 
 def messages() -> dict[str, bytes]:
     table = typical_table()
     context = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
-    add = AddPartitionEvent(table=table, partitions=typical_partitions(table, 10), parameters=PARAMETERS,
-                            environment_context=context)
+    add = AddPartitionEvent(
+        table=table, partitions=typical_partitions(table, 10), parameters=PARAMETERS, environment_context=context
+    )
     create = CreateTableEvent(table=table, parameters=PARAMETERS)
     return {"ON_ADD_PARTITION (10 partitions)": apiary.encode(add), "ON_CREATE_TABLE": apiary.encode(create)}
 
@@ -103,8 +138,13 @@ def contenders(data: bytes, n: int) -> dict[str, Callable[[], int]]:
             event.db_name  # noqa: B018
         return n
 
-    return {"json.loads": json_loads, "msgspec.json.decode": msgspec_full, "decode, names only (lazy)": names_only,
-            "decode, fully materialised": fully, "decode + copy(), names only": with_copy}
+    return {
+        "json.loads": json_loads,
+        "msgspec.json.decode": msgspec_full,
+        "decode, names only (lazy)": names_only,
+        "decode, fully materialised": fully,
+        "decode + copy(), names only": with_copy,
+    }
 
 
 def main() -> None:

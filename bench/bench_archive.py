@@ -47,8 +47,9 @@ PARTITIONS = 4
 
 
 def produce(bootstrap: str, topic: str, messages: list[bytes]) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "compression.type": "zstd", "linger.ms": 50,
-                         "batch.num.messages": 2000})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "compression.type": "zstd", "linger.ms": 50, "batch.num.messages": 2000}
+    )
     for i, data in enumerate(messages):
         while True:
             try:
@@ -64,8 +65,15 @@ def consume(bootstrap: str, topic: str, n: int, decode: bool, convert_every: int
 
     With ``convert_every``, the decoded events also go through ``to_arrow`` that many at a time."""
     # fetch.queue.backoff.ms as KafkaSource sets it (the archive's consumer), so every reader is equal.
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{uuid.uuid4().hex}",
-                         "enable.auto.commit": False, "enable.partition.eof": False, "fetch.queue.backoff.ms": 20})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": False,
+            "fetch.queue.backoff.ms": 20,
+        }
+    )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
     seen, first, pending = 0, None, []
     try:
@@ -93,8 +101,13 @@ def consume(bootstrap: str, topic: str, n: int, decode: bool, convert_every: int
 
 def archive(bootstrap: str, topic: str, n: int, flush_events: int) -> tuple[int, float]:
     with tempfile.TemporaryDirectory(prefix="bench-archive-") as tmp:
-        archiver = Archiver(KafkaSource(bootstrap, topic), f"{tmp}/events", app_id=f"bench-{uuid.uuid4().hex[:8]}",
-                            flush_events=flush_events, flush_seconds=5)
+        archiver = Archiver(
+            KafkaSource(bootstrap, topic),
+            f"{tmp}/events",
+            app_id=f"bench-{uuid.uuid4().hex[:8]}",
+            flush_events=flush_events,
+            flush_seconds=5,
+        )
         stats = archiver.run(idle_timeout=3)
         assert stats.rows_written == n, stats
         assert stats.first_message_at is not None and stats.last_commit_at is not None

@@ -77,11 +77,18 @@ def main() -> None:
 
     from pyspark.sql import SparkSession
 
-    spark = (SparkSession.Builder().master("local[1]").appName("bench_arrow")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1")
-             .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
-             # Room for both routes' copies of 100,000 messages (about 280 MB each way) in the one JVM.
-             .config("spark.driver.memory", "4g").getOrCreate())
+    spark = (
+        SparkSession.Builder()
+        .master("local[1]")
+        .appName("bench_arrow")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.showConsoleProgress", "false")
+        # Room for both routes' copies of 100,000 messages (about 280 MB each way) in the one JVM.
+        .config("spark.driver.memory", "4g")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     schema = hw_spark.SPARK_SCHEMA
 
@@ -92,8 +99,10 @@ def main() -> None:
     start = time.perf_counter()
     table = arrow.to_arrow(events)
     first_s = time.perf_counter() - start
-    print(f"{n:,} events, {sum(map(len, messages)) / n:,.0f} bytes each on average; Arrow table "
-          f"{table.nbytes / 1e6:,.0f} MB ({table.column('raw').nbytes / 1e6:,.0f} MB of it the raw messages)")
+    print(
+        f"{n:,} events, {sum(map(len, messages)) / n:,.0f} bytes each on average; Arrow table "
+        f"{table.nbytes / 1e6:,.0f} MB ({table.column('raw').nbytes / 1e6:,.0f} MB of it the raw messages)"
+    )
     print(f"  decode (apiary.decode, lazy)                  {decode_s:8.2f} s")
     print(f"  first to_arrow (converts every object)        {first_s:8.2f} s")
 
@@ -142,12 +151,18 @@ def main() -> None:
     line("  + materialised in the JVM (noop write)", rows_df_mat_s)
     arrow_total = to_arrow_s + to_df_mat_s
     rows_total = rows_build_s + rows_df_mat_s
-    print(f"\n  events -> DataFrame, materialised: Arrow {arrow_total:.2f} s, Rows {rows_total:.2f} s; "
-          f"ratio Rows/Arrow {rows_total / arrow_total:.2f}")
-    print(f"  DataFrame from ready data, created: Arrow table {to_df_s:.2f} s, Rows {rows_df_s:.2f} s; "
-          f"ratio {rows_df_s / to_df_s:.2f}")
-    print(f"  DataFrame from ready data, materialised: Arrow {to_df_mat_s:.2f} s, Rows {rows_df_mat_s:.2f} s; "
-          f"ratio {rows_df_mat_s / to_df_mat_s:.2f}")
+    print(
+        f"\n  events -> DataFrame, materialised: Arrow {arrow_total:.2f} s, Rows {rows_total:.2f} s; "
+        f"ratio Rows/Arrow {rows_total / arrow_total:.2f}"
+    )
+    print(
+        f"  DataFrame from ready data, created: Arrow table {to_df_s:.2f} s, Rows {rows_df_s:.2f} s; "
+        f"ratio {rows_df_s / to_df_s:.2f}"
+    )
+    print(
+        f"  DataFrame from ready data, materialised: Arrow {to_df_mat_s:.2f} s, Rows {rows_df_mat_s:.2f} s; "
+        f"ratio {rows_df_mat_s / to_df_mat_s:.2f}"
+    )
     spark.stop()
 
 

@@ -32,8 +32,11 @@ def main() -> None:
         with contextlib.suppress(hw.AlreadyExistsError):
             ours.create_database(make_database("bench"))
         with contextlib.suppress(hw.AlreadyExistsError):
-            ours.create_table(make_table("bench", "t", columns={f"c{i}": "string" for i in range(20)},
-                                         partition_keys={"dt": "string"}))
+            ours.create_table(
+                make_table(
+                    "bench", "t", columns={f"c{i}": "string" for i in range(20)}, partition_keys={"dt": "string"}
+                )
+            )
         host, port = uri.removeprefix("thrift://").split(":")
         peer = stack.enter_context(hmsclient.HMSClient(host=host, port=int(port)))
 
@@ -54,11 +57,19 @@ def main() -> None:
 
         # MetastoreClient.get_table sends get_table_req (a request object; what Hive 4 requires), hmsclient
         # the legacy get_table: both are shown, and hivewire's legacy call for a like-for-like comparison.
-        rates = interleaved({"hmsclient get_table": hmsclient_get_table,
-                             "hivewire get_table (legacy RPC)": hivewire_legacy_get_table,
-                             "hivewire get_table (get_table_req RPC)": hivewire_get_table})
-        report(f"get_table against {uri} (thrift C extension: {hw.metastore.ACCELERATED})", rates,
-               "calls", "hmsclient get_table")
+        rates = interleaved(
+            {
+                "hmsclient get_table": hmsclient_get_table,
+                "hivewire get_table (legacy RPC)": hivewire_legacy_get_table,
+                "hivewire get_table (get_table_req RPC)": hivewire_get_table,
+            }
+        )
+        report(
+            f"get_table against {uri} (thrift C extension: {hw.metastore.ACCELERATED})",
+            rates,
+            "calls",
+            "hmsclient get_table",
+        )
 
 
 if __name__ == "__main__":

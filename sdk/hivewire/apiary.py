@@ -46,8 +46,21 @@ from hivewire.thriftjson import (
 )
 from hivewire_thrift.hive_metastore import ttypes as hms
 
-__all__ = ["ENUM_FIELDS", "FIELDS_SINCE", "MAX_MESSAGE_BYTES", "MAX_VIEW_NESTING", "Decoded", "decode", "dump_struct",
-           "encode", "java_string_hash", "load_struct", "partition_for", "read", "to_json_dict"]
+__all__ = [
+    "ENUM_FIELDS",
+    "FIELDS_SINCE",
+    "MAX_MESSAGE_BYTES",
+    "MAX_VIEW_NESTING",
+    "Decoded",
+    "decode",
+    "dump_struct",
+    "encode",
+    "java_string_hash",
+    "load_struct",
+    "partition_for",
+    "read",
+    "to_json_dict",
+]
 
 #: Messages larger than this are refused with DecodeError instead of being parsed.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -58,6 +71,7 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # missing, b"null" for null). Keys not declared (qualifiedTableName, newer ones) are skipped, syntax-checked.
 # gc=False: an envelope holds only strings, flags, a dict of strings and Raw slices, so it is in no reference
 # cycle; untracked, the events a slow listener has queued cost the cyclic garbage collector less.
+
 
 class _Envelope(msgspec.Struct, forbid_unknown_fields=False, tag_field="eventType", gc=False):
     databaseName: str | None = None
@@ -121,13 +135,29 @@ class _DropDatabase(_Envelope, tag="ON_DROP_DATABASE"):
 
 
 _ENVELOPES: dict[EventType, type[_Envelope]] = {
-    EventType.CREATE_TABLE: _CreateTable, EventType.ALTER_TABLE: _AlterTable, EventType.DROP_TABLE: _DropTable,
-    EventType.ADD_PARTITION: _AddPartition, EventType.ALTER_PARTITION: _AlterPartition,
-    EventType.DROP_PARTITION: _DropPartition, EventType.INSERT: _Insert, EventType.CREATE_DATABASE: _CreateDatabase,
-    EventType.ALTER_DATABASE: _AlterDatabase, EventType.DROP_DATABASE: _DropDatabase,
+    EventType.CREATE_TABLE: _CreateTable,
+    EventType.ALTER_TABLE: _AlterTable,
+    EventType.DROP_TABLE: _DropTable,
+    EventType.ADD_PARTITION: _AddPartition,
+    EventType.ALTER_PARTITION: _AlterPartition,
+    EventType.DROP_PARTITION: _DropPartition,
+    EventType.INSERT: _Insert,
+    EventType.CREATE_DATABASE: _CreateDatabase,
+    EventType.ALTER_DATABASE: _AlterDatabase,
+    EventType.DROP_DATABASE: _DropDatabase,
 }
-_DECODER = msgspec.json.Decoder(_CreateTable | _AlterTable | _DropTable | _AddPartition | _AlterPartition
-                                 | _DropPartition | _Insert | _CreateDatabase | _AlterDatabase | _DropDatabase)
+_DECODER = msgspec.json.Decoder(
+    _CreateTable
+    | _AlterTable
+    | _DropTable
+    | _AddPartition
+    | _AlterPartition
+    | _DropPartition
+    | _Insert
+    | _CreateDatabase
+    | _AlterDatabase
+    | _DropDatabase
+)
 _parse_any = msgspec.json.Decoder().decode
 _ENCODE = msgspec.json.Encoder().encode
 _first_byte = struct.Struct("c").unpack_from
@@ -161,21 +191,34 @@ _KEYS: dict[EventType, tuple[_Key, ...]] = {
     EventType.ALTER_TABLE: (_obj("oldTable", "old_table", hms.Table), _obj("newTable", "new_table", hms.Table)),
     EventType.DROP_TABLE: (_TABLE, _DELETE_DATA),
     EventType.ADD_PARTITION: (_TABLE, _PARTITIONS),
-    EventType.ALTER_PARTITION: (_TABLE, _obj("oldPartition", "old_partition", hms.Partition),
-                                _obj("newPartition", "new_partition", hms.Partition)),
+    EventType.ALTER_PARTITION: (
+        _TABLE,
+        _obj("oldPartition", "old_partition", hms.Partition),
+        _obj("newPartition", "new_partition", hms.Partition),
+    ),
     EventType.DROP_PARTITION: (_TABLE, _PARTITIONS, _DELETE_DATA),
-    EventType.INSERT: (_Key("partitionKeyValues", "partition_key_values", _STR_MAP),
-                       _Key("files", "files", _STR_LIST), _Key("fileChecksums", "file_checksums", _STR_LIST)),
+    EventType.INSERT: (
+        _Key("partitionKeyValues", "partition_key_values", _STR_MAP),
+        _Key("files", "files", _STR_LIST),
+        _Key("fileChecksums", "file_checksums", _STR_LIST),
+    ),
     EventType.CREATE_DATABASE: (_obj("database", "database", hms.Database),),
-    EventType.ALTER_DATABASE: (_obj("oldDatabase", "old_database", hms.Database),
-                               _obj("newDatabase", "new_database", hms.Database)),
+    EventType.ALTER_DATABASE: (
+        _obj("oldDatabase", "old_database", hms.Database),
+        _obj("newDatabase", "new_database", hms.Database),
+    ),
     EventType.DROP_DATABASE: (_obj("database", "database", hms.Database),),
 }
 _ENVIRONMENT = _Key("environmentContext", "environment_context", _STRUCT, hms.EnvironmentContext)
 _DATABASE_EVENTS = frozenset({EventType.CREATE_DATABASE, EventType.ALTER_DATABASE, EventType.DROP_DATABASE})
 # The object the names come from when the envelope lacks them (older producers).
-_NAMES_FROM = {EventType.ALTER_TABLE: "newTable", EventType.INSERT: None, EventType.CREATE_DATABASE: "database",
-               EventType.ALTER_DATABASE: "newDatabase", EventType.DROP_DATABASE: "database"}
+_NAMES_FROM = {
+    EventType.ALTER_TABLE: "newTable",
+    EventType.INSERT: None,
+    EventType.CREATE_DATABASE: "database",
+    EventType.ALTER_DATABASE: "newDatabase",
+    EventType.DROP_DATABASE: "database",
+}
 
 
 def _parse(raw: Raw, where: str) -> Any:
@@ -201,6 +244,7 @@ def _loader(k: _Key) -> Loader:
                 return None
             value = _parse(raw, key)
             return None if value is None else load(value, key)
+
         return struct_value
     if k.kind == _STRUCT_LIST:
         load = struct_loader(k.cls)
@@ -210,6 +254,7 @@ def _loader(k: _Key) -> Loader:
             if raws is None:
                 return None
             return [load(_parse(raw, f"{key}[{i}]"), f"{key}[{i}]") for i, raw in enumerate(raws)]
+
         return struct_list
     if k.kind == _FLAG:
         return lambda env: getattr(env, key)
@@ -217,6 +262,7 @@ def _loader(k: _Key) -> Loader:
     def copied(env: Any) -> Any:  # a list or map of strings: each reader gets its own
         value = getattr(env, key)
         return None if value is None else value.copy()
+
     return copied
 
 
@@ -232,8 +278,9 @@ class _Spec:
         self.keys = (_ENVIRONMENT, *_KEYS[event_type])
         self.loaders = {k.field: _loader(k) for k in self.keys}
         # The Raw keys, checked at decode: (key, required, is a list)
-        self.checked = tuple((k.key, k.required, k.kind == _STRUCT_LIST) for k in _KEYS[event_type]
-                             if k.kind in (_STRUCT, _STRUCT_LIST))
+        self.checked = tuple(
+            (k.key, k.required, k.kind == _STRUCT_LIST) for k in _KEYS[event_type] if k.kind in (_STRUCT, _STRUCT_LIST)
+        )
         self.names_key = _NAMES_FROM.get(event_type, "table")
         self.is_database_event = event_type in _DATABASE_EVENTS
 
@@ -245,6 +292,7 @@ _BY_EVENT_TYPE: dict[EventType, _Spec] = {t: _SPECS[envelope] for t, envelope in
 
 # -- Decoding -------------------------------------------------------------------------------------------------
 
+
 def _as_bytes(data: Any) -> bytes:
     if isinstance(data, str):
         try:
@@ -253,8 +301,7 @@ def _as_bytes(data: Any) -> bytes:
             raise DecodeError(f"not UTF-8: {e.reason} at character {e.start}") from None
     if isinstance(data, (bytearray, memoryview)):
         if memoryview(data).nbytes > MAX_MESSAGE_BYTES:
-            raise DecodeError(f"message is {memoryview(data).nbytes} bytes, above the "
-                              f"{MAX_MESSAGE_BYTES}-byte limit")
+            raise DecodeError(f"message is {memoryview(data).nbytes} bytes, above the {MAX_MESSAGE_BYTES}-byte limit")
         return bytes(data)
     if isinstance(data, bytes):
         return bytes(data)
@@ -287,8 +334,17 @@ class Decoded(msgspec.Struct, frozen=True, gc=False):
 
     def event(self, origin: Origin | None = None, handler: Any = None) -> ListenerEvent:
         """A new event of this message (its objects are converted on first access)."""
-        return self.spec.cls._lazy(self.db_name, self.table_name, self.status, self.parameters, self.payload,
-                                   self.spec.loaders, self.raw, origin, handler)
+        return self.spec.cls._lazy(
+            self.db_name,
+            self.table_name,
+            self.status,
+            self.parameters,
+            self.payload,
+            self.spec.loaders,
+            self.raw,
+            origin,
+            handler,
+        )
 
 
 def decode(data: bytes | bytearray | memoryview | str, *, origin: Origin | None = None) -> ListenerEvent:
@@ -343,8 +399,16 @@ def read(data: bytes | bytearray | memoryview | str) -> Decoded:
         db_name, table_name = _names_from_object(env, spec, db_name, table_name)
     status = env.status
     parameters = env.parameters
-    return Decoded(spec.event_type, db_name, table_name, True if status is None else status,
-                   _NO_PARAMETERS if parameters is None else parameters, data, env, spec)
+    return Decoded(
+        spec.event_type,
+        db_name,
+        table_name,
+        True if status is None else status,
+        _NO_PARAMETERS if parameters is None else parameters,
+        data,
+        env,
+        spec,
+    )
 
 
 def _names_from_object(env: Any, spec: _Spec, db_name: str | None, table_name: str | None) -> tuple[str, str | None]:
@@ -358,11 +422,17 @@ def _names_from_object(env: Any, spec: _Spec, db_name: str | None, table_name: s
         if table_name is None and not spec.is_database_event:
             table_name = main.get("tableName")
     if type(db_name) is not str:
-        raise DecodeError(f"{spec.wire_type} message has no databaseName") if db_name is None else \
-            decode_error("databaseName", "a string", db_name)
+        raise (
+            DecodeError(f"{spec.wire_type} message has no databaseName")
+            if db_name is None
+            else decode_error("databaseName", "a string", db_name)
+        )
     if not spec.is_database_event and type(table_name) is not str:
-        raise DecodeError(f"{spec.wire_type} message has no tableName") if table_name is None else \
-            decode_error("tableName", "a string", table_name)
+        raise (
+            DecodeError(f"{spec.wire_type} message has no tableName")
+            if table_name is None
+            else decode_error("tableName", "a string", table_name)
+        )
     return db_name, table_name
 
 
@@ -391,8 +461,9 @@ def _explain(data: bytes, error: msgspec.ValidationError) -> DecodeError:
     spec = _BY_WIRE_TYPE.get(wire_type) if type(wire_type) is str else None
     if spec is None:
         known = ", ".join(sorted(_BY_WIRE_TYPE))
-        return DecodeError("missing eventType" if wire_type is None else
-                           f"unknown eventType {shown(wire_type)} (Apiary's are {known})")
+        return DecodeError(
+            "missing eventType" if wire_type is None else f"unknown eventType {shown(wire_type)} (Apiary's are {known})"
+        )
     checks = [(k.key, k.kind) for k in spec.keys if k.kind != _STRUCT]
     checks += [("databaseName", -1), ("status", _FLAG), ("parameters", _STR_MAP)]
     if not spec.is_database_event:
@@ -423,6 +494,7 @@ def _explain(data: bytes, error: msgspec.ValidationError) -> DecodeError:
 
 
 # -- Encoding ---------------------------------------------------------------------------------------------
+
 
 def _message(event: ListenerEvent, hive_version: str | None) -> dict[str, Any]:
     """The Apiary message of ``event``; never-converted objects are the payload's own values (shared)."""
@@ -499,6 +571,7 @@ def encode(event: ListenerEvent, *, hive_version: str | None = None) -> bytes:
 
 
 # -- Partitioning -----------------------------------------------------------------------------------------
+
 
 def java_string_hash(text: str) -> int:
     """Java's ``String.hashCode()`` (over UTF-16 code units, 32-bit signed overflow)."""

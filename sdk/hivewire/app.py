@@ -55,8 +55,12 @@ log = logging.getLogger(__name__)
 
 E = TypeVar("E", bound=ListenerEvent)
 F = TypeVar("F", bound=Callable[..., object])
-_METASTORE_KEYS = ("metastore.thrift.uris", "hive.metastore.uris", "metastore.service.discovery.mode",
-                   "hive.metastore.service.discovery.mode")
+_METASTORE_KEYS = (
+    "metastore.thrift.uris",
+    "hive.metastore.uris",
+    "metastore.service.discovery.mode",
+    "hive.metastore.service.discovery.mode",
+)
 
 
 class _On(Generic[E]):
@@ -83,10 +87,18 @@ class _BoundOn(Generic[E]):
     def __call__(self, fn: Callable[[E], object], /) -> Callable[[E], object]: ...
 
     @overload
-    def __call__(self, /, *, db: str | Iterable[str] | None = None, table: str | Iterable[str] | None = None,
-                 status: bool | None = True, name: str | None = None, timeout: float | None = None,
-                 retry: RetryPolicy | None = None, concurrency: int = 1
-                 ) -> Callable[[Callable[[E], object]], Callable[[E], object]]: ...
+    def __call__(
+        self,
+        /,
+        *,
+        db: str | Iterable[str] | None = None,
+        table: str | Iterable[str] | None = None,
+        status: bool | None = True,
+        name: str | None = None,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        concurrency: int = 1,
+    ) -> Callable[[Callable[[E], object]], Callable[[E], object]]: ...
 
     def __call__(self, fn: Callable[[E], object] | None = None, /, **options: Any) -> Any:
         decorator = self._app.on(self._type, **options)
@@ -127,22 +139,48 @@ class App:
         return list(self._listeners)
 
     # -- registration ---------------------------------------------------------------------------------
-    def on(self, *types: EventType | str, db: str | Iterable[str] | None = None,
-           table: str | Iterable[str] | None = None, status: bool | None = True, name: str | None = None,
-           timeout: float | None = None, retry: RetryPolicy | None = None,
-           concurrency: int = 1) -> Callable[[F], F]:
+    def on(
+        self,
+        *types: EventType | str,
+        db: str | Iterable[str] | None = None,
+        table: str | Iterable[str] | None = None,
+        status: bool | None = True,
+        name: str | None = None,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        concurrency: int = 1,
+    ) -> Callable[[F], F]:
         """Register the decorated function for ``types`` (all types when none is given), with glob filters."""
 
         def decorator(fn: F) -> F:
-            self.add_listener(fn, types=types or None, db=db, table=table, status=status, name=name,
-                              timeout=timeout, retry=retry, concurrency=concurrency)
+            self.add_listener(
+                fn,
+                types=types or None,
+                db=db,
+                table=table,
+                status=status,
+                name=name,
+                timeout=timeout,
+                retry=retry,
+                concurrency=concurrency,
+            )
             return fn
+
         return decorator
 
-    def add_listener(self, target: Any, *, types: Iterable[EventType | str] | None = None,
-                     db: str | Iterable[str] | None = None, table: str | Iterable[str] | None = None,
-                     status: bool | None = True, name: str | None = None, timeout: float | None = None,
-                     retry: RetryPolicy | None = None, concurrency: int = 1) -> Listener:
+    def add_listener(
+        self,
+        target: Any,
+        *,
+        types: Iterable[EventType | str] | None = None,
+        db: str | Iterable[str] | None = None,
+        table: str | Iterable[str] | None = None,
+        status: bool | None = True,
+        name: str | None = None,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        concurrency: int = 1,
+    ) -> Listener:
         """Register a function, a :class:`MetaStoreEventListener` class or instance, or an import path.
 
         A class is constructed with the configuration when the app starts. Types default to the ``on_*``
@@ -161,9 +199,14 @@ class App:
             default_name = type(target).__qualname__
         chosen = frozenset(EventType(t) for t in types) if types else default_types
         listener = Listener(
-            name=name or default_name, target=target, types=chosen,
+            name=name or default_name,
+            target=target,
+            types=chosen,
             filter=EventFilter(types=chosen, db=_tuple(db), table=_tuple(table), status=status),
-            retry=retry, timeout=timeout, concurrency=concurrency)
+            retry=retry,
+            timeout=timeout,
+            concurrency=concurrency,
+        )
         with self._lock:
             if any(existing.name == listener.name for existing in self._listeners):
                 raise ConfigError(listener.name, "a listener with this name is already registered; pass name=...")
@@ -192,8 +235,9 @@ class App:
             raise ListenerError(errors)
         return called
 
-    def run(self, source: Source | KafkaSource | None = None, *, config: Config | None = None,
-            handle_signals: bool = True) -> None:
+    def run(
+        self, source: Source | KafkaSource | None = None, *, config: Config | None = None, handle_signals: bool = True
+    ) -> None:
         """Consume ``source`` (by default the Kafka topic in the configuration) until stopped.
 
         Blocks. SIGTERM or SIGINT stop it cleanly (a second signal stops it at once). Returns when a finite
@@ -205,14 +249,22 @@ class App:
             config = config.merged({"instance.name": self.name})
         settings = Settings.from_config(config, need_kafka=source is None)
         if source is None:
-            source = KafkaSource(settings.bootstrap_servers, settings.topic, consumer_config=settings.consumer_config,
-                                 dead_letter_topic=settings.dead_letter_topic, instance_name=settings.instance_name)
+            source = KafkaSource(
+                settings.bootstrap_servers,
+                settings.topic,
+                consumer_config=settings.consumer_config,
+                dead_letter_topic=settings.dead_letter_topic,
+                instance_name=settings.instance_name,
+            )
         for path in settings.listener_list:
             if not any(listener.target is load_object(path) for listener in self._listeners):
                 self.add_listener(path)
         if not self._listeners:
-            raise ConfigError("apiary.listener.list", f"app {self.name!r} has no listeners: register some with "
-                                                      "decorators or list them in apiary.listener.list")
+            raise ConfigError(
+                "apiary.listener.list",
+                f"app {self.name!r} has no listeners: register some with "
+                "decorators or list them in apiary.listener.list",
+            )
         self.config = config
         self.metrics = metrics = Metrics()
         server: HealthServer | None = None
@@ -223,14 +275,27 @@ class App:
             for listener in self._listeners:
                 listener.bind(config)
             runner = Runner(
-                app_name=self.name, listeners=self._listeners, source=source, metrics=metrics,
-                retry=RetryPolicy(settings.retry_max_attempts, settings.retry_initial_delay,
-                                  settings.retry_multiplier, settings.retry_max_delay),
-                timeout=settings.listener_timeout, queue_events=settings.queue_size,
-                queue_bytes=settings.queue_bytes, batch_size=settings.batch_size,
-                commit_interval=settings.commit_interval, shutdown_timeout=settings.shutdown_timeout,
-                metastore=_metastore_factory(config), max_abandoned=settings.max_abandoned_threads,
-                tune_gc=settings.tune_gc, reread=settings.reread)
+                app_name=self.name,
+                listeners=self._listeners,
+                source=source,
+                metrics=metrics,
+                retry=RetryPolicy(
+                    settings.retry_max_attempts,
+                    settings.retry_initial_delay,
+                    settings.retry_multiplier,
+                    settings.retry_max_delay,
+                ),
+                timeout=settings.listener_timeout,
+                queue_events=settings.queue_size,
+                queue_bytes=settings.queue_bytes,
+                batch_size=settings.batch_size,
+                commit_interval=settings.commit_interval,
+                shutdown_timeout=settings.shutdown_timeout,
+                metastore=_metastore_factory(config),
+                max_abandoned=settings.max_abandoned_threads,
+                tune_gc=settings.tune_gc,
+                reread=settings.reread,
+            )
             if settings.endpoint_port:
                 server = _health_server(metrics, runner, settings.endpoint_port)
                 log.info("metrics and health on http://0.0.0.0:%d/metrics and /health", server.port)
@@ -277,11 +342,17 @@ def _health_server(metrics: Metrics, runner: Runner, port: int) -> HealthServer:
         return HealthServer(metrics, runner.health, port).start()
     except OSError as e:
         if e.errno == errno.EADDRINUSE:
-            raise ConfigError("endpoint.port", f"port {port} is already in use (another hivewire app on this "
-                                               "host?); set endpoint.port to a free port, or 0 to turn the "
-                                               "/metrics and /health endpoint off") from e
-        raise ConfigError("endpoint.port", f"cannot serve /metrics and /health on port {port}: {e}; set "
-                                           "endpoint.port to another port, or 0 to turn the endpoint off") from e
+            raise ConfigError(
+                "endpoint.port",
+                f"port {port} is already in use (another hivewire app on this "
+                "host?); set endpoint.port to a free port, or 0 to turn the "
+                "/metrics and /health endpoint off",
+            ) from e
+        raise ConfigError(
+            "endpoint.port",
+            f"cannot serve /metrics and /health on port {port}: {e}; set "
+            "endpoint.port to another port, or 0 to turn the endpoint off",
+        ) from e
 
 
 def _install_signal_handlers(runner: Runner) -> Callable[[], None] | None:
@@ -304,4 +375,5 @@ def _install_signal_handlers(runner: Runner) -> Callable[[], None] | None:
     def restore() -> None:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
     return restore

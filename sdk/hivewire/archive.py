@@ -51,8 +51,9 @@ try:
     import deltalake
     from deltalake.exceptions import CommitFailedError, TableNotFoundError
 except ImportError as e:  # pragma: no cover - depends on the environment
-    raise PrerequisiteError("hivewire.archive needs deltalake, which is not installed: "
-                            "pip install 'hivewire[delta]'") from e
+    raise PrerequisiteError(
+        "hivewire.archive needs deltalake, which is not installed: pip install 'hivewire[delta]'"
+    ) from e
 
 __all__ = ["PARTITION_BY", "ArchiveStats", "Archiver", "txn_app_id"]
 
@@ -117,9 +118,17 @@ class Archiver:
     partitions between them). ``storage_options`` go to deltalake (object-store credentials).
     """
 
-    def __init__(self, source: KafkaSource, table_uri: str, *, app_id: str | None = None,
-                 group_id: str | None = None, flush_events: int = 10_000, flush_seconds: float = 10.0,
-                 storage_options: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        source: KafkaSource,
+        table_uri: str,
+        *,
+        app_id: str | None = None,
+        group_id: str | None = None,
+        flush_events: int = 10_000,
+        flush_seconds: float = 10.0,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> None:
         if flush_events < 1:
             raise ConfigError("flush_events", "must be at least 1")
         if flush_seconds <= 0:
@@ -162,17 +171,25 @@ class Archiver:
             except TableNotFoundError:
                 try:
                     table = deltalake.DeltaTable.create(
-                        self.table_uri, SCHEMA, mode="ignore", partition_by=PARTITION_BY,
-                        name="hivewire_events", description=f"Hive Metastore events from Kafka topic "
-                                                            f"{self.source.topic}, archived by hivewire",
-                        configuration=_TABLE_CONFIGURATION, storage_options=self.storage_options)
+                        self.table_uri,
+                        SCHEMA,
+                        mode="ignore",
+                        partition_by=PARTITION_BY,
+                        name="hivewire_events",
+                        description=f"Hive Metastore events from Kafka topic {self.source.topic}, archived by hivewire",
+                        configuration=_TABLE_CONFIGURATION,
+                        storage_options=self.storage_options,
+                    )
                 except deltalake.exceptions.DeltaError as e:  # another archiver created it at the same moment
                     log.info("creating %s raced another writer (%s); loading it", self.table_uri, e)
                     continue
             names = [f.name for f in table.schema().fields]
             if names != SCHEMA.names:
-                raise ConfigError("table", f"{self.table_uri} is not a hivewire event archive of this version: "
-                                           f"its columns are {names}, expected {SCHEMA.names}")
+                raise ConfigError(
+                    "table",
+                    f"{self.table_uri} is not a hivewire event archive of this version: "
+                    f"its columns are {names}, expected {SCHEMA.names}",
+                )
             self._table = table
             return table
         raise HivewireError(f"could not create or load the Delta table {self.table_uri}")
@@ -190,17 +207,19 @@ class Archiver:
     # -- the consumer ---------------------------------------------------------------------------------
     def _consumer_config(self) -> dict[str, Any]:
         config = dict(self.source.consumer_config)
-        config.update({
-            "bootstrap.servers": self.source.bootstrap_servers,
-            "group.id": self.group_id,
-            # Positions come from the Delta log, so Kafka's committed offsets are never read or auto-committed.
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "auto.offset.reset": "earliest",
-            # An eager protocol: every rebalance revokes everything, so on_assign sees each partition afresh
-            # and seeks it from the table.
-            "partition.assignment.strategy": "range,roundrobin",
-        })
+        config.update(
+            {
+                "bootstrap.servers": self.source.bootstrap_servers,
+                "group.id": self.group_id,
+                # Positions come from the Delta log, so Kafka's committed offsets are never read or auto-committed.
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "auto.offset.reset": "earliest",
+                # An eager protocol: every rebalance revokes everything, so on_assign sees each partition afresh
+                # and seeks it from the table.
+                "partition.assignment.strategy": "range,roundrobin",
+            }
+        )
         return config
 
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
@@ -212,8 +231,12 @@ class Archiver:
             self._next[tp.partition] = max(tp.offset, 0)
             self._starts[tp.partition] = _Start(int(version) + 1 if version is not None else None)
             self._buffers.setdefault(tp.partition, [])
-        log.info("assigned %s: seeking from the table (version %s): %s", self.source.topic, table.version(),
-                 {tp.partition: tp.offset for tp in partitions})
+        log.info(
+            "assigned %s: seeking from the table (version %s): %s",
+            self.source.topic,
+            table.version(),
+            {tp.partition: tp.offset for tp in partitions},
+        )
         consumer.assign(partitions)
         self._assigned = {tp.partition for tp in partitions}
         self._active = time.monotonic()
@@ -294,15 +317,27 @@ class Archiver:
         if offset == start.redelivered:
             # A successful re-seek to the table's position delivered the same first message: nothing lies
             # between on the broker.
-            log.warning("%s/%d resumes at offset %d, not at %s: nothing lies between on the broker (transaction "
-                        "markers, compaction, or retention deleted them before they were archived); archiving "
-                        "from %d", self.source.topic, partition, offset, where, offset)
+            log.warning(
+                "%s/%d resumes at offset %d, not at %s: nothing lies between on the broker (transaction "
+                "markers, compaction, or retention deleted them before they were archived); archiving "
+                "from %d",
+                self.source.topic,
+                partition,
+                offset,
+                where,
+                offset,
+            )
             del self._starts[partition]
             return True
         self.stats.refused += 1
-        log.warning("%s/%d: the first message after seeking to %s is at offset %d: the seek did not take effect. "
-                    "Not archiving this partition until it resumes where the table says; seeking again",
-                    self.source.topic, partition, where, offset)
+        log.warning(
+            "%s/%d: the first message after seeking to %s is at offset %d: the seek did not take effect. "
+            "Not archiving this partition until it resumes where the table says; seeking again",
+            self.source.topic,
+            partition,
+            where,
+            offset,
+        )
         target = start.offset if start.offset is not None else _offset_beginning()
         self._next[partition] = max(target, 0)
         start.redelivered = offset if self._seek_consumer(partition, target) else None
@@ -316,8 +351,9 @@ class Archiver:
         if self._consumer is None:
             return None
         try:
-            found = self._consumer.get_watermark_offsets(TopicPartition(self.source.topic, partition),
-                                                         timeout=10.0, cached=False)
+            found = self._consumer.get_watermark_offsets(
+                TopicPartition(self.source.topic, partition), timeout=10.0, cached=False
+            )
         except KafkaException as e:
             log.warning("%s/%d: could not read the low watermark (%s)", self.source.topic, partition, e)
             return None
@@ -345,8 +381,12 @@ class Archiver:
         for _ in range(_MAX_COMMIT_ATTEMPTS):
             if self._write(self.table()):
                 return
-        log.warning("%d conflicting commits in a row: dropping %d buffered messages and re-reading them from "
-                    "the offsets in the table", _MAX_COMMIT_ATTEMPTS, self._buffered)
+        log.warning(
+            "%d conflicting commits in a row: dropping %d buffered messages and re-reading them from "
+            "the offsets in the table",
+            _MAX_COMMIT_ATTEMPTS,
+            self._buffered,
+        )
         for p in list(self._buffers):
             self._reseek(p)
         self._clear()
@@ -375,11 +415,16 @@ class Archiver:
             # Committed against ``table``'s snapshot: a concurrent commit with any of these app transactions
             # makes delta-rs fail this one (ConcurrentTransaction) instead of writing the rows twice.
             deltalake.write_deltalake(
-                table, data, mode="append", partition_by=PARTITION_BY,
+                table,
+                data,
+                mode="append",
+                partition_by=PARTITION_BY,
                 writer_properties=deltalake.WriterProperties(compression="ZSTD"),
                 commit_properties=deltalake.CommitProperties(
                     app_transactions=txns,
-                    custom_metadata={"hivewire.topic": self.source.topic, "hivewire.app_id": self.app_id}))
+                    custom_metadata={"hivewire.topic": self.source.topic, "hivewire.app_id": self.app_id},
+                ),
+            )
         except CommitFailedError as e:
             self.stats.conflicts += 1
             log.info("a commit of %d rows lost a race (%s); re-checking the table", len(items), e)
@@ -398,8 +443,12 @@ class Archiver:
             p = int(txn.app_id.rsplit("-", 1)[1])
             self.stats.versions[p] = int(txn.version)
             offsets.append(TopicPartition(self.source.topic, p, int(txn.version) + 1))
-        log.debug("committed %d rows at table version %s: %s", rows, self._table.version(),
-                  {t.app_id: t.version for t in txns})
+        log.debug(
+            "committed %d rows at table version %s: %s",
+            rows,
+            self._table.version(),
+            {t.app_id: t.version for t in txns},
+        )
         self._clear()
         if self._consumer is not None and offsets:
             # For monitoring only (consumer-group lag tools): positions are always taken from the table.
@@ -438,8 +487,13 @@ class Archiver:
         try:
             self._consumer.seek(TopicPartition(self.source.topic, partition, offset))
         except KafkaException as e:
-            log.warning("seeking %s/%d to %d failed (%s): its messages are refused until it resumes there",
-                        self.source.topic, partition, offset, e)
+            log.warning(
+                "seeking %s/%d to %d failed (%s): its messages are refused until it resumes there",
+                self.source.topic,
+                partition,
+                offset,
+                e,
+            )
             return False
         return True
 
@@ -461,8 +515,9 @@ class Archiver:
         self._consumer = consumer
         self._active = time.monotonic()
         try:
-            consumer.subscribe([self.source.topic], on_assign=self._on_assign, on_revoke=self._on_revoke,
-                               on_lost=self._on_lost)
+            consumer.subscribe(
+                [self.source.topic], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+            )
             while not stop.is_set():
                 wait = 1.0
                 if self._oldest is not None:
@@ -473,10 +528,15 @@ class Archiver:
                 if batch:
                     self._active = now
                 if self._buffered >= self.flush_events or (
-                        self._oldest is not None and now - self._oldest >= self.flush_seconds):
+                    self._oldest is not None and now - self._oldest >= self.flush_seconds
+                ):
                     self.flush()
-                if (idle_timeout is not None and self._assigned and not self._buffered
-                        and now - self._active >= idle_timeout):
+                if (
+                    idle_timeout is not None
+                    and self._assigned
+                    and not self._buffered
+                    and now - self._active >= idle_timeout
+                ):
                     break
             self.flush()
         finally:

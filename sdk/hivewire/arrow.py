@@ -25,8 +25,9 @@ from hivewire.events import EventType, ListenerEvent, Origin
 try:
     import pyarrow as pa
 except ImportError as e:  # pragma: no cover - depends on the environment
-    raise PrerequisiteError("hivewire.arrow needs pyarrow, which is not installed: "
-                            "pip install 'hivewire[arrow]'") from e
+    raise PrerequisiteError(
+        "hivewire.arrow needs pyarrow, which is not installed: pip install 'hivewire[arrow]'"
+    ) from e
 
 __all__ = ["COLUMNS", "SCHEMA", "Undecodable", "paused_gc", "schema_markdown", "to_arrow"]
 
@@ -36,46 +37,86 @@ _STR_MAP = pa.map_(pa.string(), pa.string())
 #: ``(name, Arrow type, description)`` of every column, in order. :data:`SCHEMA` and the table in
 #: ``docs/data.md`` are generated from this; new columns are only ever appended (the schema is stable).
 COLUMNS: tuple[tuple[str, Any, str], ...] = (
-    ("event_type", pa.string(), "`EventType` value: `CREATE_TABLE`, `ADD_PARTITION`, ... Null only for a message "
-                                "that did not decode (see `decode_error`)."),
+    (
+        "event_type",
+        pa.string(),
+        "`EventType` value: `CREATE_TABLE`, `ADD_PARTITION`, ... Null only for a message "
+        "that did not decode (see `decode_error`).",
+    ),
     ("db_name", pa.string(), "Database name (the new table's database for `ALTER_TABLE`)."),
     ("table_name", pa.string(), "Table name (the new name for `ALTER_TABLE`); null for database events."),
     ("qualified_name", pa.string(), "`db.table`, or `db` for database events."),
     ("status", pa.bool_(), "Whether the metastore operation succeeded (Apiary publishes failures too)."),
-    ("event_time", pa.timestamp("us", tz="UTC"), "When the event was published: the Kafka record timestamp. "
-                                                 "Null for events not read from Kafka."),
+    (
+        "event_time",
+        pa.timestamp("us", tz="UTC"),
+        "When the event was published: the Kafka record timestamp. Null for events not read from Kafka.",
+    ),
     ("event_date", pa.date32(), "UTC date of `event_time`; the archive's partition column."),
     ("kafka_topic", pa.string(), "Kafka topic the event was read from."),
     ("kafka_partition", pa.int32(), "Kafka partition."),
-    ("kafka_offset", pa.int64(), "Kafka offset. (`kafka_topic`, `kafka_partition`, `kafka_offset`) identifies "
-                                 "a message."),
+    (
+        "kafka_offset",
+        pa.int64(),
+        "Kafka offset. (`kafka_topic`, `kafka_partition`, `kafka_offset`) identifies a message.",
+    ),
     ("kafka_timestamp", pa.int64(), "Kafka record timestamp as Kafka reports it: milliseconds since the epoch."),
-    ("location", pa.string(), "The table's `sd.location` (the new table's for `ALTER_TABLE`); the database's "
-                              "`locationUri` for database events; null for `INSERT`."),
-    ("table_type", pa.string(), "`MANAGED_TABLE`, `EXTERNAL_TABLE`, `VIRTUAL_VIEW`, ...; null for `INSERT` and "
-                                "database events."),
-    ("columns", pa.list_(_FIELD_SCHEMA), "The table's data columns (`sd.cols`) as `{name, type, comment}`; "
-                                         "null for `INSERT` and database events."),
-    ("partition_keys", pa.list_(_FIELD_SCHEMA), "The table's partition columns as `{name, type, comment}`. For "
-                                                "`INSERT`, the keys of `partition_key_values` (type null)."),
-    ("partition_values", pa.list_(pa.list_(pa.string())),
-     "One list of values per partition: every partition of `ADD_PARTITION`/`DROP_PARTITION`, the new "
-     "partition of `ALTER_PARTITION`, the inserted partition of `INSERT` (empty when unpartitioned). Null "
-     "for other types."),
-    ("partition_locations", pa.list_(pa.string()), "`sd.location` of each partition in `partition_values` "
-                                                   "(null entries for `INSERT`, which carries none)."),
-    ("old_partition_values", pa.list_(pa.string()), "`ALTER_PARTITION` only: the old partition's values "
-                                                    "(different from the new ones for a partition rename)."),
+    (
+        "location",
+        pa.string(),
+        "The table's `sd.location` (the new table's for `ALTER_TABLE`); the database's "
+        "`locationUri` for database events; null for `INSERT`.",
+    ),
+    (
+        "table_type",
+        pa.string(),
+        "`MANAGED_TABLE`, `EXTERNAL_TABLE`, `VIRTUAL_VIEW`, ...; null for `INSERT` and database events.",
+    ),
+    (
+        "columns",
+        pa.list_(_FIELD_SCHEMA),
+        "The table's data columns (`sd.cols`) as `{name, type, comment}`; null for `INSERT` and database events.",
+    ),
+    (
+        "partition_keys",
+        pa.list_(_FIELD_SCHEMA),
+        "The table's partition columns as `{name, type, comment}`. For "
+        "`INSERT`, the keys of `partition_key_values` (type null).",
+    ),
+    (
+        "partition_values",
+        pa.list_(pa.list_(pa.string())),
+        "One list of values per partition: every partition of `ADD_PARTITION`/`DROP_PARTITION`, the new "
+        "partition of `ALTER_PARTITION`, the inserted partition of `INSERT` (empty when unpartitioned). Null "
+        "for other types.",
+    ),
+    (
+        "partition_locations",
+        pa.list_(pa.string()),
+        "`sd.location` of each partition in `partition_values` (null entries for `INSERT`, which carries none).",
+    ),
+    (
+        "old_partition_values",
+        pa.list_(pa.string()),
+        "`ALTER_PARTITION` only: the old partition's values (different from the new ones for a partition rename).",
+    ),
     ("old_name", pa.string(), "Renames only (`ALTER_TABLE`, `ALTER_DATABASE`): the old qualified name."),
     ("new_name", pa.string(), "Renames only: the new qualified name."),
     ("parameters", _STR_MAP, "The event's parameters (Apiary adds `hive.version`)."),
-    ("table_parameters", _STR_MAP, "The table's parameters (the new table's for `ALTER_TABLE`); null for "
-                                   "`INSERT` and database events."),
+    (
+        "table_parameters",
+        _STR_MAP,
+        "The table's parameters (the new table's for `ALTER_TABLE`); null for `INSERT` and database events.",
+    ),
     ("delete_data", pa.bool_(), "`DROP_TABLE`/`DROP_PARTITION` only: whether the data was deleted too."),
     ("files", pa.list_(pa.string()), "`INSERT` only: the files written."),
     ("hive_version", pa.string(), "The metastore's Hive version (the `hive.version` parameter)."),
-    ("decode_error", pa.string(), "Why the message or one of its objects did not decode; null for every "
-                                  "decoded event. Such rows keep `raw` and the Kafka columns."),
+    (
+        "decode_error",
+        pa.string(),
+        "Why the message or one of its objects did not decode; null for every "
+        "decoded event. Such rows keep `raw` and the Kafka columns.",
+    ),
     ("raw", pa.binary(), "The message exactly as read (Apiary JSON bytes); null for events built in Python."),
 )
 
@@ -85,8 +126,15 @@ SCHEMA = pa.schema([pa.field(name, type_) for name, type_, _ in COLUMNS])
 _NAMES = tuple(name for name, _, _ in COLUMNS)
 _TYPES = tuple(type_ for _, type_, _ in COLUMNS)
 _MS_PER_DAY = 86_400_000
-_WITH_TABLE = frozenset({EventType.CREATE_TABLE, EventType.DROP_TABLE, EventType.ADD_PARTITION,
-                         EventType.ALTER_PARTITION, EventType.DROP_PARTITION})
+_WITH_TABLE = frozenset(
+    {
+        EventType.CREATE_TABLE,
+        EventType.DROP_TABLE,
+        EventType.ADD_PARTITION,
+        EventType.ALTER_PARTITION,
+        EventType.DROP_PARTITION,
+    }
+)
 _WITH_PARTITIONS = frozenset({EventType.ADD_PARTITION, EventType.DROP_PARTITION})
 _DELETES = frozenset({EventType.DROP_TABLE, EventType.DROP_PARTITION})
 _WITH_DATABASE = frozenset({EventType.CREATE_DATABASE, EventType.DROP_DATABASE})
@@ -163,8 +211,20 @@ def _objects(event: ListenerEvent) -> tuple[Any, ...]:
         keys = _fields(table.partitionKeys)
         table_type = table.tableType
         table_parameters = table.parameters if table.parameters is not None else {}
-    return (location, table_type, cols, keys, values, locations, old_values, old_name, new_name,
-            table_parameters, delete_data, files)
+    return (
+        location,
+        table_type,
+        cols,
+        keys,
+        values,
+        locations,
+        old_values,
+        old_name,
+        new_name,
+        table_parameters,
+        delete_data,
+        files,
+    )
 
 
 _NO_OBJECTS = (None,) * 12
@@ -179,9 +239,20 @@ def _event_row(event: ListenerEvent, on_error: str) -> tuple[Any, ...]:
             raise DecodeError(f"{event!r}: {e.reason}") from e  # the repr names the Kafka origin
         objects, error = _NO_OBJECTS, e.reason
     parameters = event.parameters
-    return (event.event_type.value, event.db_name, event.table_name, event.qualified_name, event.status,
-            *_kafka(event.origin), *objects[:9], dict(parameters), *objects[9:],
-            parameters.get("hive.version"), error, event.raw)
+    return (
+        event.event_type.value,
+        event.db_name,
+        event.table_name,
+        event.qualified_name,
+        event.status,
+        *_kafka(event.origin),
+        *objects[:9],
+        dict(parameters),
+        *objects[9:],
+        parameters.get("hive.version"),
+        error,
+        event.raw,
+    )
 
 
 def _undecodable_row(item: Undecodable) -> tuple[Any, ...]:
@@ -214,8 +285,12 @@ def _batch(rows: list[tuple[Any, ...]]) -> Any:
     return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
 
-def to_arrow(events: Iterable[ListenerEvent | Undecodable], *, on_error: Literal["raise", "record"] = "raise",
-             batch_size: int = 65_536) -> Any:
+def to_arrow(
+    events: Iterable[ListenerEvent | Undecodable],
+    *,
+    on_error: Literal["raise", "record"] = "raise",
+    batch_size: int = 65_536,
+) -> Any:
     """A ``pyarrow.Table`` with :data:`SCHEMA`, one row per event, in order.
 
     ``events`` may include :class:`Undecodable` messages: their rows hold the Kafka columns, ``raw`` and
@@ -263,4 +338,3 @@ def schema_markdown() -> str:
     lines = ["| column | Arrow type | meaning |", "|---|---|---|"]
     lines += [f"| `{name}` | `{_type_name(type_)}` | {text} |" for name, type_, text in COLUMNS]
     return "\n".join(lines)
-

@@ -35,8 +35,17 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-__all__ = ["DEFAULTS", "ENV_PREFIXES", "JAVA_CONSUMER_RENAMED", "JAVA_ONLY_CONSUMER_KEYS", "KNOWN_KEYS", "Config",
-           "ConsumerSettings", "Settings", "consumer_settings"]
+__all__ = [
+    "DEFAULTS",
+    "ENV_PREFIXES",
+    "JAVA_CONSUMER_RENAMED",
+    "JAVA_ONLY_CONSUMER_KEYS",
+    "KNOWN_KEYS",
+    "Config",
+    "ConsumerSettings",
+    "Settings",
+    "consumer_settings",
+]
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +137,14 @@ class Config(Mapping[str, str]):
         self._env_keys = frozenset(from_env) & flat.keys()
 
     @classmethod
-    def load(cls, *, file: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
-             overrides: Mapping[str, Any] | None = None, base: Mapping[str, Any] | None = None) -> Config:
+    def load(
+        cls,
+        *,
+        file: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        base: Mapping[str, Any] | None = None,
+    ) -> Config:
         """Merge ``base`` (the app's settings), ``file``, ``env`` (default: ``os.environ``) and ``overrides``."""
         environment = _from_env(os.environ if env is None else env)
         flags = Config(overrides)
@@ -158,7 +173,7 @@ class Config(Mapping[str, str]):
 
     def with_prefix(self, prefix: str) -> dict[str, str]:
         """The settings under ``prefix`` (e.g. ``apiary.messaging.consumer.``), with the prefix removed."""
-        return {k[len(prefix):]: v for k, v in self._values.items() if k.startswith(prefix) and len(k) > len(prefix)}
+        return {k[len(prefix) :]: v for k, v in self._values.items() if k.startswith(prefix) and len(k) > len(prefix)}
 
     def merged(self, overrides: Mapping[str, Any]) -> Config:
         """A copy with ``overrides`` applied."""
@@ -222,23 +237,56 @@ JAVA_CONSUMER_RENAMED: dict[str, str] = {
 
 #: Java consumer properties with no librdkafka equivalent (Java classes, JVM security providers, JKS stores,
 #: client metrics, login refresh tuning): ignored, with one warning naming them.
-JAVA_ONLY_CONSUMER_KEYS: frozenset[str] = frozenset({
-    "key.deserializer", "value.deserializer", "interceptor.classes", "metric.reporters", "metrics.num.samples",
-    "metrics.recording.level", "metrics.sample.window.ms", "auto.include.jmx.reporter", "default.api.timeout.ms",
-    "exclude.internal.topics", "internal.leave.group.on.close", "internal.throw.on.fetch.stable.offset.unsupported",
-    "security.providers", "socket.connection.setup.timeout.max.ms",
-    "ssl.protocol", "ssl.enabled.protocols", "ssl.provider", "ssl.engine.factory.class", "ssl.keymanager.algorithm",
-    "ssl.trustmanager.algorithm", "ssl.secure.random.implementation", "ssl.keystore.type", "ssl.truststore.type",
-    "ssl.truststore.location", "ssl.truststore.password",
-    "sasl.client.callback.handler.class", "sasl.login.callback.handler.class", "sasl.login.class",
-    "sasl.login.connect.timeout.ms", "sasl.login.read.timeout.ms", "sasl.login.refresh.buffer.seconds",
-    "sasl.login.refresh.min.period.seconds", "sasl.login.refresh.window.factor", "sasl.login.refresh.window.jitter",
-    "sasl.login.retry.backoff.max.ms", "sasl.login.retry.backoff.ms", "sasl.kerberos.ticket.renew.jitter",
-    "sasl.kerberos.ticket.renew.window.factor", "sasl.oauthbearer.clock.skew.seconds",
-    "sasl.oauthbearer.expected.audience", "sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.jwks.endpoint.url",
-    "sasl.oauthbearer.jwks.endpoint.refresh.ms", "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
-    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", "sasl.oauthbearer.scope.claim.name",
-})
+JAVA_ONLY_CONSUMER_KEYS: frozenset[str] = frozenset(
+    {
+        "key.deserializer",
+        "value.deserializer",
+        "interceptor.classes",
+        "metric.reporters",
+        "metrics.num.samples",
+        "metrics.recording.level",
+        "metrics.sample.window.ms",
+        "auto.include.jmx.reporter",
+        "default.api.timeout.ms",
+        "exclude.internal.topics",
+        "internal.leave.group.on.close",
+        "internal.throw.on.fetch.stable.offset.unsupported",
+        "security.providers",
+        "socket.connection.setup.timeout.max.ms",
+        "ssl.protocol",
+        "ssl.enabled.protocols",
+        "ssl.provider",
+        "ssl.engine.factory.class",
+        "ssl.keymanager.algorithm",
+        "ssl.trustmanager.algorithm",
+        "ssl.secure.random.implementation",
+        "ssl.keystore.type",
+        "ssl.truststore.type",
+        "ssl.truststore.location",
+        "ssl.truststore.password",
+        "sasl.client.callback.handler.class",
+        "sasl.login.callback.handler.class",
+        "sasl.login.class",
+        "sasl.login.connect.timeout.ms",
+        "sasl.login.read.timeout.ms",
+        "sasl.login.refresh.buffer.seconds",
+        "sasl.login.refresh.min.period.seconds",
+        "sasl.login.refresh.window.factor",
+        "sasl.login.refresh.window.jitter",
+        "sasl.login.retry.backoff.max.ms",
+        "sasl.login.retry.backoff.ms",
+        "sasl.kerberos.ticket.renew.jitter",
+        "sasl.kerberos.ticket.renew.window.factor",
+        "sasl.oauthbearer.clock.skew.seconds",
+        "sasl.oauthbearer.expected.audience",
+        "sasl.oauthbearer.expected.issuer",
+        "sasl.oauthbearer.jwks.endpoint.url",
+        "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+        "sasl.oauthbearer.scope.claim.name",
+    }
+)
 
 _JAVA_ASSIGNORS = {
     "org.apache.kafka.clients.consumer.RangeAssignor": "range",
@@ -323,8 +371,10 @@ def _jaas(key: str, value: str) -> dict[str, str]:
     if login is None:
         return {"sasl.jaas.config": value}
     module = login.group(1).rsplit(".", 1)[-1]
-    options = {m.group(1): re.sub(r"\\(.)", r"\1", m.group(2)) if m.group(2) is not None else m.group(3)
-               for m in _JAAS_OPTION.finditer(login.group(2))}
+    options = {
+        m.group(1): re.sub(r"\\(.)", r"\1", m.group(2)) if m.group(2) is not None else m.group(3)
+        for m in _JAAS_OPTION.finditer(login.group(2))
+    }
     if module in ("PlainLoginModule", "ScramLoginModule") and "username" in options and "password" in options:
         return {"sasl.username": options["username"], "sasl.password": options["password"]}
     if module == "Krb5LoginModule" and "principal" in options:
@@ -365,14 +415,19 @@ class Settings:
         unknown = sorted(k for k in config if k.startswith("hivewire.") and k not in KNOWN_KEYS)
         from_env = [k for k in unknown if k in config.env_keys]
         if from_env:
-            log.info("ignoring environment variables that are not hivewire settings: %s",
-                     ", ".join(k.upper().replace(".", "_") for k in from_env))
+            log.info(
+                "ignoring environment variables that are not hivewire settings: %s",
+                ", ".join(k.upper().replace(".", "_") for k in from_env),
+            )
         typos = [k for k in unknown if k not in config.env_keys]
         if typos:
             key = typos[0]
             close = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1)
-            raise ConfigError(key, "unknown setting" + (f"; did you mean {close[0]}?" if close else
-                                                        "; see docs/runtime.md for the hivewire.* keys"))
+            raise ConfigError(
+                key,
+                "unknown setting"
+                + (f"; did you mean {close[0]}?" if close else "; see docs/runtime.md for the hivewire.* keys"),
+            )
         bootstrap_servers = config.text("apiary.bootstrap.servers", None if need_kafka else "")
         topic = config.text("apiary.kafka.topic.name", None if need_kafka else "")
         raw_consumer = config.with_prefix(CONSUMER_PREFIX)

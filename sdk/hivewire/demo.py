@@ -42,8 +42,9 @@ def _describe(event: Any) -> str:
         return f"{event.qualified_name}: added column(s) {', '.join(added) or 'none'}"
     if kind in (EventType.ADD_PARTITION, EventType.DROP_PARTITION):
         key_names = [k.name for k in event.table.partitionKeys]
-        names = ", ".join("/".join(f"{k}={v}" for k, v in zip(key_names, p.values, strict=False))
-                          for p in event.partitions)
+        names = ", ".join(
+            "/".join(f"{k}={v}" for k, v in zip(key_names, p.values, strict=False)) for p in event.partitions
+        )
         suffix = f" (delete data: {event.delete_data})" if kind == EventType.DROP_PARTITION else ""
         return f"{event.qualified_name}: {names}{suffix}"
     if kind == EventType.DROP_TABLE:
@@ -114,9 +115,12 @@ def run_demo(echo: Callable[[str], None] = print) -> None:
     arrived = threading.Condition()
     app = build_app(echo, received, arrived)
     echo("starting a local Hive Metastore (pyspark's jars, Derby in a temp dir) ...")
-    with _quiet("hivewire_shim", "hivewire.metastore"), LocalMetastore() as metastore, \
-            Shim(metastore.uri, sinks=[AppSink(app, name="demo")]) as shim, \
-            MetastoreClient(shim.uri) as client:
+    with (
+        _quiet("hivewire_shim", "hivewire.metastore"),
+        LocalMetastore() as metastore,
+        Shim(metastore.uri, sinks=[AppSink(app, name="demo")]) as shim,
+        MetastoreClient(shim.uri) as client,
+    ):
         echo(f"metastore at {metastore.uri}; the hivewire shim in front of it at {shim.uri}")
         echo("changes go through the shim; the App's listeners print what they receive:")
         expected: list[tuple[EventType, str]] = []
@@ -127,32 +131,54 @@ def run_demo(echo: Callable[[str], None] = print) -> None:
             expected.append((kind, name))
             with arrived:
                 if not arrived.wait_for(lambda: len(received) >= len(expected), EVENT_TIMEOUT):
-                    raise HivewireError(f"the listener never received the {kind.value} event of {name} "
-                                        f"(waited {EVENT_TIMEOUT:.0f} s after '{what}')")
+                    raise HivewireError(
+                        f"the listener never received the {kind.value} event of {name} "
+                        f"(waited {EVENT_TIMEOUT:.0f} s after '{what}')"
+                    )
             got = received[len(expected) - 1]
             if (got.event_type, got.qualified_name) != (kind, name):
                 raise HivewireError(f"expected {kind.value} {name}, the listener received {got!r}")
 
         db_location = (metastore.warehouse / "demo.db").as_uri()
-        table = make_table("demo", "orders", columns={"id": "bigint", "amount": "double"},
-                           partition_keys={"dt": "string"}, location=f"{db_location}/orders")
+        table = make_table(
+            "demo",
+            "orders",
+            columns={"id": "bigint", "amount": "double"},
+            partition_keys={"dt": "string"},
+            location=f"{db_location}/orders",
+        )
         days = ["2024-01-01", "2024-01-02", "2024-01-03"]
-        change("create database demo", EventType.CREATE_DATABASE, "demo",
-               lambda: client.create_database(make_database("demo", location=db_location)))
-        change("create table demo.orders", EventType.CREATE_TABLE, "demo.orders",
-               lambda: client.create_table(table))
-        change(f"add partitions dt={', dt='.join(days)}", EventType.ADD_PARTITION, "demo.orders",
-               lambda: client.add_partitions([make_partition(table, [d]) for d in days]))
+        change(
+            "create database demo",
+            EventType.CREATE_DATABASE,
+            "demo",
+            lambda: client.create_database(make_database("demo", location=db_location)),
+        )
+        change("create table demo.orders", EventType.CREATE_TABLE, "demo.orders", lambda: client.create_table(table))
+        change(
+            f"add partitions dt={', dt='.join(days)}",
+            EventType.ADD_PARTITION,
+            "demo.orders",
+            lambda: client.add_partitions([make_partition(table, [d]) for d in days]),
+        )
 
         def add_column() -> None:
             stored = client.get_table("demo", "orders")
             stored.sd.cols.append(hms.FieldSchema(name="note", type="string", comment=None))
             client.alter_table("demo", "orders", stored)
+
         change("alter table demo.orders add column note", EventType.ALTER_TABLE, "demo.orders", add_column)
-        change(f"drop partition dt={days[0]}", EventType.DROP_PARTITION, "demo.orders",
-               lambda: client.drop_partition("demo", "orders", [days[0]], True))
-        change("drop table demo.orders", EventType.DROP_TABLE, "demo.orders",
-               lambda: client.drop_table("demo", "orders", True))
-        change("drop database demo", EventType.DROP_DATABASE, "demo",
-               lambda: client.drop_database("demo", True, False))
+        change(
+            f"drop partition dt={days[0]}",
+            EventType.DROP_PARTITION,
+            "demo.orders",
+            lambda: client.drop_partition("demo", "orders", [days[0]], True),
+        )
+        change(
+            "drop table demo.orders",
+            EventType.DROP_TABLE,
+            "demo.orders",
+            lambda: client.drop_table("demo", "orders", True),
+        )
+        change("drop database demo", EventType.DROP_DATABASE, "demo", lambda: client.drop_database("demo", True, False))
         echo(f"done: {len(expected)} changes, {len(received)} events, in order")

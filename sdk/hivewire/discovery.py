@@ -86,7 +86,7 @@ def _host_port(text: str) -> str | None:
     """``host:port`` (or ``[v6]:port``, or with a ``thrift://`` prefix) -> normalised ``host:port``, else None."""
     text = text.strip()
     if text.startswith("thrift://"):
-        text = text[len("thrift://"):]
+        text = text[len("thrift://") :]
     text = text.rstrip("/")
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
@@ -166,6 +166,7 @@ def _to_uris(entries: Iterable[tuple[str, bytes | None]], where: str) -> list[st
 
 # -- configuration --------------------------------------------------------------------------------------
 
+
 def _empty(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
@@ -184,13 +185,37 @@ def _zk_keys(suffix: str) -> list[str]:
 
 
 _TIME_UNITS = {
-    "d": 86400.0, "day": 86400.0, "days": 86400.0,
-    "h": 3600.0, "hour": 3600.0, "hours": 3600.0,
-    "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
-    "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
-    "ms": 1e-3, "msec": 1e-3, "msecs": 1e-3, "millisecond": 1e-3, "milliseconds": 1e-3,
-    "us": 1e-6, "usec": 1e-6, "usecs": 1e-6, "microsecond": 1e-6, "microseconds": 1e-6,
-    "ns": 1e-9, "nsec": 1e-9, "nsecs": 1e-9, "nanosecond": 1e-9, "nanoseconds": 1e-9,
+    "d": 86400.0,
+    "day": 86400.0,
+    "days": 86400.0,
+    "h": 3600.0,
+    "hour": 3600.0,
+    "hours": 3600.0,
+    "m": 60.0,
+    "min": 60.0,
+    "mins": 60.0,
+    "minute": 60.0,
+    "minutes": 60.0,
+    "s": 1.0,
+    "sec": 1.0,
+    "secs": 1.0,
+    "second": 1.0,
+    "seconds": 1.0,
+    "ms": 1e-3,
+    "msec": 1e-3,
+    "msecs": 1e-3,
+    "millisecond": 1e-3,
+    "milliseconds": 1e-3,
+    "us": 1e-6,
+    "usec": 1e-6,
+    "usecs": 1e-6,
+    "microsecond": 1e-6,
+    "microseconds": 1e-6,
+    "ns": 1e-9,
+    "nsec": 1e-9,
+    "nsecs": 1e-9,
+    "nanosecond": 1e-9,
+    "nanoseconds": 1e-9,
 }
 _TIME = re.compile(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]*)")
 
@@ -236,8 +261,11 @@ def _normalize_quorum(quorum: str, client_port: int, key: str = "quorum") -> str
     """Hive's rule: split on ``,`` and append the client port to every host that has no ``:``."""
     text = quorum.strip()
     if "://" in text:
-        raise ConfigError(key, f"{quorum!r}: in ZooKeeper discovery mode this holds the ZooKeeper quorum as "
-                               "host[:port] entries (zk1:2181,zk2:2181), not thrift:// URIs")
+        raise ConfigError(
+            key,
+            f"{quorum!r}: in ZooKeeper discovery mode this holds the ZooKeeper quorum as "
+            "host[:port] entries (zk1:2181,zk2:2181), not thrift:// URIs",
+        )
     chroot = ""
     if "/" in text:  # kazoo (like the Java client) accepts a chroot after the last host
         text, _, rest = text.partition("/")
@@ -303,8 +331,9 @@ class DiscoveryConfig:
         return "/" + self.namespace
 
     @classmethod
-    def from_conf(cls, conf: Mapping[str, str], *, quorum: str | None = None,
-                  namespace: str | None = None) -> DiscoveryConfig:
+    def from_conf(
+        cls, conf: Mapping[str, str], *, quorum: str | None = None, namespace: str | None = None
+    ) -> DiscoveryConfig:
         """Read Hive's keys from a mapping (``metastore.*`` first, then the ``hive.*`` aliases, then defaults).
 
         The quorum comes from ``metastore.thrift.uris`` / ``hive.metastore.uris`` (host[:port] entries; hosts
@@ -313,6 +342,7 @@ class DiscoveryConfig:
         ``hivewire.zookeeper.ssl.{certfile,keyfile,keyfile.password,ca,verify}`` (PEM files for kazoo).
         Invalid values raise :class:`~hivewire.errors.ConfigError` naming the key.
         """
+
         def zk(suffix: str) -> tuple[str, str] | None:
             return _lookup(conf, _zk_keys(suffix))
 
@@ -321,8 +351,10 @@ class DiscoveryConfig:
         if quorum is None:
             uris = _lookup(conf, _URIS_KEYS)
             if uris is None:
-                raise ConfigError(_URIS_KEYS[0], "not set; in ZooKeeper discovery mode it holds the ZooKeeper "
-                                                 "quorum, such as zk1:2181,zk2:2181")
+                raise ConfigError(
+                    _URIS_KEYS[0],
+                    "not set; in ZooKeeper discovery mode it holds the ZooKeeper quorum, such as zk1:2181,zk2:2181",
+                )
             quorum = _normalize_quorum(uris[1], port, uris[0])
         else:
             quorum = _normalize_quorum(quorum, port)
@@ -335,10 +367,14 @@ class DiscoveryConfig:
             if found[0].startswith("hive.zookeeper."):
                 # HDP and CDH sites set this key for Hive's ZooKeeper lock manager; MetastoreConf falls back to
                 # it too, so it silently moves discovery unless the metastore key is set.
-                log.warning("ZooKeeper discovery reads the namespace %r from %s, which is also the Hive lock "
-                            "manager's namespace; if the metastores register elsewhere (Hive's default is "
-                            "%s), set metastore.zookeeper.namespace, which takes precedence",
-                            kwargs["namespace"], found[0], DEFAULT_NAMESPACE)
+                log.warning(
+                    "ZooKeeper discovery reads the namespace %r from %s, which is also the Hive lock "
+                    "manager's namespace; if the metastores register elsewhere (Hive's default is "
+                    "%s), set metastore.zookeeper.namespace, which takes precedence",
+                    kwargs["namespace"],
+                    found[0],
+                    DEFAULT_NAMESPACE,
+                )
         if found := zk("session.timeout"):
             kwargs["session_timeout"] = _parse_time(*found, default_unit=1e-3)
         if found := zk("connection.timeout"):
@@ -353,8 +389,9 @@ class DiscoveryConfig:
         return cls(**kwargs)
 
     @classmethod
-    def from_hive_site(cls, path: str | os.PathLike[str], *, quorum: str | None = None,
-                       namespace: str | None = None) -> DiscoveryConfig:
+    def from_hive_site(
+        cls, path: str | os.PathLike[str], *, quorum: str | None = None, namespace: str | None = None
+    ) -> DiscoveryConfig:
         """:meth:`from_conf` on the properties of a ``hive-site.xml``."""
         return cls.from_conf(load_hive_site(path), quorum=quorum, namespace=namespace)
 
@@ -377,16 +414,23 @@ def _ssl_options(conf: Mapping[str, str]) -> dict[str, Any]:
         store_type = kind[1].upper() if kind else ("PEM" if location[1].lower().endswith((".pem", ".crt")) else "")
         if store_type != "PEM":
             # Java reads JKS/PKCS12 stores; kazoo (Python's ssl module) reads PEM only.
-            raise ConfigError(location[0], f"{location[1]!r} is a {store_type or 'JKS/PKCS12'} store; kazoo needs "
-                                           "PEM files: convert it (openssl pkcs12 -in store.p12 -out store.pem "
-                                           "-nodes) or set hivewire.zookeeper.ssl.certfile/keyfile/ca")
+            raise ConfigError(
+                location[0],
+                f"{location[1]!r} is a {store_type or 'JKS/PKCS12'} store; kazoo needs "
+                "PEM files: convert it (openssl pkcs12 -in store.p12 -out store.pem "
+                "-nodes) or set hivewire.zookeeper.ssl.certfile/keyfile/ca",
+            )
         for target in targets:
             out[target] = location[1]
         password = _lookup(conf, _zk_keys(f"ssl.{store}.password"))
         if password and store == "keystore":
             out["keyfile_password"] = password[1]
-    own = {"certfile": "hivewire.zookeeper.ssl.certfile", "keyfile": "hivewire.zookeeper.ssl.keyfile",
-           "keyfile_password": "hivewire.zookeeper.ssl.keyfile.password", "ca": "hivewire.zookeeper.ssl.ca"}
+    own = {
+        "certfile": "hivewire.zookeeper.ssl.certfile",
+        "keyfile": "hivewire.zookeeper.ssl.keyfile",
+        "keyfile_password": "hivewire.zookeeper.ssl.keyfile.password",
+        "ca": "hivewire.zookeeper.ssl.ca",
+    }
     for field, key in own.items():
         if found := _lookup(conf, [key]):
             out[field] = found[1]
@@ -453,8 +497,11 @@ def discovery_mode(conf: Mapping[str, str]) -> str:
         return ""
     mode = found[1].lower()
     if mode != "zookeeper":
-        raise ConfigError(found[0], f"{found[1]!r} is not a discovery mode: leave it empty for fixed URIs in "
-                                    "metastore.thrift.uris, or set it to 'zookeeper'")
+        raise ConfigError(
+            found[0],
+            f"{found[1]!r} is not a discovery mode: leave it empty for fixed URIs in "
+            "metastore.thrift.uris, or set it to 'zookeeper'",
+        )
     return mode
 
 
@@ -466,11 +513,13 @@ def hive_client_options(conf: ConfSource) -> dict[str, Any]:
     """
     values = load_conf(conf)
     out: dict[str, Any] = {}
-    if found := _lookup(values, ["metastore.thrift.framed.transport.enabled",
-                                 "hive.metastore.thrift.framed.transport.enabled"]):
+    if found := _lookup(
+        values, ["metastore.thrift.framed.transport.enabled", "hive.metastore.thrift.framed.transport.enabled"]
+    ):
         out["transport"] = "framed" if _parse_bool(*found) else "buffered"
-    if found := _lookup(values, ["metastore.thrift.compact.protocol.enabled",
-                                 "hive.metastore.thrift.compact.protocol.enabled"]):
+    if found := _lookup(
+        values, ["metastore.thrift.compact.protocol.enabled", "hive.metastore.thrift.compact.protocol.enabled"]
+    ):
         out["protocol"] = "compact" if _parse_bool(*found) else "binary"
     if found := _lookup(values, ["metastore.thrift.uri.selection", "hive.metastore.uri.selection"]):
         if found[1].upper() not in ("RANDOM", "SEQUENTIAL"):
@@ -483,25 +532,45 @@ def hive_client_options(conf: ConfSource) -> dict[str, Any]:
 
 # -- reading ZooKeeper ----------------------------------------------------------------------------------
 
-def _kazoo_client(config: DiscoveryConfig, *, long_lived: bool,
-                  extra_auth: Iterable[tuple[str, str]] = ()) -> KazooClient:
+
+def _kazoo_client(
+    config: DiscoveryConfig, *, long_lived: bool, extra_auth: Iterable[tuple[str, str]] = ()
+) -> KazooClient:
     """A kazoo client with Hive's retry settings (Curator's ExponentialBackoffRetry(baseSleep, maxRetries)).
 
     A long-lived client reconnects forever (with capped backoff): a resolver or a sidecar must outlive a
     ZooKeeper restart. Commands are retried ``max_retries`` times either way.
     """
-    command_retry = KazooRetry(max_tries=config.max_retries + 1, delay=config.base_sleep, backoff=2,
-                               max_delay=max(config.base_sleep, _RECONNECT_MAX_DELAY))
-    connection_retry = KazooRetry(max_tries=-1 if long_lived else config.max_retries + 1,
-                                  delay=min(config.base_sleep, 1.0), backoff=2,
-                                  max_delay=_RECONNECT_MAX_DELAY)
+    command_retry = KazooRetry(
+        max_tries=config.max_retries + 1,
+        delay=config.base_sleep,
+        backoff=2,
+        max_delay=max(config.base_sleep, _RECONNECT_MAX_DELAY),
+    )
+    connection_retry = KazooRetry(
+        max_tries=-1 if long_lived else config.max_retries + 1,
+        delay=min(config.base_sleep, 1.0),
+        backoff=2,
+        max_delay=_RECONNECT_MAX_DELAY,
+    )
     ssl: dict[str, Any] = {}
     if config.use_ssl:
-        ssl = {"use_ssl": True, "certfile": config.certfile, "keyfile": config.keyfile,
-               "keyfile_password": config.keyfile_password, "ca": config.ca, "verify_certs": config.verify_certs}
-    return KazooClient(hosts=config.quorum, timeout=config.session_timeout,
-                       auth_data=[*config.auth_data, *extra_auth] or None,
-                       connection_retry=connection_retry, command_retry=command_retry, **ssl)
+        ssl = {
+            "use_ssl": True,
+            "certfile": config.certfile,
+            "keyfile": config.keyfile,
+            "keyfile_password": config.keyfile_password,
+            "ca": config.ca,
+            "verify_certs": config.verify_certs,
+        }
+    return KazooClient(
+        hosts=config.quorum,
+        timeout=config.session_timeout,
+        auth_data=[*config.auth_data, *extra_auth] or None,
+        connection_retry=connection_retry,
+        command_retry=command_retry,
+        **ssl,
+    )
 
 
 def _connect(zk: KazooClient, config: DiscoveryConfig) -> None:
@@ -523,8 +592,10 @@ def _namespace_origin(config: DiscoveryConfig) -> str:
         return f"{given}, {config.namespace!r}; in Hive's configuration, metastore.zookeeper.namespace"
     text = f"{key}={config.namespace}"
     if key.startswith("hive.zookeeper."):
-        text += (", which is also the Hive lock manager's namespace: if the metastores register elsewhere, "
-                 "set metastore.zookeeper.namespace, which takes precedence")
+        text += (
+            ", which is also the Hive lock manager's namespace: if the metastores register elsewhere, "
+            "set metastore.zookeeper.namespace, which takes precedence"
+        )
     return text
 
 
@@ -555,7 +626,8 @@ def _read(zk: KazooClient, config: DiscoveryConfig, children: Iterable[str] | No
 def _not_allowed(config: DiscoveryConfig) -> DiscoveryError:
     return DiscoveryError(
         f"ZooKeeper at {config.quorum} does not let this client read {config.path}: give credentials "
-        "(auth_data=[('digest', 'user:password')], or hivewire.zookeeper.auth in the configuration)")
+        "(auth_data=[('digest', 'user:password')], or hivewire.zookeeper.auth in the configuration)"
+    )
 
 
 def _read_or_raise(zk: KazooClient, config: DiscoveryConfig) -> list[str]:
@@ -566,15 +638,15 @@ def _read_or_raise(zk: KazooClient, config: DiscoveryConfig) -> list[str]:
     except NoAuthError as e:
         raise _not_allowed(config) from e
     except KazooException as e:
-        raise DiscoveryError(f"reading {config.path} from ZooKeeper at {config.quorum} failed: "
-                             f"{type(e).__name__} {e}") from e
+        raise DiscoveryError(
+            f"reading {config.path} from ZooKeeper at {config.quorum} failed: {type(e).__name__} {e}"
+        ) from e
     if not uris:
         raise _nothing_registered(config, "no registration under it")
     return uris
 
 
-def discovery_config(quorum: str | DiscoveryConfig, /, namespace: str | None = None,
-                     **options: Any) -> DiscoveryConfig:
+def discovery_config(quorum: str | DiscoveryConfig, /, namespace: str | None = None, **options: Any) -> DiscoveryConfig:
     """The :class:`DiscoveryConfig` that ``discover_metastores(quorum, namespace, **options)`` would use.
 
     ``quorum`` is ``"zk1:2181,zk2:2181"`` or a :class:`DiscoveryConfig`; ``namespace`` (default: the config's,
@@ -582,13 +654,17 @@ def discovery_config(quorum: str | DiscoveryConfig, /, namespace: str | None = N
     it. Every API that takes a ZooKeeper quorum accepts the same three, through this function.
     """
     if not isinstance(quorum, (str, DiscoveryConfig)):
-        raise ConfigError("zookeeper", f"{quorum!r} is neither a quorum such as 'zk1:2181,zk2:2181' nor a "
-                                       "hivewire.discovery.DiscoveryConfig")
+        raise ConfigError(
+            "zookeeper",
+            f"{quorum!r} is neither a quorum such as 'zk1:2181,zk2:2181' nor a hivewire.discovery.DiscoveryConfig",
+        )
     unknown = sorted(set(options) - {f.name for f in dataclasses.fields(DiscoveryConfig)} - {"quorum"})
     if unknown or "quorum" in options:
-        raise ConfigError("discovery option", f"unknown option(s) {', '.join(unknown or ['quorum'])}: the options "
-                                              "are DiscoveryConfig's fields other than quorum ("
-                                              + ", ".join(_OPTION_NAMES) + ")")
+        raise ConfigError(
+            "discovery option",
+            f"unknown option(s) {', '.join(unknown or ['quorum'])}: the options "
+            "are DiscoveryConfig's fields other than quorum (" + ", ".join(_OPTION_NAMES) + ")",
+        )
     if isinstance(quorum, DiscoveryConfig):
         changes = dict(options)
         if namespace is not None:
@@ -602,8 +678,9 @@ def _config(quorum: str | DiscoveryConfig, namespace: str | None, options: Mappi
     return discovery_config(quorum, namespace, **options)
 
 
-def discover_metastores(quorum: str | DiscoveryConfig, namespace: str | None = None, *,
-                        client: KazooClient | None = None, **options: Any) -> list[str]:
+def discover_metastores(
+    quorum: str | DiscoveryConfig, namespace: str | None = None, *, client: KazooClient | None = None, **options: Any
+) -> list[str]:
     """The ``thrift://host:port`` URIs of the metastores registered under ``/<namespace>``, in registration
     order, without duplicates.
 
@@ -635,8 +712,15 @@ class ZooKeeperResolver:
     reached; an empty namespace is not an error here (see :meth:`require`). Close it with :meth:`close`.
     """
 
-    def __init__(self, quorum: str | DiscoveryConfig, namespace: str | None = None, *, shuffle: bool = True,
-                 client: KazooClient | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        quorum: str | DiscoveryConfig,
+        namespace: str | None = None,
+        *,
+        shuffle: bool = True,
+        client: KazooClient | None = None,
+        **options: Any,
+    ) -> None:
         self.config = _config(quorum, namespace, options)
         self.shuffle = shuffle
         self._lock = threading.Lock()
@@ -690,8 +774,9 @@ class ZooKeeperResolver:
         try:
             uris = _read(self._zk, self.config, children)
         except KazooException as e:
-            log.warning("could not read the registrations under %s (%s); keeping the previous list",
-                        self.config.path, e)
+            log.warning(
+                "could not read the registrations under %s (%s); keeping the previous list", self.config.path, e
+            )
             return True
         with self._lock:
             if generation == self._generation:
@@ -820,8 +905,11 @@ def metastore_uris_from_conf(conf: ConfSource, *, shared: bool = False) -> list[
         return shared_resolver(config) if shared else ZooKeeperResolver(config)
     found = _lookup(values, _URIS_KEYS)
     if found is None:
-        raise ConfigError(_URIS_KEYS[0], "not set: give the metastore URIs (thrift://host:9083), or set "
-                                         "metastore.service.discovery.mode=zookeeper and the ZooKeeper quorum")
+        raise ConfigError(
+            _URIS_KEYS[0],
+            "not set: give the metastore URIs (thrift://host:9083), or set "
+            "metastore.service.discovery.mode=zookeeper and the ZooKeeper quorum",
+        )
     try:
         return parse_uris(found[1])
     except ConfigError as e:

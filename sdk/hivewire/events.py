@@ -133,8 +133,18 @@ class ListenerEvent:
         if own:
             cls.fields = own
 
-    __slots__ = ("_db_name", "_handler", "_loaders", "_origin", "_parameters", "_payload", "_raw", "_status",
-                 "_table_name", "_values")
+    __slots__ = (
+        "_db_name",
+        "_handler",
+        "_loaders",
+        "_origin",
+        "_parameters",
+        "_payload",
+        "_raw",
+        "_status",
+        "_table_name",
+        "_values",
+    )
     _db_name: str | None
     _table_name: str | None
     _status: bool
@@ -146,9 +156,18 @@ class ListenerEvent:
     _origin: Origin | None
     _handler: MetastoreClient | None
 
-    def __init__(self, *, db_name: str | None = None, table_name: str | None = None, status: bool = True,
-                 parameters: Mapping[str, str] | None = None, environment_context: Any = None,
-                 raw: bytes | None = None, origin: Origin | None = None, **values: Any) -> None:
+    def __init__(
+        self,
+        *,
+        db_name: str | None = None,
+        table_name: str | None = None,
+        status: bool = True,
+        parameters: Mapping[str, str] | None = None,
+        environment_context: Any = None,
+        raw: bytes | None = None,
+        origin: Origin | None = None,
+        **values: Any,
+    ) -> None:
         unknown = set(values) - set(self.fields)
         if unknown:
             raise TypeError(f"{type(self).__name__} has no field(s) {sorted(unknown)}; it has {self.fields}")
@@ -167,9 +186,18 @@ class ListenerEvent:
         _set(self, "_handler", None)
 
     @classmethod
-    def _lazy(cls: type[_E], db_name: str | None, table_name: str | None, status: bool, parameters: dict[str, str],
-              payload: Any, loaders: Mapping[str, Loader], raw: bytes | None, origin: Origin | None,
-              handler: MetastoreClient | None = None) -> _E:
+    def _lazy(
+        cls: type[_E],
+        db_name: str | None,
+        table_name: str | None,
+        status: bool,
+        parameters: dict[str, str],
+        payload: Any,
+        loaders: Mapping[str, Loader],
+        raw: bytes | None,
+        origin: Origin | None,
+        handler: MetastoreClient | None = None,
+    ) -> _E:
         """A decoder's event: the fields in ``loaders`` are made from ``payload`` on first access.
 
         The decoder's fast path: nothing is copied, so ``parameters`` must not change afterwards.
@@ -251,8 +279,9 @@ class ListenerEvent:
         return self._handler
 
     # -- copies ---------------------------------------------------------------------------------------
-    def copy(self: _E, *, handler: MetastoreClient | object | None = _MISSING,
-             origin: Origin | object | None = _MISSING) -> _E:
+    def copy(
+        self: _E, *, handler: MetastoreClient | object | None = _MISSING, origin: Origin | object | None = _MISSING
+    ) -> _E:
         """A copy that shares the payload but not converted objects (so listeners cannot affect each other).
 
         Optionally bind a ``handler`` or set the ``origin``.
@@ -275,8 +304,15 @@ class ListenerEvent:
 
     # -- value semantics ------------------------------------------------------------------------------
     def _key(self) -> tuple[Any, ...]:
-        return (self.event_type, self._db_name, self._table_name, self._status, dict(self._parameters),
-                self.environment_context, *(getattr(self, f) for f in self.fields))
+        return (
+            self.event_type,
+            self._db_name,
+            self._table_name,
+            self._status,
+            dict(self._parameters),
+            self.environment_context,
+            *(getattr(self, f) for f in self.fields),
+        )
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -314,8 +350,9 @@ class ListenerEvent:
         except DecodeError as e:
             summary = {"error": str(e)}
         rows += [(k, ", ".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in summary.items()]
-        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
-                       for k, v in rows)
+        body = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows
+        )
         return f"<table class='hivewire-event'>{body}</table>"
 
     def _summary(self) -> dict[str, Any]:
@@ -437,8 +474,11 @@ class AlterTableEvent(ListenerEvent):
         old_name = (getattr(old, "dbName", None), getattr(old, "tableName", None))
         renamed = old_name != (getattr(new, "dbName", None), getattr(new, "tableName", None))
         moved = _location(old) != _location(new)
-        return _facts(renamed_from=".".join(map(str, old_name)) if renamed else None, **_table_facts(new),
-                      previous_location=_location(old) if moved else None)
+        return _facts(
+            renamed_from=".".join(map(str, old_name)) if renamed else None,
+            **_table_facts(new),
+            previous_location=_location(old) if moved else None,
+        )
 
 
 class DropTableEvent(ListenerEvent):
@@ -481,8 +521,11 @@ class AlterPartitionEvent(ListenerEvent):
     def _summary(self) -> dict[str, Any]:
         table, old, new = self.table, self.old_partition, self.new_partition
         before, after = _partition_facts(table, old), _partition_facts(table, new)
-        return _facts(table_type=getattr(table, "tableType", None), partition=after,
-                      previously=before if before != after else None)
+        return _facts(
+            table_type=getattr(table, "tableType", None),
+            partition=after,
+            previously=before if before != after else None,
+        )
 
 
 class DropPartitionEvent(ListenerEvent):
@@ -497,8 +540,11 @@ class DropPartitionEvent(ListenerEvent):
 
     def _summary(self) -> dict[str, Any]:
         table = self.table
-        return {**_table_facts(table), "partitions": _listed([_partition_facts(table, p) for p in self.partitions]),
-                "delete data": str(self.delete_data)}
+        return {
+            **_table_facts(table),
+            "partitions": _listed([_partition_facts(table, p) for p in self.partitions]),
+            "delete data": str(self.delete_data),
+        }
 
 
 class InsertEvent(ListenerEvent):
@@ -573,8 +619,20 @@ class DropDatabaseEvent(ListenerEvent):
         return _facts(location=getattr(self.database, "locationUri", None))
 
 
-EVENT_CLASSES: Mapping[EventType, type[ListenerEvent]] = MappingProxyType({
-    cls.event_type: cls
-    for cls in (CreateTableEvent, AlterTableEvent, DropTableEvent, AddPartitionEvent, AlterPartitionEvent,
-                DropPartitionEvent, InsertEvent, CreateDatabaseEvent, AlterDatabaseEvent, DropDatabaseEvent)
-})
+EVENT_CLASSES: Mapping[EventType, type[ListenerEvent]] = MappingProxyType(
+    {
+        cls.event_type: cls
+        for cls in (
+            CreateTableEvent,
+            AlterTableEvent,
+            DropTableEvent,
+            AddPartitionEvent,
+            AlterPartitionEvent,
+            DropPartitionEvent,
+            InsertEvent,
+            CreateDatabaseEvent,
+            AlterDatabaseEvent,
+            DropDatabaseEvent,
+        )
+    }
+)

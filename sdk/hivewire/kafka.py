@@ -57,8 +57,14 @@ class _Letter:
 
     __slots__ = ("headers", "key", "on_delivered", "source", "value")
 
-    def __init__(self, source: KafkaSource, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
-                 on_delivered: Delivered) -> None:
+    def __init__(
+        self,
+        source: KafkaSource,
+        value: bytes | None,
+        key: bytes | None,
+        headers: list[tuple[str, bytes]],
+        on_delivered: Delivered,
+    ) -> None:
         self.source = source
         self.value = value
         self.key = key
@@ -81,9 +87,17 @@ class KafkaSource:
     ``dead_letter_topic`` defaults to ``<topic>.dlq``.
     """
 
-    def __init__(self, bootstrap_servers: str, topic: str, *, group_id: str | None = None,
-                 consumer_config: Mapping[str, Any] | None = None, dead_letter_topic: str | None = None,
-                 producer_config: Mapping[str, Any] | None = None, instance_name: str = "drone-fly") -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        *,
+        group_id: str | None = None,
+        consumer_config: Mapping[str, Any] | None = None,
+        dead_letter_topic: str | None = None,
+        producer_config: Mapping[str, Any] | None = None,
+        instance_name: str = "drone-fly",
+    ) -> None:
         if not bootstrap_servers:
             raise ConfigError("apiary.bootstrap.servers", "is required (host:port,host:port)")
         if not topic:
@@ -94,12 +108,15 @@ class KafkaSource:
         # batch size, which Settings derives from it).
         translated = consumer_settings(consumer_config or {})
         if translated.ignored:
-            log.warning("ignoring Kafka consumer settings that only Java's client has (librdkafka has no "
-                        "equivalent): %s", ", ".join(translated.ignored))
+            log.warning(
+                "ignoring Kafka consumer settings that only Java's client has (librdkafka has no equivalent): %s",
+                ", ".join(translated.ignored),
+            )
         self.consumer_config = translated.config
         self._origins = translated.origins
-        self.group_id = group_id or str(self.consumer_config.pop("group.id", "")) or \
-            DRONE_FLY_GROUP_PREFIX + instance_name
+        self.group_id = (
+            group_id or str(self.consumer_config.pop("group.id", "")) or DRONE_FLY_GROUP_PREFIX + instance_name
+        )
         self.dead_letter_topic = dead_letter_topic or f"{topic}.dlq"
         self.producer_config = dict(producer_config or {})
         for key in _FIXED_CONSUMER:
@@ -207,8 +224,11 @@ class KafkaSource:
         if self._metrics is not None:
             self._metrics.commit_failures.inc()
         detail = ", ".join(f"{p.topic}/{p.partition}: {p.error}" for p in failed)
-        log.warning("offset commit failed (%s); the offsets go with the next commit, and records after the last "
-                    "successful one are read again after a restart", err or detail)
+        log.warning(
+            "offset commit failed (%s); the offsets go with the next commit, and records after the last "
+            "successful one are read again after a restart",
+            err or detail,
+        )
 
     def pause(self) -> None:
         self._paused = True
@@ -250,18 +270,21 @@ class KafkaSource:
         with self._producer_lock:
             if self._producer is None:
                 shared = {k: v for k, v in self.consumer_config.items() if k.startswith(_SHARED_PREFIXES)}
-                self._producer = Producer({
-                    "bootstrap.servers": self.bootstrap_servers,
-                    "enable.idempotence": True,
-                    "acks": "all",
-                    "linger.ms": 5,
-                    "compression.type": "zstd",
-                    "logger": logging.getLogger("hivewire.kafka.producer"),
-                    **shared,
-                    **self.producer_config,
-                })
-                self._producer_thread = threading.Thread(target=self._serve_producer, args=(self._producer,),
-                                                         name="hivewire-dlq", daemon=True)
+                self._producer = Producer(
+                    {
+                        "bootstrap.servers": self.bootstrap_servers,
+                        "enable.idempotence": True,
+                        "acks": "all",
+                        "linger.ms": 5,
+                        "compression.type": "zstd",
+                        "logger": logging.getLogger("hivewire.kafka.producer"),
+                        **shared,
+                        **self.producer_config,
+                    }
+                )
+                self._producer_thread = threading.Thread(
+                    target=self._serve_producer, args=(self._producer,), name="hivewire-dlq", daemon=True
+                )
                 self._producer_thread.start()
             return self._producer
 
@@ -286,8 +309,13 @@ class KafkaSource:
     def _produce(self, producer: Producer, letter: _Letter) -> bool:
         """Hand ``letter`` to librdkafka; if its queue is full, queue it for the dead-letter thread instead."""
         try:
-            producer.produce(self.dead_letter_topic, value=letter.value, key=letter.key, headers=letter.headers,
-                             on_delivery=letter.delivered)
+            producer.produce(
+                self.dead_letter_topic,
+                value=letter.value,
+                key=letter.key,
+                headers=letter.headers,
+                on_delivery=letter.delivered,
+            )
             return True
         except BufferError:
             self._queue_resend(letter, 0.05)
@@ -312,16 +340,22 @@ class KafkaSource:
                 count, self._failures_unlogged = self._failures_unlogged, 0
                 self._next_failure_log = now + 10.0
         if report:
-            log.error("%d dead letter(s) to %s failed (last: %s); sending again until they are acknowledged "
-                      "(their records are not committed meanwhile)", count, self.dead_letter_topic, err)
+            log.error(
+                "%d dead letter(s) to %s failed (last: %s); sending again until they are acknowledged "
+                "(their records are not committed meanwhile)",
+                count,
+                self.dead_letter_topic,
+                err,
+            )
         # Keep trying: the record's batch (and its commit) waits for this acknowledgement.
         self._queue_resend(letter, 1.0)
 
     def dead_letter(self, record: Record, headers: Mapping[str, str], on_delivered: Delivered) -> None:
         """Publish ``record`` to the dead-letter topic; never blocks: a full local queue defers the send."""
         producer = self._ensure_producer()
-        letter = _Letter(self, record.value(), record.key(), [(k, v.encode()) for k, v in headers.items()],
-                         on_delivered)
+        letter = _Letter(
+            self, record.value(), record.key(), [(k, v.encode()) for k, v in headers.items()], on_delivered
+        )
         self._produce(producer, letter)
 
     # -- closing --------------------------------------------------------------------------------------
@@ -340,8 +374,11 @@ class KafkaSource:
             producer.flush(min(0.2, remaining))  # the dead-letter thread keeps resending meanwhile
         left = len(producer) + waiting
         if left:
-            log.error("%d dead letter(s) not acknowledged at shutdown; their records are not committed and "
-                      "will be read again", left)
+            log.error(
+                "%d dead letter(s) not acknowledged at shutdown; their records are not committed and "
+                "will be read again",
+                left,
+            )
 
     def close(self) -> None:
         self._closing.set()
@@ -357,20 +394,22 @@ class _Reader:
     """Reads ranges of partitions by assignment: it never joins the group nor commits, so it moves no offsets."""
 
     def __init__(self, conf: Mapping[str, Any]) -> None:
-        self._consumer = Consumer({
-            **conf,
-            # Its own group name (librdkafka wants one) so that it can never be mistaken for a member.
-            "group.id": f"{conf['group.id']}.reread",
-            # A range that retention deleted must fail, not silently read something else.
-            "auto.offset.reset": "error",
-            # It reads one share at a time: no need for librdkafka's 64 MiB prefetch per partition.
-            "queued.max.messages.kbytes": 4096,
-            # consume() returns at the partition's end instead of waiting out its timeout for more.
-            "enable.partition.eof": True,
-            # Ranges it reads exist: a fetch long-polling at the partition's end would only delay the next
-            # assign() by up to this (the default 500 ms, per share read).
-            "fetch.wait.max.ms": 10,
-        })
+        self._consumer = Consumer(
+            {
+                **conf,
+                # Its own group name (librdkafka wants one) so that it can never be mistaken for a member.
+                "group.id": f"{conf['group.id']}.reread",
+                # A range that retention deleted must fail, not silently read something else.
+                "auto.offset.reset": "error",
+                # It reads one share at a time: no need for librdkafka's 64 MiB prefetch per partition.
+                "queued.max.messages.kbytes": 4096,
+                # consume() returns at the partition's end instead of waiting out its timeout for more.
+                "enable.partition.eof": True,
+                # Ranges it reads exist: a fetch long-polling at the partition's end would only delay the next
+                # assign() by up to this (the default 500 ms, per share read).
+                "fetch.wait.max.ms": 10,
+            }
+        )
 
     def read(self, tp: TP, start: int, end: int, timeout: float) -> Sequence[Record]:
         topic, partition = tp
@@ -381,15 +420,19 @@ class _Reader:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise SourceError(f"could not read {topic}/{partition} offsets {start}..{end - 1} again within "
-                                  f"{timeout:g} s (is the broker reachable?)")
+                raise SourceError(
+                    f"could not read {topic}/{partition} offsets {start}..{end - 1} again within "
+                    f"{timeout:g} s (is the broker reachable?)"
+                )
             # Ask for no more than the range still holds: consume() waits until it has that many (or times out).
             for m in self._consumer.consume(max(1, min(1000, end - next_offset)), min(remaining, 0.5)):
                 err = m.error()
                 if err is not None:
                     if err.code() == KafkaError._AUTO_OFFSET_RESET:
-                        raise RecordsGoneError(f"{topic}/{partition} no longer has offsets {start}..{end - 1} "
-                                               f"(deleted by retention): {err.str()}")
+                        raise RecordsGoneError(
+                            f"{topic}/{partition} no longer has offsets {start}..{end - 1} "
+                            f"(deleted by retention): {err.str()}"
+                        )
                     if err.fatal():
                         raise SourceError(f"fatal Kafka consumer error: {err}")
                     if err.code() != KafkaError._PARTITION_EOF:
@@ -407,8 +450,9 @@ class _Reader:
         self._consumer.close()
 
 
-def _consumer_config_error(error: KafkaException, conf: Mapping[str, Any], settings: Mapping[str, Any],
-                           origins: Mapping[str, str]) -> ConfigError:
+def _consumer_config_error(
+    error: KafkaException, conf: Mapping[str, Any], settings: Mapping[str, Any], origins: Mapping[str, str]
+) -> ConfigError:
     """librdkafka refused ``conf``: a :class:`ConfigError` naming the user's setting at fault, as they wrote it
     (``settings`` are the user's after translation, ``origins`` the keys they were translated from)."""
     reason = _reason(error)
@@ -418,7 +462,6 @@ def _consumer_config_error(error: KafkaException, conf: Mapping[str, Any], setti
         named = [key for key in settings if _refusal({k: v for k, v in conf.items() if k != key}) != reason]
     key = f"{CONSUMER_PREFIX}{origins.get(named[0], named[0])}" if named else f"{CONSUMER_PREFIX}*"
     return ConfigError(key, f"librdkafka refuses this Kafka consumer setting: {reason}")
-
 
 
 def _refusal(conf: Mapping[str, Any]) -> str | None:

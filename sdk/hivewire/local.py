@@ -113,8 +113,14 @@ class LocalService:
     name = "service"
     main_class = ""
 
-    def __init__(self, *, port: int | None = None, workdir: str | os.PathLike[str] | None = None,
-                 start_timeout: float = 180.0, jvm_options: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        workdir: str | os.PathLike[str] | None = None,
+        start_timeout: float = 180.0,
+        jvm_options: tuple[str, ...] = (),
+    ) -> None:
         self.port = port or free_port()
         self._own_workdir = workdir is None
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix=f"hivewire-{self.name}-"))
@@ -156,25 +162,45 @@ class LocalService:
         classpath = os.pathsep.join([*self._prepare(), str(jars / "*")])
         log_config = self.workdir / "log4j2.properties"
         log_config.write_text(_LOG4J2.format(level=self.log_level))
-        cmd = [java, "-Xmx1g", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
-               f"-Dlog4j2.configurationFile={log_config}", f"-Dlog4j.configurationFile={log_config}",
-               *self.jvm_options, "-cp", classpath, self.main_class, *self._args()]
+        cmd = [
+            java,
+            "-Xmx1g",
+            "-XX:+UseSerialGC",
+            "-Djava.net.preferIPv4Stack=true",
+            f"-Dlog4j2.configurationFile={log_config}",
+            f"-Dlog4j.configurationFile={log_config}",
+            *self.jvm_options,
+            "-cp",
+            classpath,
+            self.main_class,
+            *self._args(),
+        ]
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self._log.write(f"\n=== hivewire: starting {' '.join(cmd)}\n".encode())
         self._log.flush()
-        self._proc = subprocess.Popen(cmd, cwd=self.workdir, stdout=self._log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, start_new_session=True)
+        self._proc = subprocess.Popen(
+            cmd,
+            cwd=self.workdir,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                raise HivewireError(f"{self.name} exited with code {self._proc.returncode} during start.\n"
-                                    f"Last lines of {self.log_path}:\n{self.log_tail()}")
+                raise HivewireError(
+                    f"{self.name} exited with code {self._proc.returncode} during start.\n"
+                    f"Last lines of {self.log_path}:\n{self.log_tail()}"
+                )
             if self._ready():
                 return
             time.sleep(0.25)
         self.stop()
-        raise HivewireError(f"{self.name} did not answer on port {self.port} within {self.start_timeout:.0f} s.\n"
-                            f"Last lines of {self.log_path}:\n{self.log_tail()}")
+        raise HivewireError(
+            f"{self.name} did not answer on port {self.port} within {self.start_timeout:.0f} s.\n"
+            f"Last lines of {self.log_path}:\n{self.log_tail()}"
+        )
 
     def stop(self, *, kill: bool = False) -> None:
         """Stop the process (SIGTERM, then SIGKILL after 20 s; ``kill=True`` sends SIGKILL at once)."""
@@ -217,8 +243,9 @@ class LocalService:
         self.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
 
@@ -231,9 +258,15 @@ class LocalMetastore(LocalService):
     name = "metastore"
     main_class = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 
-    def __init__(self, *, port: int | None = None, workdir: str | os.PathLike[str] | None = None,
-                 properties: Mapping[str, str] | None = None, start_timeout: float = 180.0,
-                 jvm_options: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        workdir: str | os.PathLike[str] | None = None,
+        properties: Mapping[str, str] | None = None,
+        start_timeout: float = 180.0,
+        jvm_options: tuple[str, ...] = (),
+    ) -> None:
         super().__init__(port=port, workdir=workdir, start_timeout=start_timeout, jvm_options=jvm_options)
         self.properties = dict(properties or {})
 
@@ -249,8 +282,7 @@ class LocalMetastore(LocalService):
         conf = self.workdir / "conf"
         conf.mkdir(exist_ok=True)
         props = {
-            "javax.jdo.option.ConnectionURL":
-                f"jdbc:derby:;databaseName={self.workdir / 'metastore_db'};create=true",
+            "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={self.workdir / 'metastore_db'};create=true",
             "datanucleus.schema.autoCreateAll": "true",
             "hive.metastore.schema.verification": "false",
             "hive.metastore.warehouse.dir": self.warehouse.as_uri(),
@@ -260,8 +292,9 @@ class LocalMetastore(LocalService):
             "hive.async.log.enabled": "false",
             **self.properties,
         }
-        body = "".join(f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>\n"
-                       for k, v in props.items())
+        body = "".join(
+            f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>\n" for k, v in props.items()
+        )
         (conf / "hive-site.xml").write_text(f'<?xml version="1.0"?>\n<configuration>\n{body}</configuration>\n')
         # Hive's LogUtils looks for this name on the classpath and would otherwise log to /tmp/<user>/hive.log.
         (conf / "hive-log4j2.properties").write_text(_LOG4J2.format(level=self.log_level))
@@ -279,8 +312,12 @@ class LocalMetastore(LocalService):
         framed = self.properties.get("hive.metastore.thrift.framed.transport.enabled") == "true"
         compact = self.properties.get("hive.metastore.thrift.compact.protocol.enabled") == "true"
         try:
-            with MetastoreClient(self.uri, timeout=30, transport="framed" if framed else "buffered",
-                                 protocol="compact" if compact else "binary") as client:
+            with MetastoreClient(
+                self.uri,
+                timeout=30,
+                transport="framed" if framed else "buffered",
+                protocol="compact" if compact else "binary",
+            ) as client:
                 client.get_all_databases()
             return True
         except HivewireError:

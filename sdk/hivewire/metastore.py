@@ -49,8 +49,17 @@ from hivewire_thrift.fb303 import FacebookService
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 from hivewire_thrift.hive_metastore import ttypes as hms
 
-__all__ = ["ACCELERATED", "MetastoreClient", "MetastoreClientPool", "UriResolver", "connect", "format_address",
-           "format_uri", "parse_uri", "parse_uris"]
+__all__ = [
+    "ACCELERATED",
+    "MetastoreClient",
+    "MetastoreClientPool",
+    "UriResolver",
+    "connect",
+    "format_address",
+    "format_uri",
+    "parse_uri",
+    "parse_uris",
+]
 
 log = logging.getLogger(__name__)
 
@@ -140,9 +149,32 @@ class _StaticResolver:
 
 
 # Methods whose request-object form is preferred, and the legacy form to fall back to.
-_NO_RETRY_PREFIXES = ("create_", "drop_", "alter_", "add_", "append_", "rename_", "exchange_", "truncate_",
-                      "fire_", "set", "lock", "unlock", "grant_", "revoke_", "update_", "delete_", "cm_",
-                      "commit_", "abort_", "open_", "allocate_", "compact", "heartbeat", "partition_name_has")
+_NO_RETRY_PREFIXES = (
+    "create_",
+    "drop_",
+    "alter_",
+    "add_",
+    "append_",
+    "rename_",
+    "exchange_",
+    "truncate_",
+    "fire_",
+    "set",
+    "lock",
+    "unlock",
+    "grant_",
+    "revoke_",
+    "update_",
+    "delete_",
+    "cm_",
+    "commit_",
+    "abort_",
+    "open_",
+    "allocate_",
+    "compact",
+    "heartbeat",
+    "partition_name_has",
+)
 
 
 def _describe(args: tuple[Any, ...]) -> str:
@@ -178,8 +210,19 @@ _DB_FIELDS = ("dbName", "db_name", "dbname", "databaseName", "oldDbName")
 _TABLE_FIELDS = ("tableName", "tblName", "tbl_name", "table_name", "functionName")
 _NAME_FIELDS = ("name", "catName")
 _INNER_FIELDS = ("table", "tbl", "newDb", "database", "db", "partition", "newPart", "new_part")
-_PART_FIELDS = ("partName", "part_name", "name", "partVals", "part_vals", "values", "names", "partNames", "parts",
-                "partitions", "new_parts")
+_PART_FIELDS = (
+    "partName",
+    "part_name",
+    "name",
+    "partVals",
+    "part_vals",
+    "values",
+    "names",
+    "partNames",
+    "parts",
+    "partitions",
+    "new_parts",
+)
 _LIST_FIELDS = ("tblNames", "tableNames", "names")
 
 
@@ -298,8 +341,7 @@ class MetastoreClient:
         selection: Literal["sequential", "random"] = "sequential",
     ) -> None:
         self._resolver: UriResolver = (
-            uris if isinstance(uris, UriResolver)
-            else _StaticResolver(parse_uris(uris), shuffle=selection == "random")
+            uris if isinstance(uris, UriResolver) else _StaticResolver(parse_uris(uris), shuffle=selection == "random")
         )
         if transport not in ("buffered", "framed"):
             raise ConfigError("transport", f"{transport!r} is not 'buffered' or 'framed'")
@@ -394,7 +436,9 @@ class MetastoreClient:
         detail = "; ".join(f"{u}: {r}" for u, r in tried) or "no URI to try"
         raise MetastoreConnectionError(
             f"could not connect to any metastore ({detail}); check that the metastore runs and that host and port "
-            f"are right, or raise connect_timeout (now {self.connect_timeout:g} s) for a slow network", tried=tried)
+            f"are right, or raise connect_timeout (now {self.connect_timeout:g} s) for a slow network",
+            tried=tried,
+        )
 
     def _connect(self, uri: str) -> None:
         host, port = parse_uri(uri)
@@ -468,8 +512,9 @@ class MetastoreClient:
                     self.close()
                     if not isinstance(e, Exception):
                         raise
-                    raise MetastoreError(_unencodable_message(uri, method, args, arguments, e), uri=uri,
-                                         method=method) from e
+                    raise MetastoreError(
+                        _unencodable_message(uri, method, args, arguments, e), uri=uri, method=method
+                    ) from e
                 recv = getattr(client, f"recv_{method}", None)
                 return None if recv is None else recv()  # oneway methods (fb303 shutdown) have no reply
             except MetastoreError:
@@ -480,8 +525,9 @@ class MetastoreClient:
                     raise UnsupportedMethodError(
                         f"{uri}: the metastore does not know {method}() ({e.message})", uri=uri, method=method
                     ) from e
-                raise MetastoreError(f"{uri} {method}({_describe(args)}): {e.message or e}", uri=uri,
-                                     method=method) from e
+                raise MetastoreError(
+                    f"{uri} {method}({_describe(args)}): {e.message or e}", uri=uri, method=method
+                ) from e
             except (TTransport.TTransportException, OSError, EOFError) as e:
                 self.close()
                 if retries > 0:
@@ -490,7 +536,9 @@ class MetastoreClient:
                     continue
                 raise MetastoreConnectionError(
                     f"{uri} {method}({_describe(args)}): connection failed: {_reason(e)}",
-                    tried=[(uri or "?", _reason(e))], uri=uri, method=method,
+                    tried=[(uri or "?", _reason(e))],
+                    uri=uri,
+                    method=method,
                 ) from e
             except TException as e:
                 cls = _ERROR_TYPES.get(type(e))
@@ -502,7 +550,9 @@ class MetastoreClient:
                         f"{uri} {method}({_describe(args)}): the reply could not be read ({type(e).__name__}: "
                         f"{_reason(e)}); the connection was closed and the next call reconnects; check that "
                         f"transport={self.transport!r} and protocol={self.protocol!r} match the metastore",
-                        uri=uri, method=method) from e
+                        uri=uri,
+                        method=method,
+                    ) from e
                 message = getattr(e, "message", None) or type(e).__name__
                 if cls is MetastoreServerError:
                     message = f"{type(e).__name__}: {message}"
@@ -512,8 +562,10 @@ class MetastoreClient:
                 self.close()
                 raise MetastoreError(
                     f"{uri} {method}({_describe(args)}): the reply could not be decoded ({type(e).__name__}: "
-                    f"{_reason(e)}); the connection was closed and the next call reconnects", uri=uri,
-                    method=method) from e
+                    f"{_reason(e)}); the connection was closed and the next call reconnects",
+                    uri=uri,
+                    method=method,
+                ) from e
             except BaseException:
                 # Interrupted (KeyboardInterrupt) part way through a request or a reply.
                 self.close()
@@ -524,8 +576,7 @@ class MetastoreClient:
             raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
         return lambda *args: self.call(name, *args)
 
-    def _portable(self, preferred: str, call_new: Callable[[], _T], legacy: str,
-                  call_old: Callable[[], _T]) -> _T:
+    def _portable(self, preferred: str, call_new: Callable[[], _T], legacy: str, call_old: Callable[[], _T]) -> _T:
         """Try ``preferred``; on "Invalid method name", remember that and use ``legacy`` on this connection."""
         self._ensure_open()
         if preferred not in self._unsupported:
@@ -553,22 +604,27 @@ class MetastoreClient:
         For the table objects themselves use :meth:`get_table_objects`.
         """
         if not isinstance(pattern, str):
-            raise TypeError(f"get_tables(db_name, pattern) takes a pattern such as '*', not {type(pattern).__name__}; "
-                            "to fetch tables by name use get_table_objects(db_name, names)")
+            raise TypeError(
+                f"get_tables(db_name, pattern) takes a pattern such as '*', not {type(pattern).__name__}; "
+                "to fetch tables by name use get_table_objects(db_name, names)"
+            )
         return list(self.call("get_tables", db_name, pattern))
 
     def get_table_objects(self, db_name: str, table_names: Sequence[str]) -> list[Any]:
         """Several tables of one database in one call (Hive's ``get_table_objects_by_name``, or its ``_req``
         form); names that do not exist are left out. ``table_names`` is a list of names, not a pattern."""
         if isinstance(table_names, (str, bytes)):
-            raise TypeError(f"get_table_objects() takes a list of table names, not the string {table_names!r}; "
-                            f"write [{table_names!r}], or use get_tables(db_name, pattern) for names matching a "
-                            "pattern")
+            raise TypeError(
+                f"get_table_objects() takes a list of table names, not the string {table_names!r}; "
+                f"write [{table_names!r}], or use get_tables(db_name, pattern) for names matching a "
+                "pattern"
+            )
         names = list(table_names)
         return self._portable(
             "get_table_objects_by_name_req",
-            lambda: list(self.call("get_table_objects_by_name_req",
-                                   hms.GetTablesRequest(dbName=db_name, tblNames=names)).tables),
+            lambda: list(
+                self.call("get_table_objects_by_name_req", hms.GetTablesRequest(dbName=db_name, tblNames=names)).tables
+            ),
             "get_table_objects_by_name",
             lambda: list(self.call("get_table_objects_by_name", db_name, names)),
         )
@@ -578,22 +634,30 @@ class MetastoreClient:
         names = list(names)
         return self._portable(
             "get_partitions_by_names_req",
-            lambda: list(self.call("get_partitions_by_names_req", hms.GetPartitionsByNamesRequest(
-                db_name=db_name, tbl_name=table_name, names=names)).partitions),
+            lambda: list(
+                self.call(
+                    "get_partitions_by_names_req",
+                    hms.GetPartitionsByNamesRequest(db_name=db_name, tbl_name=table_name, names=names),
+                ).partitions
+            ),
             "get_partitions_by_names",
             lambda: list(self.call("get_partitions_by_names", db_name, table_name, names)),
         )
 
-    def alter_table(self, db_name: str, table_name: str, new_table: Any,
-                    environment_context: Any = None) -> None:
+    def alter_table(self, db_name: str, table_name: str, new_table: Any, environment_context: Any = None) -> None:
         """Alter (or rename) a table (``alter_table_req`` on 3.x+, ``alter_table_with_environment_context`` before)."""
         self._portable(
             "alter_table_req",
-            lambda: self.call("alter_table_req", hms.AlterTableRequest(
-                dbName=db_name, tableName=table_name, table=new_table, environmentContext=environment_context)),
+            lambda: self.call(
+                "alter_table_req",
+                hms.AlterTableRequest(
+                    dbName=db_name, tableName=table_name, table=new_table, environmentContext=environment_context
+                ),
+            ),
             "alter_table_with_environment_context",
-            lambda: self.call("alter_table_with_environment_context", db_name, table_name, new_table,
-                              environment_context),
+            lambda: self.call(
+                "alter_table_with_environment_context", db_name, table_name, new_table, environment_context
+            ),
         )
 
     def get_partitions(self, db_name: str, table_name: str, max_parts: int = -1) -> list[Any]:
@@ -604,8 +668,7 @@ class MetastoreClient:
         """Partition names such as ``dt=2024-01-01/hr=00`` (``max_parts`` as in :meth:`get_partitions`)."""
         return list(self.call("get_partition_names", db_name, table_name, _max_parts(max_parts)))
 
-    def get_partitions_by_filter(self, db_name: str, table_name: str, filter: str,
-                                 max_parts: int = -1) -> list[Any]:
+    def get_partitions_by_filter(self, db_name: str, table_name: str, filter: str, max_parts: int = -1) -> list[Any]:
         """Partitions matching a Hive filter expression such as ``dt > "2024-01-01"``."""
         return list(self.call("get_partitions_by_filter", db_name, table_name, filter, _max_parts(max_parts)))
 
@@ -670,8 +733,13 @@ def _arguments(method: str, args: tuple[Any, ...]) -> type:
     argument count fails here, before anything is written to the connection."""
     known = _ARGUMENTS.get(method)
     if known is None:
-        cls = None if method.startswith("_") else (
-            getattr(ThriftHiveMetastore, f"{method}_args", None) or getattr(FacebookService, f"{method}_args", None))
+        cls = (
+            None
+            if method.startswith("_")
+            else (
+                getattr(ThriftHiveMetastore, f"{method}_args", None) or getattr(FacebookService, f"{method}_args", None)
+            )
+        )
         if cls is None:
             raise AttributeError(f"the Hive Metastore interface has no method {method!r}")
         known = _ARGUMENTS[method] = (cls, tuple(spec[2] for spec in cls.thrift_spec if spec is not None))
@@ -681,16 +749,19 @@ def _arguments(method: str, args: tuple[Any, ...]) -> type:
     return cls
 
 
-def _unencodable_message(uri: str | None, method: str, args: tuple[Any, ...], arguments: type,
-                         error: BaseException) -> str:
+def _unencodable_message(
+    uri: str | None, method: str, args: tuple[Any, ...], arguments: type, error: BaseException
+) -> str:
     try:
         where = _unencodable_field(arguments(*args), "")
     except Exception:  # only a better message is at stake; the error itself is reported below
         where = None
     cause = f"{type(error).__name__}: {_reason(error)}"
-    return (f"{uri} {method}({_describe(args)}): the request cannot be sent: it could not be encoded"
-            f"{f': {where} ({cause})' if where else f' ({cause})'}; fix the argument to match the Thrift IDL "
-            "(the connection was closed, since part of the request may be in its buffer; the next call reconnects)")
+    return (
+        f"{uri} {method}({_describe(args)}): the request cannot be sent: it could not be encoded"
+        f"{f': {where} ({cause})' if where else f' ({cause})'}; fix the argument to match the Thrift IDL "
+        "(the connection was closed, since part of the request may be in its buffer; the next call reconnects)"
+    )
 
 
 _INT_BITS = {TType.BYTE: 8, TType.I16: 16, TType.I32: 32, TType.I64: 64}
@@ -729,8 +800,9 @@ def _unencodable_value(value: Any, ttype: int, type_args: Any, path: str) -> str
         if not isinstance(value, dict):
             return wrong("a dict")
         for key, item in value.items():
-            problem = (_unencodable_value(key, type_args[0], type_args[1], f"{path} key {key!r}")
-                       or _unencodable_value(item, type_args[2], type_args[3], f"{path}[{key!r}]"))
+            problem = _unencodable_value(key, type_args[0], type_args[1], f"{path} key {key!r}") or _unencodable_value(
+                item, type_args[2], type_args[3], f"{path}[{key!r}]"
+            )
             if problem:
                 return problem
         return None
@@ -757,8 +829,11 @@ def _unencodable_value(value: Any, ttype: int, type_args: Any, path: str) -> str
 def _max_parts(value: int) -> int:
     """Hive's ``max_parts`` is an i16 on the wire: fail clearly instead of sending what cannot be encoded."""
     if type(value) is not int or not -1 <= value <= 32767:
-        raise ConfigError("max_parts", f"{value!r} is out of range: the metastore takes -1 (all) or 0..32767; "
-                                       "for more, pass -1 and slice the result, or list names and fetch by name")
+        raise ConfigError(
+            "max_parts",
+            f"{value!r} is out of range: the metastore takes -1 (all) or 0..32767; "
+            "for more, pass -1 and slice the result, or list names and fetch by name",
+        )
     return value
 
 

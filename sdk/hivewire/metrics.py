@@ -42,46 +42,82 @@ class Metrics:
         self.registry = registry or CollectorRegistry()
         r = self.registry
         self.consumed = Counter("hivewire_events_consumed", "Records read from the source.", registry=r)
-        self.undecodable = Counter("hivewire_events_undecodable", "Records that could not be decoded "
-                                   "(dead-lettered with the reason).", registry=r)
-        self.handled = Counter("hivewire_listener_events_handled", "Events a listener handled successfully.",
-                               ["listener"], registry=r)
-        self.failed = Counter("hivewire_listener_attempts_failed", "Listener calls that raised or timed out.",
-                              ["listener"], registry=r)
-        self.retried = Counter("hivewire_listener_events_retried", "Retries scheduled after a failed call.",
-                               ["listener"], registry=r)
-        self.dead_lettered = Counter("hivewire_listener_events_dead_lettered",
-                                     "Events sent to the dead-letter topic after the last attempt failed.",
-                                     ["listener"], registry=r)
-        self.timeouts = Counter("hivewire_listener_timeouts", "Listener calls that exceeded the timeout.",
-                                ["listener"], registry=r)
-        self.abandoned = Gauge("hivewire_listener_abandoned_threads",
-                               "Threads given up after a timeout whose listener call has not returned yet.",
-                               ["listener"], registry=r)
-        self.queue_depth = Gauge("hivewire_listener_queue_depth", "Events waiting for a listener in memory, and "
-                                 "its dead letters not yet acknowledged.", ["listener"], registry=r)
-        self.queue_bytes = Gauge("hivewire_listener_queue_bytes",
-                                 "Bytes of the record values waiting for a listener.", ["listener"], registry=r)
-        self.spilled = Gauge("hivewire_listener_spilled_events", "Events waiting for a listener that fell too far "
-                             "behind to keep them in memory: it reads them again from the topic.", ["listener"],
-                             registry=r)
-        self.latency = Histogram("hivewire_listener_latency_seconds",
-                                 "From a partition's records being polled to the listener finishing its share "
-                                 "of them (one observation per share).",
-                                 ["listener"], registry=r,
-                                 buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300))
-        self.lag = Gauge("hivewire_consumer_lag", "Records behind the end of the partition.",
-                         ["topic", "partition"], registry=r)
+        self.undecodable = Counter(
+            "hivewire_events_undecodable",
+            "Records that could not be decoded (dead-lettered with the reason).",
+            registry=r,
+        )
+        self.handled = Counter(
+            "hivewire_listener_events_handled", "Events a listener handled successfully.", ["listener"], registry=r
+        )
+        self.failed = Counter(
+            "hivewire_listener_attempts_failed", "Listener calls that raised or timed out.", ["listener"], registry=r
+        )
+        self.retried = Counter(
+            "hivewire_listener_events_retried", "Retries scheduled after a failed call.", ["listener"], registry=r
+        )
+        self.dead_lettered = Counter(
+            "hivewire_listener_events_dead_lettered",
+            "Events sent to the dead-letter topic after the last attempt failed.",
+            ["listener"],
+            registry=r,
+        )
+        self.timeouts = Counter(
+            "hivewire_listener_timeouts", "Listener calls that exceeded the timeout.", ["listener"], registry=r
+        )
+        self.abandoned = Gauge(
+            "hivewire_listener_abandoned_threads",
+            "Threads given up after a timeout whose listener call has not returned yet.",
+            ["listener"],
+            registry=r,
+        )
+        self.queue_depth = Gauge(
+            "hivewire_listener_queue_depth",
+            "Events waiting for a listener in memory, and its dead letters not yet acknowledged.",
+            ["listener"],
+            registry=r,
+        )
+        self.queue_bytes = Gauge(
+            "hivewire_listener_queue_bytes",
+            "Bytes of the record values waiting for a listener.",
+            ["listener"],
+            registry=r,
+        )
+        self.spilled = Gauge(
+            "hivewire_listener_spilled_events",
+            "Events waiting for a listener that fell too far "
+            "behind to keep them in memory: it reads them again from the topic.",
+            ["listener"],
+            registry=r,
+        )
+        self.latency = Histogram(
+            "hivewire_listener_latency_seconds",
+            "From a partition's records being polled to the listener finishing its share "
+            "of them (one observation per share).",
+            ["listener"],
+            registry=r,
+            buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300),
+        )
+        self.lag = Gauge(
+            "hivewire_consumer_lag", "Records behind the end of the partition.", ["topic", "partition"], registry=r
+        )
         self.commits = Counter("hivewire_commits", "Offset commits sent to the source.", registry=r)
-        self.commit_failures = Counter("hivewire_commit_failures",
-                                       "Offset commits the broker refused (the offsets go with a later commit).",
-                                       registry=r)
-        self.pending_age = Gauge("hivewire_commit_pending_age_seconds",
-                                 "Age of the oldest polled batch not yet handled or dead-lettered by every "
-                                 "listener: nothing after it can be committed.", registry=r)
-        self.dead_letter_failures = Counter("hivewire_dead_letter_failures",
-                                            "Dead letters the broker did not acknowledge (each is sent again).",
-                                            registry=r)
+        self.commit_failures = Counter(
+            "hivewire_commit_failures",
+            "Offset commits the broker refused (the offsets go with a later commit).",
+            registry=r,
+        )
+        self.pending_age = Gauge(
+            "hivewire_commit_pending_age_seconds",
+            "Age of the oldest polled batch not yet handled or dead-lettered by every "
+            "listener: nothing after it can be committed.",
+            registry=r,
+        )
+        self.dead_letter_failures = Counter(
+            "hivewire_dead_letter_failures",
+            "Dead letters the broker did not acknowledge (each is sent again).",
+            registry=r,
+        )
 
     def for_listener(self, name: str) -> ListenerMetrics:
         return ListenerMetrics(self, name)
@@ -138,8 +174,14 @@ class HealthServer:
         path = environ.get("PATH_INFO", "/").rstrip("/") or "/"
         if path in ("/metrics", "/actuator/prometheus"):
             return self._metrics_app(environ, start_response)  # type: ignore[no-any-return]
-        if path in ("/health", "/actuator/health", "/health/liveness", "/health/readiness",
-                    "/actuator/health/liveness", "/actuator/health/readiness"):
+        if path in (
+            "/health",
+            "/actuator/health",
+            "/health/liveness",
+            "/health/readiness",
+            "/actuator/health/liveness",
+            "/actuator/health/readiness",
+        ):
             try:
                 body = self._health()
             except Exception as e:  # a broken health check is itself unhealthy, not a crash

@@ -53,8 +53,7 @@ class EventList(list[ListenerEvent]):
             return list(self)
         return sorted([*self, *self.failures], key=_order)
 
-    def to_arrow(self, *, include_failures: bool = False,
-                 on_error: Literal["raise", "record"] = "record") -> Any:
+    def to_arrow(self, *, include_failures: bool = False, on_error: Literal["raise", "record"] = "record") -> Any:
         """A ``pyarrow.Table`` (:data:`hivewire.arrow.SCHEMA`). An object that fails to convert is recorded in
         ``decode_error`` (``on_error="record"``, the default here: a notebook should show, not stop)."""
         return to_arrow(self._rows(include_failures), on_error=on_error)
@@ -65,9 +64,11 @@ class EventList(list[ListenerEvent]):
             importlib.import_module("pandas")
         except ImportError as e:
             # Checked first: pyarrow's own error says only "No module named 'pandas'", after converting.
-            raise PrerequisiteError("EventList.to_pandas needs pandas, which is not installed: "
-                                    "pip install 'hivewire[arrow]' (or pip install pandas); to_arrow() works "
-                                    "without it") from e
+            raise PrerequisiteError(
+                "EventList.to_pandas needs pandas, which is not installed: "
+                "pip install 'hivewire[arrow]' (or pip install pandas); to_arrow() works "
+                "without it"
+            ) from e
         return self.to_arrow(include_failures=include_failures).to_pandas(maps_as_pydicts="strict")
 
     def to_spark(self, spark: Any, *, include_failures: bool = False, raw: bool = True) -> Any:
@@ -92,22 +93,39 @@ class EventList(list[ListenerEvent]):
 
     def _repr_html_(self) -> str:
         esc = html.escape
-        counts = "".join(f"<tr><td>{esc(k)}</td><td style='text-align:right'>{v:,}</td></tr>"
-                         for k, v in self.counts().items())
+        counts = "".join(
+            f"<tr><td>{esc(k)}</td><td style='text-align:right'>{v:,}</td></tr>" for k, v in self.counts().items()
+        )
         rows = []
         for event in list.__getitem__(self, slice(0, HTML_ROWS)):
             origin = event.origin
             when = _when(origin.timestamp) if origin is not None and origin.timestamp is not None else ""
-            rows.append("<tr>" + "".join(f"<td>{esc(str(v))}</td>" for v in (
-                when, event.event_type.value, event.qualified_name, "" if event.status else "failed",
-                origin or "")) + "</tr>")
+            rows.append(
+                "<tr>"
+                + "".join(
+                    f"<td>{esc(str(v))}</td>"
+                    for v in (
+                        when,
+                        event.event_type.value,
+                        event.qualified_name,
+                        "" if event.status else "failed",
+                        origin or "",
+                    )
+                )
+                + "</tr>"
+            )
         more = f"<p>... and {len(self) - HTML_ROWS:,} more</p>" if len(self) > HTML_ROWS else ""
-        failures = (f"<p>{len(self.failures):,} message(s) did not decode: see <code>.failures</code></p>"
-                    if self.failures else "")
-        return (f"<div class='hivewire-events'><p><b>{len(self):,} events</b></p>"
-                f"<table><tr><th>type</th><th>events</th></tr>{counts}</table>"
-                "<table><tr><th>time (UTC)</th><th>type</th><th>object</th><th>status</th><th>origin</th></tr>"
-                f"{''.join(rows)}</table>{more}{failures}</div>")
+        failures = (
+            f"<p>{len(self.failures):,} message(s) did not decode: see <code>.failures</code></p>"
+            if self.failures
+            else ""
+        )
+        return (
+            f"<div class='hivewire-events'><p><b>{len(self):,} events</b></p>"
+            f"<table><tr><th>type</th><th>events</th></tr>{counts}</table>"
+            "<table><tr><th>time (UTC)</th><th>type</th><th>object</th><th>status</th><th>origin</th></tr>"
+            f"{''.join(rows)}</table>{more}{failures}</div>"
+        )
 
 
 def _when(ms: int) -> str:
@@ -145,8 +163,9 @@ def to_millis(bound: TimeBound, *, now: float | None = None) -> int:
         return int(bound.timestamp() * 1000)
     if isinstance(bound, date):
         return int(datetime(bound.year, bound.month, bound.day, tzinfo=timezone.utc).timestamp() * 1000)
-    raise TypeError(f"a time bound is a datetime, date, timedelta, ISO string or epoch milliseconds, not "
-                    f"{type(bound).__name__}")
+    raise TypeError(
+        f"a time bound is a datetime, date, timedelta, ISO string or epoch milliseconds, not {type(bound).__name__}"
+    )
 
 
 def _check(err: Any, what: str) -> None:
@@ -177,8 +196,9 @@ class _Reader:
     def watermarks(self, partition: int) -> tuple[int, int]:
         from confluent_kafka import TopicPartition
 
-        low, high = self.consumer.get_watermark_offsets(TopicPartition(self.topic, partition),
-                                                        timeout=self.timeout, cached=False)
+        low, high = self.consumer.get_watermark_offsets(
+            TopicPartition(self.topic, partition), timeout=self.timeout, cached=False
+        )
         return int(low), int(high)
 
     def timestamp_at(self, partition: int, offset: int, high: int) -> tuple[int, int | None] | None:
@@ -217,8 +237,7 @@ class _Reader:
         assert low < high, "probe a non-empty partition: an empty one names no offset on any broker"
         reason = ""
         try:
-            (found,) = self.consumer.offsets_for_times([TopicPartition(self.topic, partition, 0)],
-                                                       timeout=self.timeout)
+            (found,) = self.consumer.offsets_for_times([TopicPartition(self.topic, partition, 0)], timeout=self.timeout)
         except KafkaException as e:
             reason = f"the request failed: {e}"
         else:
@@ -228,8 +247,11 @@ class _Reader:
                 reason = "it names no offset for time 0 in a non-empty partition"
         self.by_time = not reason
         if reason:
-            log.warning("%s: the broker cannot look offsets up by time (%s); searching message timestamps "
-                        "instead", self.topic, reason)
+            log.warning(
+                "%s: the broker cannot look offsets up by time (%s); searching message timestamps instead",
+                self.topic,
+                reason,
+            )
         return self.by_time
 
     def broker_offset_for_time(self, partition: int, ms: int) -> int:
@@ -237,12 +259,14 @@ class _Reader:
         from confluent_kafka import KafkaException, TopicPartition
 
         try:
-            (found,) = self.consumer.offsets_for_times([TopicPartition(self.topic, partition, ms)],
-                                                       timeout=self.timeout)
+            (found,) = self.consumer.offsets_for_times(
+                [TopicPartition(self.topic, partition, ms)], timeout=self.timeout
+            )
         except KafkaException as e:
-            raise HivewireError(f"{self.topic}/{partition}: looking up the offset for time {ms} failed ({e}); "
-                                f"check that the brokers are reachable, or raise timeout= (now {self.timeout:g} s)"
-                                ) from e
+            raise HivewireError(
+                f"{self.topic}/{partition}: looking up the offset for time {ms} failed ({e}); "
+                f"check that the brokers are reachable, or raise timeout= (now {self.timeout:g} s)"
+            ) from e
         _check(found.error, f"offsets_for_times({self.topic}/{partition})")
         return int(found.offset)
 
@@ -273,12 +297,21 @@ class _Reader:
         return lo
 
 
-def read_events(source: KafkaSource | None = None, *, bootstrap_servers: str | None = None,
-                topic: str | None = None, since: TimeBound | None = None, until: TimeBound | None = None,
-                start_offsets: Mapping[int, int] | None = None, end_offsets: Mapping[int, int] | None = None,
-                partitions: Iterable[SupportsIndex] | None = None, max_events: int | None = None,
-                progress: bool = True, timeout: float = 30.0,
-                consumer_config: Mapping[str, Any] | None = None) -> EventList:
+def read_events(
+    source: KafkaSource | None = None,
+    *,
+    bootstrap_servers: str | None = None,
+    topic: str | None = None,
+    since: TimeBound | None = None,
+    until: TimeBound | None = None,
+    start_offsets: Mapping[int, int] | None = None,
+    end_offsets: Mapping[int, int] | None = None,
+    partitions: Iterable[SupportsIndex] | None = None,
+    max_events: int | None = None,
+    progress: bool = True,
+    timeout: float = 30.0,
+    consumer_config: Mapping[str, Any] | None = None,
+) -> EventList:
     """Read a bounded slice of an Apiary topic: the events, in time order, and the messages that did not decode.
 
     The topic is ``source`` (a :class:`~hivewire.kafka.KafkaSource`; its ``consumer_config`` applies, its group
@@ -311,16 +344,18 @@ def read_events(source: KafkaSource | None = None, *, bootstrap_servers: str | N
         raise ConfigError("max_events", "must be 0 or more")
     since_ms = None if since is None else to_millis(since)
     until_ms = None if until is None else to_millis(until)
-    config.update({
-        "bootstrap.servers": bootstrap_servers,
-        # confluent-kafka insists on a group id even for assign(); this one never joins: no subscribe(), no
-        # commits, no stored offsets.
-        "group.id": config.get("group.id", "hivewire-read-events"),
-        "enable.auto.commit": False,
-        "enable.auto.offset.store": False,
-        "enable.partition.eof": True,
-        "auto.offset.reset": "earliest",
-    })
+    config.update(
+        {
+            "bootstrap.servers": bootstrap_servers,
+            # confluent-kafka insists on a group id even for assign(); this one never joins: no subscribe(), no
+            # commits, no stored offsets.
+            "group.id": config.get("group.id", "hivewire-read-events"),
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "enable.partition.eof": True,
+            "auto.offset.reset": "earliest",
+        }
+    )
     consumer = Consumer(config)
     try:
         reader = _Reader(consumer, topic, timeout)
@@ -353,8 +388,10 @@ def read_events(source: KafkaSource | None = None, *, bootstrap_servers: str | N
         events: list[ListenerEvent] = []
         failures: list[Undecodable] = []
         # The bar counts messages read; with max_events, the messages kept.
-        with tqdm(total=total if max_events is None else limit, unit="msg", desc=topic,
-                  disable=not progress) as bar, paused_gc():
+        with (
+            tqdm(total=total if max_events is None else limit, unit="msg", desc=topic, disable=not progress) as bar,
+            paused_gc(),
+        ):
             if limit:
                 _consume(consumer, topic, ranges, limit, since_ms, until_ms, timeout, events, failures, bar)
         events.sort(key=_order)
@@ -364,9 +401,18 @@ def read_events(source: KafkaSource | None = None, *, bootstrap_servers: str | N
         consumer.close()
 
 
-def _consume(consumer: Any, topic: str, ranges: dict[int, tuple[int, int]], limit: int, since_ms: int | None,
-             until_ms: int | None, timeout: float, events: list[ListenerEvent], failures: list[Undecodable],
-             bar: Any) -> None:
+def _consume(
+    consumer: Any,
+    topic: str,
+    ranges: dict[int, tuple[int, int]],
+    limit: int,
+    since_ms: int | None,
+    until_ms: int | None,
+    timeout: float,
+    events: list[ListenerEvent],
+    failures: list[Undecodable],
+    bar: Any,
+) -> None:
     """Consume ``ranges`` ({partition: (start, end)}) until each partition reaches its end or ``limit`` is read."""
     from confluent_kafka import KafkaError, TopicPartition
 
@@ -415,8 +461,8 @@ def _consume(consumer: Any, topic: str, ranges: dict[int, tuple[int, int]], limi
             ts = ts if kind else None
             read += 1
             if (since_ms is not None or until_ms is not None) and (
-                    ts is None or (since_ms is not None and ts < since_ms)
-                    or (until_ms is not None and ts >= until_ms)):
+                ts is None or (since_ms is not None and ts < since_ms) or (until_ms is not None and ts >= until_ms)
+            ):
                 continue
             origin = Origin(topic, p, offset, ts)
             value = msg.value()

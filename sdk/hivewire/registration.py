@@ -53,8 +53,13 @@ HISTORY_SIZE = 256
 
 log = logging.getLogger(__name__)
 
-_PERMS = {"r": Permissions.READ, "w": Permissions.WRITE, "c": Permissions.CREATE, "d": Permissions.DELETE,
-          "a": Permissions.ADMIN}
+_PERMS = {
+    "r": Permissions.READ,
+    "w": Permissions.WRITE,
+    "c": Permissions.CREATE,
+    "d": Permissions.DELETE,
+    "a": Permissions.ADMIN,
+}
 
 
 def parse_acl(entries: str | Sequence[str] | None) -> tuple[list[Any], list[tuple[str, str]]]:
@@ -75,8 +80,9 @@ def parse_acl(entries: str | Sequence[str] | None) -> tuple[list[Any], list[tupl
         scheme, sep, rest = raw.partition(":")
         identity, sep2, perms = rest.rpartition(":")
         if not sep or not sep2 or not scheme or not perms:
-            raise ConfigError("acl", f"{raw!r} is not 'scheme:id:perms' such as world:anyone:r or "
-                                     "digest:user:password:cdrwa")
+            raise ConfigError(
+                "acl", f"{raw!r} is not 'scheme:id:perms' such as world:anyone:r or digest:user:password:cdrwa"
+            )
         if any(p not in _PERMS for p in perms.lower()):
             raise ConfigError("acl", f"{raw!r}: permissions are letters of 'cdrwa', not {perms!r}")
         mask = 0
@@ -106,8 +112,11 @@ def _check_not_locked_out(acls: list[Any], auth: list[tuple[str, str]]) -> None:
             return  # ip/sasl/auth/x509: cannot tell from here who we are; trust the operator
         if acl.perms & needed == needed and (acl.id.scheme == "world" or acl.id.id in ours):
             return
-    raise ConfigError("acl", "no entry lets the sidecar itself create and delete its node: add one such as "
-                             "digest:user:password:cdrwa (it authenticates as that user)")
+    raise ConfigError(
+        "acl",
+        "no entry lets the sidecar itself create and delete its node: add one such as "
+        "digest:user:password:cdrwa (it authenticates as that user)",
+    )
 
 
 @dataclass(frozen=True)
@@ -138,10 +147,18 @@ class Registration:
     intervals".
     """
 
-    def __init__(self, metastore: str, zookeeper: str | DiscoveryConfig, namespace: str | None = None, *,
-                 acl: str | Sequence[str] | None = None, interval: float = 5.0,
-                 check_timeout: float | None = None, client_options: Mapping[str, Any] | None = None,
-                 **zk_options: Any) -> None:
+    def __init__(
+        self,
+        metastore: str,
+        zookeeper: str | DiscoveryConfig,
+        namespace: str | None = None,
+        *,
+        acl: str | Sequence[str] | None = None,
+        interval: float = 5.0,
+        check_timeout: float | None = None,
+        client_options: Mapping[str, Any] | None = None,
+        **zk_options: Any,
+    ) -> None:
         host, port = parse_uri(metastore)
         self.address = format_address(host, port)
         self.config = discovery_config(zookeeper, namespace, **zk_options)
@@ -151,10 +168,13 @@ class Registration:
         if check_timeout is None:
             check_timeout = interval / 2
         elif not 0 < check_timeout < interval:
-            raise ConfigError("check_timeout", f"{check_timeout!r} must be more than zero and less than the interval "
-                                               f"({interval:g} s), so that every check ends before the next is due "
-                                               "and a hung metastore is withdrawn within two intervals: lower it, "
-                                               "raise the interval, or leave it unset (half the interval)")
+            raise ConfigError(
+                "check_timeout",
+                f"{check_timeout!r} must be more than zero and less than the interval "
+                f"({interval:g} s), so that every check ends before the next is due "
+                "and a hung metastore is withdrawn within two intervals: lower it, "
+                "raise the interval, or leave it unset (half the interval)",
+            )
         self.check_timeout = check_timeout
         self.acl, acl_auth = parse_acl(acl)
         self.checks = 0
@@ -193,8 +213,13 @@ class Registration:
         """Register, health-check and re-register until ``stop_event`` is set; then withdraw the node."""
         stop = stop_event if stop_event is not None else self._stop
         self._zk.start_async()  # keeps trying in the background: ZooKeeper may come up after us
-        log.info("registering metastore %s in ZooKeeper %s under %s every %.3g s", self.address,
-                 self.config.quorum, self.config.path, self.interval)
+        log.info(
+            "registering metastore %s in ZooKeeper %s under %s every %.3g s",
+            self.address,
+            self.config.quorum,
+            self.config.path,
+            self.interval,
+        )
         next_check = time.monotonic()
         try:
             while not stop.is_set() and not self._stop.is_set():
@@ -214,9 +239,14 @@ class Registration:
                         # catch up.
                         with self._lock:
                             self.overruns += 1
-                        log.warning("health check %d of %s and its ZooKeeper update took %.3g s more than the "
-                                    "interval (%.3g s); checking again now", self.checks, self.address, late,
-                                    self.interval)
+                        log.warning(
+                            "health check %d of %s and its ZooKeeper update took %.3g s more than the "
+                            "interval (%.3g s); checking again now",
+                            self.checks,
+                            self.address,
+                            late,
+                            self.interval,
+                        )
                         next_check = time.monotonic()
                 elif self._wake.is_set():
                     self._wake.clear()
@@ -229,8 +259,7 @@ class Registration:
     def start(self) -> Registration:
         """Run in a daemon thread. Stop with :meth:`stop`."""
         if self._thread is None:
-            self._thread = threading.Thread(target=self.run, name=f"hivewire-register-{self.address}",
-                                            daemon=True)
+            self._thread = threading.Thread(target=self.run, name=f"hivewire-register-{self.address}", daemon=True)
             self._thread.start()
         return self
 
@@ -282,7 +311,7 @@ class Registration:
         name = self.address
         found = []
         for child in self._zk.get_children(self.config.path):
-            suffix = child[len(name):]
+            suffix = child[len(name) :]
             if child.startswith(name) and len(suffix) == 10 and suffix.isdigit():
                 path = f"{self.config.path}/{child}"
                 try:
@@ -307,8 +336,9 @@ class Registration:
             for extra in own[1:]:
                 self._delete(extra)
         else:
-            path = self._zk.create(self.prefix, self.address.encode("utf-8"), acl=self.acl, ephemeral=True,
-                                   sequence=True)
+            path = self._zk.create(
+                self.prefix, self.address.encode("utf-8"), acl=self.acl, ephemeral=True, sequence=True
+            )
         action: Literal["registered", "recreated"] = "recreated" if self._want_node else "registered"
         self.node, self._want_node = path, True
         self._history.append(RegistrationEvent(check, action, path))
@@ -364,8 +394,11 @@ class _HealthProbe:
     def __init__(self, address: str, options: Mapping[str, Any]) -> None:
         unknown = sorted(set(options) - {"transport", "protocol", "ugi"})
         if unknown:
-            raise ConfigError("client_options", f"{', '.join(unknown)}: only transport, protocol and ugi apply "
-                                                "to health checks (check_timeout bounds them)")
+            raise ConfigError(
+                "client_options",
+                f"{', '.join(unknown)}: only transport, protocol and ugi apply "
+                "to health checks (check_timeout bounds them)",
+            )
         # MetastoreClient validates and normalises the options (it connects only when used).
         spec = MetastoreClient(f"thrift://{address}", **dict(options))
         self._host, self._port = parse_uri(address)
@@ -413,11 +446,15 @@ class _HealthProbe:
         self._sock = sock
         self._bound(deadline)
         trans: TTransport.TTransportBase = (
-            TTransport.TFramedTransport(sock) if self._framed else TTransport.TBufferedTransport(sock))
+            TTransport.TFramedTransport(sock) if self._framed else TTransport.TBufferedTransport(sock)
+        )
         self._trans = trans
         trans.open()
-        proto = (TCompactProtocol.TCompactProtocolAccelerated(trans) if self._compact
-                 else TBinaryProtocol.TBinaryProtocolAccelerated(trans))
+        proto = (
+            TCompactProtocol.TCompactProtocolAccelerated(trans)
+            if self._compact
+            else TBinaryProtocol.TBinaryProtocolAccelerated(trans)
+        )
         client = ThriftHiveMetastore.Client(proto)
         if self._ugi is not None:
             self._bound(deadline)

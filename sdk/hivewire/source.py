@@ -166,8 +166,9 @@ class MemorySource:
         self._positions = [0] * self.partitions
 
     # -- producing ------------------------------------------------------------------------------------
-    def send(self, value: bytes, *, partition: int | None = None, key: bytes | None = None,
-             timestamp: int = 0) -> MemoryRecord:
+    def send(
+        self, value: bytes, *, partition: int | None = None, key: bytes | None = None, timestamp: int = 0
+    ) -> MemoryRecord:
         """Append one message (raw Apiary JSON bytes) and return its record."""
         if partition is None:
             partition = self._partition_of(value)
@@ -209,7 +210,7 @@ class MemorySource:
             p = self._cursor
             self._cursor = (self._cursor + 1) % self.partitions
             log, pos = self._logs[p], self._positions[p]
-            chunk = log[pos:pos + max_records - len(out)]
+            chunk = log[pos : pos + max_records - len(out)]
             out.extend(chunk)
             self._positions[p] = pos + len(chunk)
             if len(out) >= max_records:
@@ -220,7 +221,8 @@ class MemorySource:
         """With ``stop_when_idle``: every record was delivered and committed."""
         with self._lock:
             return self.stop_when_idle and all(
-                self.committed.get((self.topic, p), 0) >= len(log) for p, log in enumerate(self._logs))
+                self.committed.get((self.topic, p), 0) >= len(log) for p, log in enumerate(self._logs)
+            )
 
     def commit(self, offsets: Mapping[TopicPartition, int], *, wait: bool) -> None:
         with self._lock:

@@ -35,24 +35,37 @@ def _spark_session_class() -> Any:
     return SparkSession
 
 
-def _resolve_metastores(zookeeper: str | DiscoveryConfig | None, namespace: str | None,
-                        uris: str | list[str] | None, hive_site: str | os.PathLike[str] | None,
-                        zk_options: Mapping[str, Any]) -> tuple[list[str], bool]:
+def _resolve_metastores(
+    zookeeper: str | DiscoveryConfig | None,
+    namespace: str | None,
+    uris: str | list[str] | None,
+    hive_site: str | os.PathLike[str] | None,
+    zk_options: Mapping[str, Any],
+) -> tuple[list[str], bool]:
     """(metastore URIs, discovered?) from exactly one of the three sources."""
     from hivewire import discovery
     from hivewire.errors import ConfigError
     from hivewire.metastore import parse_uris
 
-    given = [name for name, value in (("zookeeper", zookeeper), ("uris", uris), ("hive_site", hive_site))
-             if value is not None]
+    given = [
+        name
+        for name, value in (("zookeeper", zookeeper), ("uris", uris), ("hive_site", hive_site))
+        if value is not None
+    ]
     if len(given) != 1:
-        raise ConfigError("metastore", "give exactly one of zookeeper='zk1:2181,...', uris='thrift://h:9083' or "
-                                       f"hive_site='/path/hive-site.xml' (got {', '.join(given) or 'none'})")
+        raise ConfigError(
+            "metastore",
+            "give exactly one of zookeeper='zk1:2181,...', uris='thrift://h:9083' or "
+            f"hive_site='/path/hive-site.xml' (got {', '.join(given) or 'none'})",
+        )
     extra = sorted(zk_options) + (["namespace"] if namespace is not None else [])
     if uris is not None:
         if extra:
-            raise ConfigError(extra[0], "ZooKeeper options apply only with zookeeper= or hive_site= (in discovery "
-                                        "mode), not with explicit uris=")
+            raise ConfigError(
+                extra[0],
+                "ZooKeeper options apply only with zookeeper= or hive_site= (in discovery "
+                "mode), not with explicit uris=",
+            )
         return parse_uris(uris), False
     if zookeeper is not None:
         found = discovery.discover_metastores(discovery.discovery_config(zookeeper, namespace, **zk_options))
@@ -61,9 +74,12 @@ def _resolve_metastores(zookeeper: str | DiscoveryConfig | None, namespace: str 
         conf = discovery.load_conf(hive_site)
         if discovery.discovery_mode(conf) != "zookeeper":
             if extra:
-                raise ConfigError(extra[0], f"{os.fspath(hive_site)} does not turn on ZooKeeper discovery "
-                                            "(metastore.service.discovery.mode=zookeeper), so ZooKeeper options do "
-                                            "not apply: remove them, or set that key")
+                raise ConfigError(
+                    extra[0],
+                    f"{os.fspath(hive_site)} does not turn on ZooKeeper discovery "
+                    "(metastore.service.discovery.mode=zookeeper), so ZooKeeper options do "
+                    "not apply: remove them, or set that key",
+                )
             static = discovery.metastore_uris_from_conf(conf)
             assert isinstance(static, list)
             return static, False
@@ -86,10 +102,17 @@ def _builder(metastores: list[str], app_name: str, master: str | None, conf: dic
     return b.config(METASTORE_URIS_CONF, ",".join(metastores)).enableHiveSupport()
 
 
-def builder(*, zookeeper: str | DiscoveryConfig | None = None, namespace: str | None = None,
-            uris: str | list[str] | None = None, hive_site: str | os.PathLike[str] | None = None,
-            app_name: str = "hivewire", master: str | None = None, conf: dict[str, str] | None = None,
-            **zk_options: Any) -> Any:
+def builder(
+    *,
+    zookeeper: str | DiscoveryConfig | None = None,
+    namespace: str | None = None,
+    uris: str | list[str] | None = None,
+    hive_site: str | os.PathLike[str] | None = None,
+    app_name: str = "hivewire",
+    master: str | None = None,
+    conf: dict[str, str] | None = None,
+    **zk_options: Any,
+) -> Any:
     """A ``SparkSession.Builder`` with Hive support, pointed at the metastores.
 
     Give one of: ``zookeeper`` (the live metastores under ``/<namespace>``, shuffled), ``uris`` (explicit
@@ -130,10 +153,17 @@ def _session_metastores(spark: Any) -> tuple[str, list[str]]:
         return catalog, []
 
 
-def session(*, zookeeper: str | DiscoveryConfig | None = None, namespace: str | None = None,
-            uris: str | list[str] | None = None, hive_site: str | os.PathLike[str] | None = None,
-            app_name: str = "hivewire", master: str | None = None, conf: dict[str, str] | None = None,
-            **zk_options: Any) -> Any:
+def session(
+    *,
+    zookeeper: str | DiscoveryConfig | None = None,
+    namespace: str | None = None,
+    uris: str | list[str] | None = None,
+    hive_site: str | os.PathLike[str] | None = None,
+    app_name: str = "hivewire",
+    master: str | None = None,
+    conf: dict[str, str] | None = None,
+    **zk_options: Any,
+) -> Any:
     """``builder(...).getOrCreate()``, safe in notebooks (the same arguments as :func:`builder`).
 
     A session that is already running is returned when it uses the Hive catalog and the same metastores
@@ -180,12 +210,17 @@ def _spark_type(arrow_type: Any) -> Any:
     if pa.types.is_struct(arrow_type):
         return st.StructType([st.StructField(f.name, _spark_type(f.type), nullable=True) for f in arrow_type])
     if pa.types.is_map(arrow_type):
-        return st.MapType(_spark_type(arrow_type.key_type), _spark_type(arrow_type.item_type),
-                          valueContainsNull=True)
+        return st.MapType(_spark_type(arrow_type.key_type), _spark_type(arrow_type.item_type), valueContainsNull=True)
     if pa.types.is_timestamp(arrow_type):
         return st.TimestampType()  # an instant (Arrow's timestamp with tz=UTC); shown in the session time zone
-    atomic = {pa.string(): st.StringType(), pa.bool_(): st.BooleanType(), pa.int32(): st.IntegerType(),
-              pa.int64(): st.LongType(), pa.date32(): st.DateType(), pa.binary(): st.BinaryType()}
+    atomic = {
+        pa.string(): st.StringType(),
+        pa.bool_(): st.BooleanType(),
+        pa.int32(): st.IntegerType(),
+        pa.int64(): st.LongType(),
+        pa.date32(): st.DateType(),
+        pa.binary(): st.BinaryType(),
+    }
     return atomic[arrow_type]
 
 
@@ -231,8 +266,10 @@ def to_dataframe(spark: Any, events: Any, *, raw: bool = True) -> Any:
 
     _spark_session_class()
     if not _accepts_arrow():
-        raise PrerequisiteError("hivewire.spark.to_dataframe needs pyspark 4 or later (createDataFrame from a "
-                                "pyarrow.Table): pip install 'pyspark>=4'")
+        raise PrerequisiteError(
+            "hivewire.spark.to_dataframe needs pyspark 4 or later (createDataFrame from a "
+            "pyarrow.Table): pip install 'pyspark>=4'"
+        )
     table = events if isinstance(events, pa.Table) else to_arrow(events)
     if not raw:
         column = table.schema.get_field_index("raw")

@@ -89,11 +89,13 @@ def mock_kafka(num_brokers: int = 1) -> Iterator[str]:
     """Run a librdkafka mock cluster for the duration of the block; yield its bootstrap servers string."""
     from confluent_kafka import Producer
 
-    owner = Producer({
-        "test.mock.num.brokers": num_brokers,
-        "bootstrap.servers": "",
-        "logger": logging.getLogger("hivewire.testing.mock_kafka"),
-    })
+    owner = Producer(
+        {
+            "test.mock.num.brokers": num_brokers,
+            "bootstrap.servers": "",
+            "logger": logging.getLogger("hivewire.testing.mock_kafka"),
+        }
+    )
     try:
         metadata = owner.list_topics(timeout=10)
         yield ",".join(f"{b.host}:{b.port}" for b in sorted(metadata.brokers.values(), key=lambda b: b.id))
@@ -117,13 +119,20 @@ def produce(bootstrap_servers: str, topic: str, events: Iterable[ListenerEvent |
         if err is not None:
             failures.append(err)
 
-    producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 5,
-                         "logger": logging.getLogger("hivewire.testing.produce")})
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap_servers,
+            "linger.ms": 5,
+            "logger": logging.getLogger("hivewire.testing.produce"),
+        }
+    )
     try:
         metadata = producer.list_topics(topic, timeout=10).topics[topic]
         if metadata.error is not None or not metadata.partitions:
-            raise HivewireError(f"topic {topic!r} is not available on {bootstrap_servers} ({metadata.error}); "
-                                "create it first if the cluster does not create topics on first use")
+            raise HivewireError(
+                f"topic {topic!r} is not available on {bootstrap_servers} ({metadata.error}); "
+                "create it first if the cluster does not create topics on first use"
+            )
         partitions = len(metadata.partitions)
         sent = 0
         for item in events:
@@ -159,40 +168,88 @@ _PARQUET = (
 )
 
 
-def make_database(name: str, *, location: str | None = None, description: str | None = None,
-                  parameters: dict[str, str] | None = None, owner: str = "hivewire") -> Any:
+def make_database(
+    name: str,
+    *,
+    location: str | None = None,
+    description: str | None = None,
+    parameters: dict[str, str] | None = None,
+    owner: str = "hivewire",
+) -> Any:
     """A ``Database`` named ``name``."""
     from hivewire_thrift.hive_metastore import ttypes as hms
 
-    return hms.Database(name=name, description=description,
-                        locationUri=location or f"file:/tmp/hivewire-warehouse/{name}.db",
-                        parameters=dict(parameters or {}), ownerName=owner, ownerType=hms.PrincipalType.USER)
+    return hms.Database(
+        name=name,
+        description=description,
+        locationUri=location or f"file:/tmp/hivewire-warehouse/{name}.db",
+        parameters=dict(parameters or {}),
+        ownerName=owner,
+        ownerType=hms.PrincipalType.USER,
+    )
 
 
-def make_table(db: str, name: str, *, columns: dict[str, str] | None = None,
-               partition_keys: dict[str, str] | None = None, location: str | None = None,
-               parameters: dict[str, str] | None = None, table_type: str = "MANAGED_TABLE",
-               owner: str = "hivewire", skewed: Any = None, create_time: int = 0) -> Any:
+def make_table(
+    db: str,
+    name: str,
+    *,
+    columns: dict[str, str] | None = None,
+    partition_keys: dict[str, str] | None = None,
+    location: str | None = None,
+    parameters: dict[str, str] | None = None,
+    table_type: str = "MANAGED_TABLE",
+    owner: str = "hivewire",
+    skewed: Any = None,
+    create_time: int = 0,
+) -> Any:
     """A parquet ``Table`` ``db.name`` with ``columns`` and ``partition_keys`` given as ``{name: type}``."""
     from hivewire_thrift.hive_metastore import ttypes as hms
 
     cols = [hms.FieldSchema(name=k, type=v, comment=None) for k, v in (columns or {"id": "int"}).items()]
     pkeys = [hms.FieldSchema(name=k, type=v, comment=None) for k, v in (partition_keys or {}).items()]
     sd = hms.StorageDescriptor(
-        cols=cols, location=location or f"file:/tmp/hivewire-warehouse/{db}.db/{name}",
-        inputFormat=_PARQUET[0], outputFormat=_PARQUET[1], compressed=False, numBuckets=-1,
+        cols=cols,
+        location=location or f"file:/tmp/hivewire-warehouse/{db}.db/{name}",
+        inputFormat=_PARQUET[0],
+        outputFormat=_PARQUET[1],
+        compressed=False,
+        numBuckets=-1,
         serdeInfo=hms.SerDeInfo(name=None, serializationLib=_PARQUET[2], parameters={"serialization.format": "1"}),
-        bucketCols=[], sortCols=[], parameters={}, skewedInfo=skewed, storedAsSubDirectories=False)
+        bucketCols=[],
+        sortCols=[],
+        parameters={},
+        skewedInfo=skewed,
+        storedAsSubDirectories=False,
+    )
     params = dict(parameters or {})
     if table_type == "EXTERNAL_TABLE":
         params.setdefault("EXTERNAL", "TRUE")
-    return hms.Table(tableName=name, dbName=db, owner=owner, createTime=create_time, lastAccessTime=0,
-                     retention=0, sd=sd, partitionKeys=pkeys, parameters=params, viewOriginalText=None,
-                     viewExpandedText=None, tableType=table_type, temporary=False, rewriteEnabled=False)
+    return hms.Table(
+        tableName=name,
+        dbName=db,
+        owner=owner,
+        createTime=create_time,
+        lastAccessTime=0,
+        retention=0,
+        sd=sd,
+        partitionKeys=pkeys,
+        parameters=params,
+        viewOriginalText=None,
+        viewExpandedText=None,
+        tableType=table_type,
+        temporary=False,
+        rewriteEnabled=False,
+    )
 
 
-def make_partition(table: Any, values: list[str], *, location: str | None = None,
-                   parameters: dict[str, str] | None = None, create_time: int = 0) -> Any:
+def make_partition(
+    table: Any,
+    values: list[str],
+    *,
+    location: str | None = None,
+    parameters: dict[str, str] | None = None,
+    create_time: int = 0,
+) -> Any:
     """A ``Partition`` of ``table`` with ``values`` (one per partition key), located under the table."""
     import copy
 
@@ -204,8 +261,15 @@ def make_partition(table: Any, values: list[str], *, location: str | None = None
     sd = copy.deepcopy(table.sd)
     spec = "/".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
     sd.location = location or f"{table.sd.location}/{spec}"
-    return hms.Partition(values=list(values), dbName=table.dbName, tableName=table.tableName,
-                         createTime=create_time, lastAccessTime=0, sd=sd, parameters=dict(parameters or {}))
+    return hms.Partition(
+        values=list(values),
+        dbName=table.dbName,
+        tableName=table.tableName,
+        createTime=create_time,
+        lastAccessTime=0,
+        sd=sd,
+        parameters=dict(parameters or {}),
+    )
 
 
 # -- Event factories --------------------------------------------------------------------------------------
@@ -215,27 +279,42 @@ def make_partition(table: Any, values: list[str], *, location: str | None = None
 _HIVE_PARAMS = {"hive.version": "2.3.10"}
 
 
-def _common(status: bool, parameters: dict[str, str] | None, environment_context: dict[str, str] | None
-            ) -> dict[str, Any]:
+def _common(
+    status: bool, parameters: dict[str, str] | None, environment_context: dict[str, str] | None
+) -> dict[str, Any]:
     from hivewire_thrift.hive_metastore import ttypes as hms
 
     env = hms.EnvironmentContext(properties=dict(environment_context)) if environment_context else None
     return {"status": status, "parameters": {**_HIVE_PARAMS, **(parameters or {})}, "environment_context": env}
 
 
-def create_table_event(db: str = "db", table: str = "t", *, status: bool = True,
-                       parameters: dict[str, str] | None = None, environment_context: dict[str, str] | None = None,
-                       **table_kwargs: Any) -> CreateTableEvent:
+def create_table_event(
+    db: str = "db",
+    table: str = "t",
+    *,
+    status: bool = True,
+    parameters: dict[str, str] | None = None,
+    environment_context: dict[str, str] | None = None,
+    **table_kwargs: Any,
+) -> CreateTableEvent:
     from hivewire.events import CreateTableEvent
 
-    return CreateTableEvent(table=make_table(db, table, **table_kwargs),
-                            **_common(status, parameters, environment_context))
+    return CreateTableEvent(
+        table=make_table(db, table, **table_kwargs), **_common(status, parameters, environment_context)
+    )
 
 
-def alter_table_event(db: str = "db", table: str = "t", *, rename_to: str | None = None,
-                      add_columns: dict[str, str] | None = None, status: bool = True,
-                      parameters: dict[str, str] | None = None, environment_context: dict[str, str] | None = None,
-                      **table_kwargs: Any) -> AlterTableEvent:
+def alter_table_event(
+    db: str = "db",
+    table: str = "t",
+    *,
+    rename_to: str | None = None,
+    add_columns: dict[str, str] | None = None,
+    status: bool = True,
+    parameters: dict[str, str] | None = None,
+    environment_context: dict[str, str] | None = None,
+    **table_kwargs: Any,
+) -> AlterTableEvent:
     """An alter of ``db.table``: a rename (``rename_to``) and/or new columns (``add_columns``)."""
     import copy
 
@@ -251,26 +330,44 @@ def alter_table_event(db: str = "db", table: str = "t", *, rename_to: str | None
     return AlterTableEvent(old_table=old, new_table=new, **_common(status, parameters, environment_context))
 
 
-def drop_table_event(db: str = "db", table: str = "t", *, delete_data: bool = True, status: bool = True,
-                     parameters: dict[str, str] | None = None, environment_context: dict[str, str] | None = None,
-                     **table_kwargs: Any) -> DropTableEvent:
+def drop_table_event(
+    db: str = "db",
+    table: str = "t",
+    *,
+    delete_data: bool = True,
+    status: bool = True,
+    parameters: dict[str, str] | None = None,
+    environment_context: dict[str, str] | None = None,
+    **table_kwargs: Any,
+) -> DropTableEvent:
     from hivewire.events import DropTableEvent
 
-    return DropTableEvent(table=make_table(db, table, **table_kwargs), delete_data=delete_data,
-                          **_common(status, parameters, environment_context))
+    return DropTableEvent(
+        table=make_table(db, table, **table_kwargs),
+        delete_data=delete_data,
+        **_common(status, parameters, environment_context),
+    )
 
 
-def _partitioned(db: str, table: str, values: list[list[str]], partition_keys: dict[str, str] | None,
-                 table_kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
+def _partitioned(
+    db: str, table: str, values: list[list[str]], partition_keys: dict[str, str] | None, table_kwargs: dict[str, Any]
+) -> tuple[Any, list[Any]]:
     keys = partition_keys or {f"p{i}": "string" for i in range(len(values[0]) if values else 1)}
     t = make_table(db, table, partition_keys=keys, **table_kwargs)
     return t, [make_partition(t, list(v)) for v in values]
 
 
-def add_partition_event(db: str = "db", table: str = "t", values: list[list[str]] | None = None, *,
-                        partition_keys: dict[str, str] | None = None, status: bool = True,
-                        parameters: dict[str, str] | None = None,
-                        environment_context: dict[str, str] | None = None, **table_kwargs: Any) -> AddPartitionEvent:
+def add_partition_event(
+    db: str = "db",
+    table: str = "t",
+    values: list[list[str]] | None = None,
+    *,
+    partition_keys: dict[str, str] | None = None,
+    status: bool = True,
+    parameters: dict[str, str] | None = None,
+    environment_context: dict[str, str] | None = None,
+    **table_kwargs: Any,
+) -> AddPartitionEvent:
     """Partitions with ``values`` (one list per partition, default ``[["2024-01-01"]]``) added to ``db.table``."""
     from hivewire.events import AddPartitionEvent
 
@@ -278,57 +375,89 @@ def add_partition_event(db: str = "db", table: str = "t", values: list[list[str]
     return AddPartitionEvent(table=t, partitions=parts, **_common(status, parameters, environment_context))
 
 
-def alter_partition_event(db: str = "db", table: str = "t", values: list[str] | None = None, *,
-                          new_location: str | None = None, partition_keys: dict[str, str] | None = None,
-                          status: bool = True, parameters: dict[str, str] | None = None,
-                          environment_context: dict[str, str] | None = None,
-                          **table_kwargs: Any) -> AlterPartitionEvent:
+def alter_partition_event(
+    db: str = "db",
+    table: str = "t",
+    values: list[str] | None = None,
+    *,
+    new_location: str | None = None,
+    partition_keys: dict[str, str] | None = None,
+    status: bool = True,
+    parameters: dict[str, str] | None = None,
+    environment_context: dict[str, str] | None = None,
+    **table_kwargs: Any,
+) -> AlterPartitionEvent:
     import copy
 
     from hivewire.events import AlterPartitionEvent
 
-    t, (old,) = _partitioned(db, table, [values or ["2024-01-01"]], partition_keys or {"dt": "string"},
-                             table_kwargs)
+    t, (old,) = _partitioned(db, table, [values or ["2024-01-01"]], partition_keys or {"dt": "string"}, table_kwargs)
     new = copy.deepcopy(old)
     if new_location:
         new.sd.location = new_location
-    return AlterPartitionEvent(table=t, old_partition=old, new_partition=new,
-                               **_common(status, parameters, environment_context))
+    return AlterPartitionEvent(
+        table=t, old_partition=old, new_partition=new, **_common(status, parameters, environment_context)
+    )
 
 
-def drop_partition_event(db: str = "db", table: str = "t", values: list[list[str]] | None = None, *,
-                         delete_data: bool = True, partition_keys: dict[str, str] | None = None,
-                         status: bool = True, parameters: dict[str, str] | None = None,
-                         environment_context: dict[str, str] | None = None,
-                         **table_kwargs: Any) -> DropPartitionEvent:
+def drop_partition_event(
+    db: str = "db",
+    table: str = "t",
+    values: list[list[str]] | None = None,
+    *,
+    delete_data: bool = True,
+    partition_keys: dict[str, str] | None = None,
+    status: bool = True,
+    parameters: dict[str, str] | None = None,
+    environment_context: dict[str, str] | None = None,
+    **table_kwargs: Any,
+) -> DropPartitionEvent:
     from hivewire.events import DropPartitionEvent
 
     t, parts = _partitioned(db, table, values or [["2024-01-01"]], partition_keys or {"dt": "string"}, table_kwargs)
-    return DropPartitionEvent(table=t, partitions=parts, delete_data=delete_data,
-                              **_common(status, parameters, environment_context))
+    return DropPartitionEvent(
+        table=t, partitions=parts, delete_data=delete_data, **_common(status, parameters, environment_context)
+    )
 
 
-def insert_event(db: str = "db", table: str = "t", *, files: list[str] | None = None,
-                 partition_key_values: dict[str, str] | None = None, status: bool = True,
-                 parameters: dict[str, str] | None = None) -> InsertEvent:
+def insert_event(
+    db: str = "db",
+    table: str = "t",
+    *,
+    files: list[str] | None = None,
+    partition_key_values: dict[str, str] | None = None,
+    status: bool = True,
+    parameters: dict[str, str] | None = None,
+) -> InsertEvent:
     from hivewire.events import InsertEvent
 
     names = files if files is not None else [f"file:/tmp/hivewire-warehouse/{db}.db/{table}/part-00000.parquet"]
-    return InsertEvent(db_name=db, table_name=table, files=names, file_checksums=["" for _ in names],
-                       partition_key_values=dict(partition_key_values or {}),
-                       **_common(status, parameters, None))
+    return InsertEvent(
+        db_name=db,
+        table_name=table,
+        files=names,
+        file_checksums=["" for _ in names],
+        partition_key_values=dict(partition_key_values or {}),
+        **_common(status, parameters, None),
+    )
 
 
-def create_database_event(name: str = "db", *, status: bool = True, parameters: dict[str, str] | None = None,
-                          **database_kwargs: Any) -> CreateDatabaseEvent:
+def create_database_event(
+    name: str = "db", *, status: bool = True, parameters: dict[str, str] | None = None, **database_kwargs: Any
+) -> CreateDatabaseEvent:
     from hivewire.events import CreateDatabaseEvent
 
-    return CreateDatabaseEvent(database=make_database(name, **database_kwargs),
-                               **_common(status, parameters, None))
+    return CreateDatabaseEvent(database=make_database(name, **database_kwargs), **_common(status, parameters, None))
 
 
-def alter_database_event(name: str = "db", *, new_parameters: dict[str, str] | None = None, status: bool = True,
-                         parameters: dict[str, str] | None = None, **database_kwargs: Any) -> AlterDatabaseEvent:
+def alter_database_event(
+    name: str = "db",
+    *,
+    new_parameters: dict[str, str] | None = None,
+    status: bool = True,
+    parameters: dict[str, str] | None = None,
+    **database_kwargs: Any,
+) -> AlterDatabaseEvent:
     import copy
 
     from hivewire.events import AlterDatabaseEvent
@@ -339,8 +468,9 @@ def alter_database_event(name: str = "db", *, new_parameters: dict[str, str] | N
     return AlterDatabaseEvent(old_database=old, new_database=new, **_common(status, parameters, None))
 
 
-def drop_database_event(name: str = "db", *, status: bool = True, parameters: dict[str, str] | None = None,
-                        **database_kwargs: Any) -> DropDatabaseEvent:
+def drop_database_event(
+    name: str = "db", *, status: bool = True, parameters: dict[str, str] | None = None, **database_kwargs: Any
+) -> DropDatabaseEvent:
     from hivewire.events import DropDatabaseEvent
 
     return DropDatabaseEvent(database=make_database(name, **database_kwargs), **_common(status, parameters, None))
@@ -348,8 +478,10 @@ def drop_database_event(name: str = "db", *, status: bool = True, parameters: di
 
 # -- Running an app without a broker ---------------------------------------------------------------------
 
-def run_app(app: App, events: Iterable[ListenerEvent | bytes], *, config: dict[str, Any] | None = None,
-            partitions: int = 4) -> MemorySource:
+
+def run_app(
+    app: App, events: Iterable[ListenerEvent | bytes], *, config: dict[str, Any] | None = None, partitions: int = 4
+) -> MemorySource:
     """Run ``app`` through the real runtime (workers, retries, dead letters, commits) on ``events``.
 
     Events are encoded to Apiary JSON first, exactly as they travel through Kafka (raw ``bytes`` are sent
@@ -364,7 +496,13 @@ def run_app(app: App, events: Iterable[ListenerEvent | bytes], *, config: dict[s
     source = MemorySource(partitions=partitions)
     for item in events:
         source.send(item if isinstance(item, bytes) else encode(item))
-    settings = {"endpoint.port": "0", "hivewire.retry.max.attempts": "3", "hivewire.retry.initial.delay.ms": "10",
-                "hivewire.retry.multiplier": "1", "hivewire.commit.interval.ms": "20", **(config or {})}
+    settings = {
+        "endpoint.port": "0",
+        "hivewire.retry.max.attempts": "3",
+        "hivewire.retry.initial.delay.ms": "10",
+        "hivewire.retry.multiplier": "1",
+        "hivewire.commit.interval.ms": "20",
+        **(config or {}),
+    }
     app.run(source, config=Config.load(base={**app.config, **settings}, env={}), handle_signals=False)
     return source

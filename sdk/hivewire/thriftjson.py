@@ -27,8 +27,19 @@ from thrift.Thrift import TType
 from hivewire.errors import DecodeError
 from hivewire_thrift.hive_metastore import ttypes as hms
 
-__all__ = ["BACKPORTED", "ENUM_FIELDS", "FIELDS_SINCE", "LATEST", "MAX_VIEW_NESTING", "decode_error", "dump_struct",
-           "load_struct", "parse_version", "shown", "struct_loader"]
+__all__ = [
+    "BACKPORTED",
+    "ENUM_FIELDS",
+    "FIELDS_SINCE",
+    "LATEST",
+    "MAX_VIEW_NESTING",
+    "decode_error",
+    "dump_struct",
+    "load_struct",
+    "parse_version",
+    "shown",
+    "struct_loader",
+]
 
 # Enum-typed fields (thrift_spec records them as plain I32, so the enum class is named here).
 # tests/unit/test_apiary_codec.py checks this against the IDL.
@@ -84,6 +95,7 @@ def decode_error(where: str, expected: str, value: Any) -> DecodeError:
 
 # -- JSON -> Thrift: the reference converter (readable, names the path of a bad value) ---------------------
 
+
 def _int_in_range(ttype: int, v: Any) -> bool:
     bits = _INT_RANGES[ttype]
     return type(v) is int and -(1 << (bits - 1)) <= v < (1 << (bits - 1))
@@ -105,8 +117,7 @@ def _skewed_locations(v: Any, path: str) -> dict[tuple[str, ...], str | None]:
         for i, item in enumerate(v):
             key = item.get("key") if type(item) is dict else None
             value = item.get("value") if type(item) is dict else None
-            if not (type(key) is list and all(type(k) is str for k in key)
-                    and (value is None or type(value) is str)):
+            if not (type(key) is list and all(type(k) is str for k in key) and (value is None or type(value) is str)):
                 raise decode_error(f"{path}[{i}]", '{"key": [strings], "value": string}', item)
             out[tuple(key)] = value
         return out
@@ -234,6 +245,7 @@ def _ref_struct(cls: Any, v: Any, path: str) -> Any:
 # They accept exactly what the reference accepts and build equal objects (tests/unit/test_apiary_properties.py
 # checks this); on a bad value they raise a bare _Invalid, and the caller re-runs the reference to say where.
 
+
 class _Invalid(DecodeError):
     def __init__(self) -> None:
         super().__init__("invalid value")
@@ -246,12 +258,17 @@ def _fast_value(ttype: int, spec: Any, where: str) -> Callable[[Any], Any]:
 
         def struct(v: Any) -> Any:
             return _FAST[cls](v)
+
         return struct
-    if ttype in (TType.LIST, TType.SET, TType.MAP) or (ttype == TType.STRING and spec == "BINARY") \
-            or ttype == TType.DOUBLE:
+    if (
+        ttype in (TType.LIST, TType.SET, TType.MAP)
+        or (ttype == TType.STRING and spec == "BINARY")
+        or ttype == TType.DOUBLE
+    ):
         # Rare shapes (nested containers, binary, doubles): the reference is fast enough, minus the paths.
         def generic(v: Any) -> Any:
             return _ref_value(ttype, spec, v, where)
+
         return generic
     raise AssertionError(f"{where}: no fast converter for Thrift type {ttype}")  # pragma: no cover
 
@@ -267,6 +284,7 @@ def _enum_converter(enum_cls: Any) -> Callable[[Any], int]:
         elif type(v) is int and _I32_MIN <= v <= _I32_MAX:
             return v
         raise _Invalid
+
     return enum
 
 
@@ -290,6 +308,7 @@ def _reachable(roots: tuple[Any, ...]) -> list[Any]:
         for spec in cls.thrift_spec or ():
             if spec is not None:
                 visit_type(spec[1], spec[3])
+
     for root in roots:
         visit(root)
     return list(seen)
@@ -299,13 +318,15 @@ def _loader_source(cls: Any, ns: dict[str, Any]) -> list[str]:
     """Python source of ``load_<Struct>(v)``: one straight-line block per field."""
     name = cls.__name__
     ns[f"C_{name}"] = cls
-    lines = [f"def load_{name}(v):",
-             "    if type(v) is not dict:",
-             "        if v is None:",
-             "            return None",
-             "        raise _Invalid",
-             f"    o = _new(C_{name})",
-             "    g = v.get"]
+    lines = [
+        f"def load_{name}(v):",
+        "    if type(v) is not dict:",
+        "        if v is None:",
+        "            return None",
+        "        raise _Invalid",
+        f"    o = _new(C_{name})",
+        "    g = v.get",
+    ]
     defaults = cls().__dict__
     for spec in cls.thrift_spec or ():
         if spec is None:
@@ -328,28 +349,33 @@ def _loader_source(cls: Any, ns: dict[str, Any]) -> list[str]:
             lines.append("    if x is not None and type(x) is not bool: raise _Invalid")
         elif ttype in _INT_RANGES:
             bits = _INT_RANGES[ttype] - 1
-            lines.append(f"    if x is not None and (type(x) is not int or not {-(1 << bits)} <= x < {1 << bits}):"
-                         " raise _Invalid")
+            lines.append(
+                f"    if x is not None and (type(x) is not int or not {-(1 << bits)} <= x < {1 << bits}):"
+                " raise _Invalid"
+            )
         elif ttype == TType.STRUCT:
             lines.append(f"    if x is not None: x = load_{args[0].__name__}(x)")
         elif ttype == TType.LIST and args[0] == TType.STRUCT:
-            lines += ["    if x is not None:",
-                      "        if type(x) is not list: raise _Invalid"]
+            lines += ["    if x is not None:", "        if type(x) is not list: raise _Invalid"]
             if (name, fname) == _VIEW_SOURCES:
                 lines.append(f"        if _view_depth(x) > {MAX_VIEW_NESTING}: raise _Invalid")
             lines.append(f"        x = [load_{args[1][0].__name__}(e) for e in x]")
         elif ttype == TType.LIST and args[0] == TType.STRING and args[1] != "BINARY":
-            lines += ["    if x is not None:",
-                      "        if type(x) is not list: raise _Invalid",
-                      "        for e in x:",
-                      "            if type(e) is not str and e is not None: raise _Invalid",
-                      "        x = x[:]"]
+            lines += [
+                "    if x is not None:",
+                "        if type(x) is not list: raise _Invalid",
+                "        for e in x:",
+                "            if type(e) is not str and e is not None: raise _Invalid",
+                "        x = x[:]",
+            ]
         elif ttype == TType.MAP and args[0] == TType.STRING and args[2] == TType.STRING and args[3] != "BINARY":
-            lines += ["    if x is not None:",
-                      "        if type(x) is not dict: raise _Invalid",
-                      "        for e in x.values():",
-                      "            if type(e) is not str and e is not None: raise _Invalid",
-                      "        x = x.copy()"]
+            lines += [
+                "    if x is not None:",
+                "        if type(x) is not dict: raise _Invalid",
+                "        for e in x.values():",
+                "            if type(e) is not str and e is not None: raise _Invalid",
+                "        x = x.copy()",
+            ]
         else:
             conv = f"F_{name}_{fname}"
             ns[conv] = _fast_value(ttype, args, f"{name}.{fname}")
@@ -371,7 +397,8 @@ def _compile_loaders(roots: tuple[Any, ...]) -> dict[Any, Callable[[Any], Any]]:
 
 
 _FAST: dict[Any, Callable[[Any], Any]] = _compile_loaders(
-    (hms.Table, hms.Partition, hms.Database, hms.EnvironmentContext))
+    (hms.Table, hms.Partition, hms.Database, hms.EnvironmentContext)
+)
 
 
 def struct_loader(cls: Any) -> Callable[[Any, str], Any]:
@@ -400,6 +427,7 @@ def struct_loader(cls: Any) -> Callable[[Any, str], Any]:
             raise DecodeError(f"{where}: nested too deeply") from None
         reference(value, where)  # raises, naming the path
         raise DecodeError(f"{where}: malformed")  # the reference accepted it: a bug, reported as bad input
+
     return load
 
 
@@ -409,6 +437,7 @@ def load_struct(cls: Any, value: Any) -> Any:
 
 
 # -- Thrift -> JSON ------------------------------------------------------------------------------------------
+
 
 def parse_version(text: str | None) -> tuple[int, ...]:
     """``"2.3.10"`` -> (2, 3, 10), ``"4.0.1-SNAPSHOT"`` -> (4, 0, 1); anything else -> the latest version."""
@@ -424,8 +453,9 @@ def _has_field(struct: str, field_id: int, name: str, version: tuple[int, ...]) 
         if version < since:
             if field_id < first_id:
                 return True
-            return any(field == name and since_patch <= version < since
-                       for since_patch, field in BACKPORTED.get(struct, ()))
+            return any(
+                field == name and since_patch <= version < since for since_patch, field in BACKPORTED.get(struct, ())
+            )
     return True
 
 
@@ -444,12 +474,14 @@ def _dumper(ttype: int, spec: Any, version: tuple[int, ...]) -> Callable[[Any], 
     if ttype in (TType.LIST, TType.SET):
         elem = _dumper(spec[0], spec[1], version)
         if ttype == TType.SET:
+
             def dump_set(v: Any) -> list[Any]:
                 try:
                     items = sorted(v)
                 except TypeError:
                     items = sorted(v, key=repr)
                 return [None if e is None else elem(e) for e in items] if elem else items
+
             return dump_set
         if elem is None:
             return list
@@ -511,5 +543,3 @@ def dump_struct(obj: Any, version: tuple[int, ...] = LATEST) -> dict[str, Any]:
         value = values.get(fname)
         out[fname] = value if value is None or dump is None else dump(value)
     return out
-
-

@@ -12,5 +12,15 @@ from hivewire_shim.sinks import AppSink, Sink
 from hivewire_shim.spool import Spool
 from hivewire_shim.upstream import Upstream
 
-__all__ = ["DEFAULT_HIVE_VERSION", "MODELED_METHODS", "AppSink", "KafkaSink", "Settings", "Shim", "Sink", "Spool",
-           "Upstream", "replay_rejected"]
+__all__ = [
+    "DEFAULT_HIVE_VERSION",
+    "MODELED_METHODS",
+    "AppSink",
+    "KafkaSink",
+    "Settings",
+    "Shim",
+    "Sink",
+    "Spool",
+    "Upstream",
+    "replay_rejected",
+]

@@ -102,6 +102,7 @@ def _error_of(result: Any) -> str | None:
 
 # -- decoding the calls -------------------------------------------------------------------------------------
 
+
 def _env_cascade(cascade: bool | None) -> Any:
     # HMSHandler.alter_table_with_cascade turns the flag into this environment context.
     return hms.EnvironmentContext(properties={"CASCADE": "true"}) if cascade else None
@@ -121,9 +122,18 @@ def _from_pspec(specs: Sequence[Any]) -> tuple[str, str, list[Any]]:
                 sd = _copy_struct(shared.sd)
                 if sd is not None:
                     sd.location = (spec.rootPath or "") + (p.relativePath or "")
-                parts.append(hms.Partition(values=p.values, dbName=spec.dbName, tableName=spec.tableName,
-                                           createTime=p.createTime, lastAccessTime=p.lastAccessTime, sd=sd,
-                                           parameters=p.parameters, privileges=p.privileges))
+                parts.append(
+                    hms.Partition(
+                        values=p.values,
+                        dbName=spec.dbName,
+                        tableName=spec.tableName,
+                        createTime=p.createTime,
+                        lastAccessTime=p.lastAccessTime,
+                        sd=sd,
+                        parameters=p.parameters,
+                        privileges=p.privileges,
+                    )
+                )
     return db, table, parts
 
 
@@ -155,9 +165,14 @@ def _append_by_name(db: str, table: str, name: str, env: Any) -> Change:
 
 
 def _add_partitions_req(r: Any) -> Change:
-    return AddPartitions(r.dbName, r.tblName, r.parts or [], r.environmentContext,
-                         stored_from=_listed if r.needResult is not False else lambda result: None,
-                         if_not_exists=bool(r.ifNotExists) and r.needResult is False)
+    return AddPartitions(
+        r.dbName,
+        r.tblName,
+        r.parts or [],
+        r.environmentContext,
+        stored_from=_listed if r.needResult is not False else lambda result: None,
+        if_not_exists=bool(r.ifNotExists) and r.needResult is False,
+    )
 
 
 def _add_partitions_pspec(a: Any) -> Change | None:
@@ -168,21 +183,42 @@ def _add_partitions_pspec(a: Any) -> Change | None:
 def _drop_partitions_req(r: Any) -> Change:
     names = r.parts.names if r.parts is not None else None
     carries = r.needResult is not False
-    return DropPartitions(r.dbName, r.tblName, names=names or [], by_expression=names is None,
-                          delete_data=r.deleteData, env=r.environmentContext,
-                          stored_from=_listed if carries else lambda result: None, reply_carries=carries)
+    return DropPartitions(
+        r.dbName,
+        r.tblName,
+        names=names or [],
+        by_expression=names is None,
+        delete_data=r.deleteData,
+        env=r.environmentContext,
+        stored_from=_listed if carries else lambda result: None,
+        reply_carries=carries,
+    )
 
 
 def _drop_partition_req(r: Any) -> Change:
-    return DropPartitions(r.dbName, r.tblName, names=[r.partName] if r.partName else [],
-                          values=[r.partVals] if r.partVals and not r.partName else [],
-                          delete_data=r.deleteData, env=r.environmentContext)
+    return DropPartitions(
+        r.dbName,
+        r.tblName,
+        names=[r.partName] if r.partName else [],
+        values=[r.partVals] if r.partVals and not r.partName else [],
+        delete_data=r.deleteData,
+        env=r.environmentContext,
+    )
 
 
 def _create_database_req(r: Any) -> Change:
-    return CreateDatabase(hms.Database(name=r.databaseName, description=r.description, locationUri=r.locationUri,
-                                       parameters=r.parameters, privileges=r.privileges, ownerName=r.ownerName,
-                                       ownerType=r.ownerType, catalogName=r.catalogName))
+    return CreateDatabase(
+        hms.Database(
+            name=r.databaseName,
+            description=r.description,
+            locationUri=r.locationUri,
+            parameters=r.parameters,
+            privileges=r.privileges,
+            ownerName=r.ownerName,
+            ownerType=r.ownerType,
+            catalogName=r.catalogName,
+        )
+    )
 
 
 # Each modeled method: its arguments (a decoded ``*_args``) -> a Change (None: nothing to model).
@@ -198,67 +234,96 @@ _PLANS: dict[str, Callable[[Any], Change | None]] = {
     "create_table_with_constraints": lambda a: CreateTable(a.tbl),
     "create_table_req": lambda a: CreateTable(a.request.table, a.request.envContext),
     "alter_table": lambda a: AlterTable(a.dbname, a.tbl_name, a.new_tbl),
-    "alter_table_with_environment_context":
-        lambda a: AlterTable(a.dbname, a.tbl_name, a.new_tbl, a.environment_context),
+    "alter_table_with_environment_context": lambda a: AlterTable(
+        a.dbname, a.tbl_name, a.new_tbl, a.environment_context
+    ),
     "alter_table_with_cascade": lambda a: AlterTable(a.dbname, a.tbl_name, a.new_tbl, _env_cascade(a.cascade)),
     "alter_table_req": lambda a: AlterTable(a.req.dbName, a.req.tableName, a.req.table, a.req.environmentContext),
     "drop_table": lambda a: DropTable(a.dbname, a.name, a.deleteData),
-    "drop_table_with_environment_context":
-        lambda a: DropTable(a.dbname, a.name, a.deleteData, a.environment_context),
-    "drop_table_req": lambda a: DropTable(a.dropTableReq.dbName, a.dropTableReq.tableName,
-                                          a.dropTableReq.deleteData, a.dropTableReq.envContext),
-    "add_partition": lambda a: AddPartitions(a.new_part.dbName, a.new_part.tableName, [a.new_part],
-                                             stored_from=_single),
-    "add_partition_with_environment_context":
-        lambda a: AddPartitions(a.new_part.dbName, a.new_part.tableName, [a.new_part], a.environment_context,
-                                stored_from=_single),
-    "add_partitions": lambda a: AddPartitions(a.new_parts[0].dbName, a.new_parts[0].tableName, a.new_parts)
-        if a.new_parts else None,
+    "drop_table_with_environment_context": lambda a: DropTable(a.dbname, a.name, a.deleteData, a.environment_context),
+    "drop_table_req": lambda a: DropTable(
+        a.dropTableReq.dbName, a.dropTableReq.tableName, a.dropTableReq.deleteData, a.dropTableReq.envContext
+    ),
+    "add_partition": lambda a: AddPartitions(
+        a.new_part.dbName, a.new_part.tableName, [a.new_part], stored_from=_single
+    ),
+    "add_partition_with_environment_context": lambda a: AddPartitions(
+        a.new_part.dbName, a.new_part.tableName, [a.new_part], a.environment_context, stored_from=_single
+    ),
+    "add_partitions": lambda a: (
+        AddPartitions(a.new_parts[0].dbName, a.new_parts[0].tableName, a.new_parts) if a.new_parts else None
+    ),
     "add_partitions_req": lambda a: _add_partitions_req(a.request),
     "add_partitions_pspec": _add_partitions_pspec,
-    "append_partition": lambda a: AddPartitions(a.db_name, a.tbl_name,
-                                                [_new_partition(a.db_name, a.tbl_name, a.part_vals or [])],
-                                                stored_from=_single),
-    "append_partition_with_environment_context":
-        lambda a: AddPartitions(a.db_name, a.tbl_name, [_new_partition(a.db_name, a.tbl_name, a.part_vals or [])],
-                                a.environment_context, stored_from=_single),
+    "append_partition": lambda a: AddPartitions(
+        a.db_name, a.tbl_name, [_new_partition(a.db_name, a.tbl_name, a.part_vals or [])], stored_from=_single
+    ),
+    "append_partition_with_environment_context": lambda a: AddPartitions(
+        a.db_name,
+        a.tbl_name,
+        [_new_partition(a.db_name, a.tbl_name, a.part_vals or [])],
+        a.environment_context,
+        stored_from=_single,
+    ),
     "append_partition_by_name": lambda a: _append_by_name(a.db_name, a.tbl_name, a.part_name, None),
-    "append_partition_by_name_with_environment_context":
-        lambda a: _append_by_name(a.db_name, a.tbl_name, a.part_name, a.environment_context),
+    "append_partition_by_name_with_environment_context": lambda a: _append_by_name(
+        a.db_name, a.tbl_name, a.part_name, a.environment_context
+    ),
     "append_partition_req": lambda a: (
-        _append_by_name(a.appendPartitionsReq.dbName, a.appendPartitionsReq.tableName, a.appendPartitionsReq.name,
-                        a.appendPartitionsReq.environmentContext) if a.appendPartitionsReq.name else
-        AddPartitions(a.appendPartitionsReq.dbName, a.appendPartitionsReq.tableName,
-                      [_new_partition(a.appendPartitionsReq.dbName, a.appendPartitionsReq.tableName,
-                                      a.appendPartitionsReq.partVals or [])],
-                      a.appendPartitionsReq.environmentContext, stored_from=_single)),
+        _append_by_name(
+            a.appendPartitionsReq.dbName,
+            a.appendPartitionsReq.tableName,
+            a.appendPartitionsReq.name,
+            a.appendPartitionsReq.environmentContext,
+        )
+        if a.appendPartitionsReq.name
+        else AddPartitions(
+            a.appendPartitionsReq.dbName,
+            a.appendPartitionsReq.tableName,
+            [
+                _new_partition(
+                    a.appendPartitionsReq.dbName, a.appendPartitionsReq.tableName, a.appendPartitionsReq.partVals or []
+                )
+            ],
+            a.appendPartitionsReq.environmentContext,
+            stored_from=_single,
+        )
+    ),
     "alter_partition": lambda a: AlterPartitions(a.db_name, a.tbl_name, [a.new_part]),
-    "alter_partition_with_environment_context":
-        lambda a: AlterPartitions(a.db_name, a.tbl_name, [a.new_part], a.environment_context),
+    "alter_partition_with_environment_context": lambda a: AlterPartitions(
+        a.db_name, a.tbl_name, [a.new_part], a.environment_context
+    ),
     "alter_partitions": lambda a: AlterPartitions(a.db_name, a.tbl_name, a.new_parts or []),
-    "alter_partitions_with_environment_context":
-        lambda a: AlterPartitions(a.db_name, a.tbl_name, a.new_parts or [], a.environment_context),
-    "alter_partitions_req": lambda a: AlterPartitions(a.req.dbName, a.req.tableName, a.req.partitions or [],
-                                                      a.req.environmentContext),
+    "alter_partitions_with_environment_context": lambda a: AlterPartitions(
+        a.db_name, a.tbl_name, a.new_parts or [], a.environment_context
+    ),
+    "alter_partitions_req": lambda a: AlterPartitions(
+        a.req.dbName, a.req.tableName, a.req.partitions or [], a.req.environmentContext
+    ),
     "rename_partition": lambda a: AlterPartitions(a.db_name, a.tbl_name, [a.new_part], old_values=a.part_vals),
-    "rename_partition_req": lambda a: AlterPartitions(a.req.dbName, a.req.tableName, [a.req.newPart],
-                                                      old_values=a.req.partVals),
-    "drop_partition": lambda a: DropPartitions(a.db_name, a.tbl_name, values=[a.part_vals or []],
-                                               delete_data=a.deleteData),
-    "drop_partition_with_environment_context":
-        lambda a: DropPartitions(a.db_name, a.tbl_name, values=[a.part_vals or []], delete_data=a.deleteData,
-                                 env=a.environment_context),
+    "rename_partition_req": lambda a: AlterPartitions(
+        a.req.dbName, a.req.tableName, [a.req.newPart], old_values=a.req.partVals
+    ),
+    "drop_partition": lambda a: DropPartitions(
+        a.db_name, a.tbl_name, values=[a.part_vals or []], delete_data=a.deleteData
+    ),
+    "drop_partition_with_environment_context": lambda a: DropPartitions(
+        a.db_name, a.tbl_name, values=[a.part_vals or []], delete_data=a.deleteData, env=a.environment_context
+    ),
     "drop_partition_req": lambda a: _drop_partition_req(a.dropPartitionReq),
-    "drop_partition_by_name": lambda a: DropPartitions(a.db_name, a.tbl_name, names=[a.part_name],
-                                                       delete_data=a.deleteData),
-    "drop_partition_by_name_with_environment_context":
-        lambda a: DropPartitions(a.db_name, a.tbl_name, names=[a.part_name], delete_data=a.deleteData,
-                                 env=a.environment_context),
+    "drop_partition_by_name": lambda a: DropPartitions(
+        a.db_name, a.tbl_name, names=[a.part_name], delete_data=a.deleteData
+    ),
+    "drop_partition_by_name_with_environment_context": lambda a: DropPartitions(
+        a.db_name, a.tbl_name, names=[a.part_name], delete_data=a.deleteData, env=a.environment_context
+    ),
     "drop_partitions_req": lambda a: _drop_partitions_req(a.req),
-    "exchange_partition": lambda a: ExchangePartitions(a.partitionSpecs, a.source_db, a.source_table_name,
-                                                       a.dest_db, a.dest_table_name),
-    "exchange_partitions": lambda a: ExchangePartitions(a.partitionSpecs, a.source_db, a.source_table_name,
-                                                        a.dest_db, a.dest_table_name),
+    "exchange_partition": lambda a: ExchangePartitions(
+        a.partitionSpecs, a.source_db, a.source_table_name, a.dest_db, a.dest_table_name
+    ),
+    "exchange_partitions": lambda a: ExchangePartitions(
+        a.partitionSpecs, a.source_db, a.source_table_name, a.dest_db, a.dest_table_name
+    ),
 }
 #: fire_listener_event is decoded by hand (Hive 2.x and 3.x+ number InsertEventRequestData's fields apart).
 MODELED_METHODS = frozenset([*_PLANS, "fire_listener_event"])
@@ -287,8 +352,11 @@ _STRINGS = (TType.STRING, "UTF8", False)
 
 
 class _InsertData2(_Struct):
-    thrift_spec = (None, (1, TType.LIST, "filesAdded", _STRINGS, None),
-                   (2, TType.LIST, "filesAddedChecksum", _STRINGS, None))
+    thrift_spec = (
+        None,
+        (1, TType.LIST, "filesAdded", _STRINGS, None),
+        (2, TType.LIST, "filesAddedChecksum", _STRINGS, None),
+    )
 
 
 class _FireData2(_Struct):
@@ -296,10 +364,14 @@ class _FireData2(_Struct):
 
 
 class _FireRequest2(_Struct):
-    thrift_spec = (None, (1, TType.BOOL, "successful", None, None),
-                   (2, TType.STRUCT, "data", [_FireData2, _FireData2.thrift_spec], None),
-                   (3, TType.STRING, "dbName", "UTF8", None), (4, TType.STRING, "tableName", "UTF8", None),
-                   (5, TType.LIST, "partitionVals", _STRINGS, None))
+    thrift_spec = (
+        None,
+        (1, TType.BOOL, "successful", None, None),
+        (2, TType.STRUCT, "data", [_FireData2, _FireData2.thrift_spec], None),
+        (3, TType.STRING, "dbName", "UTF8", None),
+        (4, TType.STRING, "tableName", "UTF8", None),
+        (5, TType.LIST, "partitionVals", _STRINGS, None),
+    )
 
 
 class _FireArgs2(_Struct):
@@ -314,16 +386,19 @@ def _plan_insert(body: bytes, offset: int) -> Change | None:
     old = decode_args(_FireArgs2, body, offset).rqst
     old_data = old.data.insertData if old is not None and old.data is not None else None
     if old_data is not None and old_data.filesAdded is not None:  # field 1 is a list: a Hive 2.x client
-        inserts.append((list(rqst.partitionVals or []), list(old_data.filesAdded),
-                        list(old_data.filesAddedChecksum or [])))
+        inserts.append(
+            (list(rqst.partitionVals or []), list(old_data.filesAdded), list(old_data.filesAddedChecksum or []))
+        )
     elif rqst.data.insertData is not None:
         data = rqst.data.insertData
-        inserts.append((list(rqst.partitionVals or []), list(data.filesAdded or []),
-                        list(data.filesAddedChecksum or [])))
+        inserts.append(
+            (list(rqst.partitionVals or []), list(data.filesAdded or []), list(data.filesAddedChecksum or []))
+        )
     elif rqst.data.insertDatas is not None:  # Hive 4: one insert per partition, values on each
         for data in rqst.data.insertDatas:
-            inserts.append((list(data.partitionVal or []), list(data.filesAdded or []),
-                            list(data.filesAddedChecksum or [])))
+            inserts.append(
+                (list(data.partitionVal or []), list(data.filesAdded or []), list(data.filesAddedChecksum or []))
+            )
     if not inserts:
         return None  # a refresh event, or nothing we know
     return Insert(rqst.dbName, rqst.tableName, inserts, bool(rqst.successful))
@@ -338,6 +413,7 @@ def decode_args(cls: Any, body: bytes, offset: int) -> Any:
 
 
 # -- locking and running ------------------------------------------------------------------------------------
+
 
 class _Stripe:
     """A readers-writer lock: many shared holders or one exclusive one. A waiting exclusive holder keeps
@@ -424,8 +500,9 @@ class Locks:
 class Capture:
     """Turns modeled calls into events and hands them to ``publish`` (see the module docstring)."""
 
-    def __init__(self, lookup: Lookup, publish: Callable[[ListenerEvent], None],
-                 settings: Settings = Settings()) -> None:
+    def __init__(
+        self, lookup: Lookup, publish: Callable[[ListenerEvent], None], settings: Settings = Settings()
+    ) -> None:
         self.lookup = lookup
         self.publish = publish
         self.settings = settings
@@ -474,8 +551,13 @@ class Capture:
         if not reply.from_upstream:
             if reply.maybe_applied:
                 # A status=false event would be wrong if the change was made, a status=true one if not.
-                log.warning("%s: the upstream failed after the call was sent, so %s may or may not have been made; "
-                            "no event is published for it (%s)", header, change, reply.error)
+                log.warning(
+                    "%s: the upstream failed after the call was sent, so %s may or may not have been made; "
+                    "no event is published for it (%s)",
+                    header,
+                    change,
+                    reply.error,
+                )
             return reply
         if reply.ok or self.settings.publish_failures:
             try:

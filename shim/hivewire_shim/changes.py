@@ -41,9 +41,22 @@ from hivewire_shim.lookup import Lookup, ReadFailed
 from hivewire_shim.names import database_key, partition_name, partition_spec, split_catalog, table_key
 from hivewire_thrift.hive_metastore import ttypes as hms
 
-__all__ = ["INCOMPLETE", "AddPartitions", "AlterDatabase", "AlterPartitions", "AlterTable", "Change",
-           "CreateDatabase", "CreateTable", "DropDatabase", "DropPartitions", "DropTable", "ExchangePartitions",
-           "Insert", "Params"]
+__all__ = [
+    "INCOMPLETE",
+    "AddPartitions",
+    "AlterDatabase",
+    "AlterPartitions",
+    "AlterTable",
+    "Change",
+    "CreateDatabase",
+    "CreateTable",
+    "DropDatabase",
+    "DropPartitions",
+    "DropTable",
+    "ExchangePartitions",
+    "Insert",
+    "Params",
+]
 
 log = logging.getLogger(__name__)
 
@@ -143,8 +156,10 @@ def _names(db: str | None, table: str | None) -> tuple[str, str]:
 
 def _table_locks(*tables: tuple[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The exclusive keys (the tables) and the shared keys (their databases) of a change to ``tables``."""
-    return (tuple(dict.fromkeys(table_key(db, name) for db, name in tables)),
-            tuple(dict.fromkeys(database_key(db) for db, _ in tables)))
+    return (
+        tuple(dict.fromkeys(table_key(db, name) for db, name in tables)),
+        tuple(dict.fromkeys(database_key(db) for db, _ in tables)),
+    )
 
 
 def _none() -> None:
@@ -159,8 +174,11 @@ class CreateTable(Change):
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         stored = self._read(lambda: look.table(self.db, self.name), _none, "table") if ok else None
-        return [CreateTableEvent(table=stored or self.table, status=ok, environment_context=self.env,
-                                 parameters=self._params(params))]
+        return [
+            CreateTableEvent(
+                table=stored or self.table, status=ok, environment_context=self.env, parameters=self._params(params)
+            )
+        ]
 
 
 class AlterTable(Change):
@@ -173,16 +191,24 @@ class AlterTable(Change):
         self.old: Any = None
 
     def before(self, look: Lookup) -> None:
-        self.old = self._read(lambda: look.table(self.db, self.name),
-                              lambda: _table_like(self.new_table, self.db, self.name), "old_table")
+        self.old = self._read(
+            lambda: look.table(self.db, self.name), lambda: _table_like(self.new_table, self.db, self.name), "old_table"
+        )
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.old is None:
             log.warning("alter of %s.%s: no old table to report (it did not exist before)", self.db, self.name)
             return []
         stored = self._read(lambda: look.table(self.new_db, self.new_name), _none, "table") if ok else None
-        return [AlterTableEvent(old_table=self.old, new_table=stored or self.new_table, status=ok,
-                                environment_context=self.env, parameters=self._params(params))]
+        return [
+            AlterTableEvent(
+                old_table=self.old,
+                new_table=stored or self.new_table,
+                status=ok,
+                environment_context=self.env,
+                parameters=self._params(params),
+            )
+        ]
 
 
 class DropTable(Change):
@@ -198,8 +224,15 @@ class DropTable(Change):
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
             return []
-        return [DropTableEvent(table=self.table, delete_data=self.delete_data, status=ok,
-                               environment_context=self.env, parameters=self._params(params))]
+        return [
+            DropTableEvent(
+                table=self.table,
+                delete_data=self.delete_data,
+                status=ok,
+                environment_context=self.env,
+                parameters=self._params(params),
+            )
+        ]
 
 
 class AddPartitions(Change):
@@ -209,9 +242,16 @@ class AddPartitions(Change):
     partitions the reply carries, if any, else they are read back by name.
     """
 
-    def __init__(self, db: str, table: str, parts: Sequence[Any], env: Any = None, *,
-                 stored_from: Callable[[Any], list[Any] | None] = lambda result: None,
-                 if_not_exists: bool = False) -> None:
+    def __init__(
+        self,
+        db: str,
+        table: str,
+        parts: Sequence[Any],
+        env: Any = None,
+        *,
+        stored_from: Callable[[Any], list[Any] | None] = lambda result: None,
+        if_not_exists: bool = False,
+    ) -> None:
         self.db, self.name = _names(db, table)
         self.parts, self.env, self.stored_from = list(parts), env, stored_from
         self.if_not_exists = if_not_exists
@@ -238,7 +278,9 @@ class AddPartitions(Change):
             keys = [k.name for k in table.partitionKeys]
             self.existing = self._read(
                 lambda: {partition_name(keys, p.values) for p in look.partitions(self.db, self.name, names)},
-                set, "partitions")
+                set,
+                "partitions",
+            )
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         table = self._read(lambda: look.table(self.db, self.name), lambda: _table(self.db, self.name), "table")
@@ -253,12 +295,23 @@ class AddPartitions(Change):
         else:
             new = [(p, n) for p, n in self._named(table) if n not in self.existing]
             requested = [p for p, _ in new]
-            added = self._read(lambda: look.partitions(self.db, self.name, [n for _, n in new]),
-                               lambda: requested, "partitions") or requested
+            added = (
+                self._read(
+                    lambda: look.partitions(self.db, self.name, [n for _, n in new]), lambda: requested, "partitions"
+                )
+                or requested
+            )
         if not added:
             return []
-        return [AddPartitionEvent(table=table, partitions=list(added), status=ok, environment_context=self.env,
-                                  parameters=self._params(params))]
+        return [
+            AddPartitionEvent(
+                table=table,
+                partitions=list(added),
+                status=ok,
+                environment_context=self.env,
+                parameters=self._params(params),
+            )
+        ]
 
 
 class AlterPartitions(Change):
@@ -267,8 +320,9 @@ class AlterPartitions(Change):
     ``old_values`` (rename only) are the values the partition had before.
     """
 
-    def __init__(self, db: str, table: str, new_parts: Sequence[Any], env: Any = None, *,
-                 old_values: Sequence[str] | None = None) -> None:
+    def __init__(
+        self, db: str, table: str, new_parts: Sequence[Any], env: Any = None, *, old_values: Sequence[str] | None = None
+    ) -> None:
         self.db, self.name = _names(db, table)
         self.new_parts, self.env = list(new_parts), env
         self.old_values = list(old_values) if old_values is not None else None
@@ -290,15 +344,23 @@ class AlterPartitions(Change):
         wanted = [self._before_values(p) for p in self.new_parts]
         self.old = self._read(
             lambda: {tuple(p.values): p for p in look.partitions_by_values(self.db, self.table, wanted)},
-            _none, "old_partitions")
+            _none,
+            "old_partitions",
+        )
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
             return []
         stored: dict[tuple[str, ...], Any] = {}
         if ok and self.table.partitionKeys is not None:
-            stored = self._read(lambda: {tuple(p.values): p for p in look.partitions_by_values(
-                self.db, self.table, [p.values or [] for p in self.new_parts])}, dict, "partitions")
+            stored = self._read(
+                lambda: {
+                    tuple(p.values): p
+                    for p in look.partitions_by_values(self.db, self.table, [p.values or [] for p in self.new_parts])
+                },
+                dict,
+                "partitions",
+            )
         out: list[ListenerEvent] = []
         for new in self.new_parts:
             before_values = self._before_values(new)
@@ -308,12 +370,23 @@ class AlterPartitions(Change):
             else:
                 old = self.old.get(tuple(before_values))
             if old is None:
-                log.warning("alter of partition %s of %s.%s: it did not exist before; no event", before_values,
-                            self.db, self.name)
+                log.warning(
+                    "alter of partition %s of %s.%s: it did not exist before; no event",
+                    before_values,
+                    self.db,
+                    self.name,
+                )
                 continue
-            out.append(AlterPartitionEvent(table=self.table, old_partition=old,
-                                           new_partition=stored.get(tuple(new.values or []), new), status=ok,
-                                           environment_context=self.env, parameters=self._params(params)))
+            out.append(
+                AlterPartitionEvent(
+                    table=self.table,
+                    old_partition=old,
+                    new_partition=stored.get(tuple(new.values or []), new),
+                    status=ok,
+                    environment_context=self.env,
+                    parameters=self._params(params),
+                )
+            )
         return out
 
 
@@ -324,10 +397,19 @@ class DropPartitions(Change):
     (unless the reply will carry the dropped ones: ``stored_from``).
     """
 
-    def __init__(self, db: str, table: str, *, names: Sequence[str] = (), values: Sequence[Sequence[str]] = (),
-                 by_expression: bool = False, delete_data: bool | None = False, env: Any = None,
-                 stored_from: Callable[[Any], list[Any] | None] = lambda result: None,
-                 reply_carries: bool = False) -> None:
+    def __init__(
+        self,
+        db: str,
+        table: str,
+        *,
+        names: Sequence[str] = (),
+        values: Sequence[Sequence[str]] = (),
+        by_expression: bool = False,
+        delete_data: bool | None = False,
+        env: Any = None,
+        stored_from: Callable[[Any], list[Any] | None] = lambda result: None,
+        reply_carries: bool = False,
+    ) -> None:
         self.db, self.name = _names(db, table)
         self.names, self.values = list(names), [list(v) for v in values]
         self.by_expression, self.reply_carries = by_expression, reply_carries
@@ -358,9 +440,14 @@ class DropPartitions(Change):
         elif self.table.partitionKeys is None:
             self.parts = self._requested()
         else:
-            self.parts = self._read(lambda: look.partitions(self.db, self.name, self.names)
-                                    + look.partitions_by_values(self.db, self.table, self.values),
-                                    self._requested, "partitions")
+            self.parts = self._read(
+                lambda: (
+                    look.partitions(self.db, self.name, self.names)
+                    + look.partitions_by_values(self.db, self.table, self.values)
+                ),
+                self._requested,
+                "partitions",
+            )
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
@@ -378,11 +465,23 @@ class DropPartitions(Change):
                     dropped = [p for p in dropped if partition_name(keys, p.values) not in remaining]
         if dropped is None:
             # Publishing every candidate would report partitions that still exist as dropped.
-            log.warning("%s: which partitions the expression dropped could not be read; no event for this drop "
-                        "(the metastore has the truth: compare its partitions with your consumers')", self)
+            log.warning(
+                "%s: which partitions the expression dropped could not be read; no event for this drop "
+                "(the metastore has the truth: compare its partitions with your consumers')",
+                self,
+            )
             return []
-        return [DropPartitionEvent(table=self.table, partitions=[p], delete_data=self.delete_data, status=ok,
-                                   environment_context=self.env, parameters=self._params(params)) for p in dropped]
+        return [
+            DropPartitionEvent(
+                table=self.table,
+                partitions=[p],
+                delete_data=self.delete_data,
+                status=ok,
+                environment_context=self.env,
+                parameters=self._params(params),
+            )
+            for p in dropped
+        ]
 
 
 class ExchangePartitions(Change):
@@ -399,8 +498,9 @@ class ExchangePartitions(Change):
         self.parts: list[Any] = []
 
     def before(self, look: Lookup) -> None:
-        self.src_table = self._read(lambda: look.table(self.src_db, self.src),
-                                    lambda: _table(self.src_db, self.src), "table")
+        self.src_table = self._read(
+            lambda: look.table(self.src_db, self.src), lambda: _table(self.src_db, self.src), "table"
+        )
         all_names = self._read(lambda: look.partition_names(self.src_db, self.src), _none, "partitions")
         if all_names is None:
             self.names = None
@@ -413,26 +513,31 @@ class ExchangePartitions(Change):
                 if all(spec.get(k) == v for k, v in wanted.items()):
                     self.names.append(name)
         names = self.names
-        self.parts = self._read(lambda: look.partitions(self.src_db, self.src, names),
-                                lambda: [_partition(self.src_db, self.src, list(partition_spec(n).values()))
-                                         for n in names], "partitions")
+        self.parts = self._read(
+            lambda: look.partitions(self.src_db, self.src, names),
+            lambda: [_partition(self.src_db, self.src, list(partition_spec(n).values())) for n in names],
+            "partitions",
+        )
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.names is None:
             log.warning("%s: which partitions moved could not be read; no event for this exchange", self)
             return []
-        dst_table = self._read(lambda: look.table(self.dst_db, self.dst), lambda: _table(self.dst_db, self.dst),
-                               "table")
+        dst_table = self._read(
+            lambda: look.table(self.dst_db, self.dst), lambda: _table(self.dst_db, self.dst), "table"
+        )
         if self.src_table is None or dst_table is None or not self.parts:
             return []
         names = self.names
-        added = (self._read(lambda: look.partitions(self.dst_db, self.dst, names), list, "partitions")
-                 if ok else [])
+        added = self._read(lambda: look.partitions(self.dst_db, self.dst, names), list, "partitions") if ok else []
         p = self._params(params)
-        out: list[ListenerEvent] = [AddPartitionEvent(table=dst_table, partitions=added or self.parts, status=ok,
-                                                      parameters=p)]
-        out += [DropPartitionEvent(table=self.src_table, partitions=[part], delete_data=True, status=ok,
-                                   parameters=p) for part in self.parts]
+        out: list[ListenerEvent] = [
+            AddPartitionEvent(table=dst_table, partitions=added or self.parts, status=ok, parameters=p)
+        ]
+        out += [
+            DropPartitionEvent(table=self.src_table, partitions=[part], delete_data=True, status=ok, parameters=p)
+            for part in self.parts
+        ]
         return out
 
 
@@ -470,8 +575,14 @@ class AlterDatabase(Change):
         if self.old is None:
             return []
         stored = self._read(lambda: look.database(self.name), _none, "database") if ok else None
-        return [AlterDatabaseEvent(old_database=self.old, new_database=stored or self.new_database, status=ok,
-                                   parameters=self._params(params))]
+        return [
+            AlterDatabaseEvent(
+                old_database=self.old,
+                new_database=stored or self.new_database,
+                status=ok,
+                parameters=self._params(params),
+            )
+        ]
 
 
 class DropDatabase(Change):
@@ -493,8 +604,7 @@ class DropDatabase(Change):
         self.tables: list[Any] | None = []  # None: unknown
 
     def before(self, look: Lookup) -> None:
-        self.database = self._read(lambda: look.database(self.name), lambda: hms.Database(name=self.name),
-                                   "database")
+        self.database = self._read(lambda: look.database(self.name), lambda: hms.Database(name=self.name), "database")
         self.tables = []
         if not self.cascade or self.database is None:
             return
@@ -502,8 +612,9 @@ class DropDatabase(Change):
         if names is None:
             self.tables = None
             return
-        self.tables = self._read(lambda: look.tables(self.name, names),
-                                 lambda: [_table(self.name, n) for n in names], "tables")
+        self.tables = self._read(
+            lambda: look.tables(self.name, names), lambda: [_table(self.name, n) for n in names], "tables"
+        )
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.database is None:
@@ -511,8 +622,7 @@ class DropDatabase(Change):
         out: list[ListenerEvent] = []
         p = self._params(params)
         if ok and self.tables is None:
-            log.warning("%s: its tables could not be read before the drop; their DROP_TABLE events are missing",
-                        self)
+            log.warning("%s: its tables could not be read before the drop; their DROP_TABLE events are missing", self)
         if ok:  # a failed cascade rolled back: no table was dropped
             out += [DropTableEvent(table=t, delete_data=False, status=True, parameters=p) for t in self.tables or []]
         if self.database_events:
@@ -524,8 +634,9 @@ class Insert(Change):
     """fire_listener_event with insert data: an InsertEvent per insert (``status`` is the request's
     ``successful``, as in ``HMSHandler.fire_listener_event``). Failed calls fire nothing."""
 
-    def __init__(self, db: str, table: str, inserts: list[tuple[list[str], list[str], list[str]]],
-                 successful: bool) -> None:
+    def __init__(
+        self, db: str, table: str, inserts: list[tuple[list[str], list[str], list[str]]], successful: bool
+    ) -> None:
         self.db, self.name = _names(db, table)
         self.inserts, self.successful = inserts, successful
         self.keys, self.shared = _table_locks((self.db, self.name))
@@ -540,6 +651,15 @@ class Insert(Change):
         out: list[ListenerEvent] = []
         for values, files, checksums in self.inserts:
             key_values = dict(zip(keys, values, strict=False)) if values else {}
-            out.append(InsertEvent(db_name=db, table_name=name, partition_key_values=key_values, files=files,
-                                   file_checksums=checksums, status=self.successful, parameters=self._params(params)))
+            out.append(
+                InsertEvent(
+                    db_name=db,
+                    table_name=name,
+                    partition_key_values=key_values,
+                    files=files,
+                    file_checksums=checksums,
+                    status=self.successful,
+                    parameters=self._params(params),
+                )
+            )
         return out

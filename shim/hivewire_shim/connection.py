@@ -93,16 +93,21 @@ def _configure_client_socket(sock: socket.socket, send_timeout: float) -> None:
         # fails, and the client is treated as gone.
         seconds = int(send_timeout)
         with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
-                            struct.pack("ll", seconds, int((send_timeout - seconds) * 1e6)))
+            sock.setsockopt(
+                socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", seconds, int((send_timeout - seconds) * 1e6))
+            )
 
 
 def _transport_hint(framed: bool) -> str:
     if framed:
-        return ("; if the metastore does not use the framed transport (metastore.thrift.framed.transport.enabled), "
-                "start the shim without --framed")
-    return ("; if the metastore uses the framed transport (metastore.thrift.framed.transport.enabled=true), start "
-            "the shim with --framed")
+        return (
+            "; if the metastore does not use the framed transport (metastore.thrift.framed.transport.enabled), "
+            "start the shim without --framed"
+        )
+    return (
+        "; if the metastore uses the framed transport (metastore.thrift.framed.transport.enabled=true), start "
+        "the shim with --framed"
+    )
 
 
 class Connection:
@@ -112,8 +117,17 @@ class Connection:
     upstream replied to it as a method it knows (an exception such as "Invalid method name" is no answer).
     """
 
-    def __init__(self, sock: socket.socket, peer: str, *, upstream: Upstream, capture: Capture,
-                 count: Callable[[str, bool], None], max_message_bytes: int, send_timeout: float = 600.0) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        peer: str,
+        *,
+        upstream: Upstream,
+        capture: Capture,
+        count: Callable[[str, bool], None],
+        max_message_bytes: int,
+        send_timeout: float = 600.0,
+    ) -> None:
         self.sock = sock
         self.peer = peer
         self._upstream = upstream
@@ -232,8 +246,10 @@ class Connection:
             self._handle_call(header, body)
         finally:
             reply, self._last_reply = self._last_reply, None
-            self._count(header.name, reply is not None and reply.from_upstream and reply.header is not None
-                        and reply.header.type == REPLY)
+            self._count(
+                header.name,
+                reply is not None and reply.from_upstream and reply.header is not None and reply.header.type == REPLY,
+            )
 
     def _handle_call(self, header: Header, body: bytes) -> None:
         started = time.perf_counter()
@@ -257,8 +273,14 @@ class Connection:
             self._session[("setMetaConf", self._meta_conf_key(body))] = body
         if log.isEnabledFor(logging.DEBUG):
             outcome = "oneway" if reply is None else ("ok" if reply.ok else reply.error or "failed")
-            log.debug("client %s: %s%s -> %s in %.1f ms", self.peer, header, " (modeled)" if change else "",
-                      outcome, (time.perf_counter() - started) * 1000)
+            log.debug(
+                "client %s: %s%s -> %s in %.1f ms",
+                self.peer,
+                header,
+                " (modeled)" if change else "",
+                outcome,
+                (time.perf_counter() - started) * 1000,
+            )
 
     @staticmethod
     def _meta_conf_key(body: bytes) -> Any:
@@ -304,6 +326,7 @@ class Connection:
                     self._client_send(piece)
                 except ClientGone as e:
                     gone.append(e)
+
         try:
             reply = self._relay(to_client, result_class)
             if gone:
@@ -316,14 +339,14 @@ class Connection:
                 raise
             if held is not None:
                 held.clear()  # part of a reply: the client gets the error instead
-            return self._fail(header, f"hivewire shim: upstream {uri} failed during {header.name}: {e}", False,
-                              maybe_applied=True)
+            return self._fail(
+                header, f"hivewire shim: upstream {uri} failed during {header.name}: {e}", False, maybe_applied=True
+            )
 
     def _fail(self, header: Header, message: str, oneway: bool, *, maybe_applied: bool = False) -> Reply:
         log.warning("client %s: %s", self.peer, message)
         if not oneway:
-            data = self._framed_for_client(application_exception(header, TApplicationException.INTERNAL_ERROR,
-                                                                 message))
+            data = self._framed_for_client(application_exception(header, TApplicationException.INTERNAL_ERROR, message))
             if self._held is not None:
                 self._held.append(data)
             else:
@@ -347,8 +370,7 @@ class Connection:
                 self._relay(lambda piece: None, None)
         except (OSError, _UpstreamFailed) as e:
             self._close_upstream()
-            raise UpstreamUnavailable(f"upstream {uri} failed while restoring the connection's settings: {e}") \
-                from e
+            raise UpstreamUnavailable(f"upstream {uri} failed while restoring the connection's settings: {e}") from e
 
     def _upstream_usable(self) -> bool:
         """False if the idle upstream connection was closed (e.g. the metastore restarted)."""

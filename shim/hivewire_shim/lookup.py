@@ -55,8 +55,10 @@ class ReadClient(MetastoreClient):
 
     def open(self) -> MetastoreClient:
         if not self.is_open and self.deadline is not None and time.monotonic() >= self.deadline:
-            raise MetastoreConnectionError(f"the read took its {self.timeout:g} s already; not reconnecting to "
-                                           f"retry it (raise --read-timeout if the metastore is just slow)")
+            raise MetastoreConnectionError(
+                f"the read took its {self.timeout:g} s already; not reconnecting to "
+                f"retry it (raise --read-timeout if the metastore is just slow)"
+            )
         return super().open()
 
 
@@ -67,8 +69,9 @@ class Lookup:
     retry; the clients' own ``timeout`` bounds each call (make them with the same value).
     """
 
-    def __init__(self, factory: Callable[[], MetastoreClient], size: int = 16,
-                 timeout: float = DEFAULT_READ_TIMEOUT) -> None:
+    def __init__(
+        self, factory: Callable[[], MetastoreClient], size: int = 16, timeout: float = DEFAULT_READ_TIMEOUT
+    ) -> None:
         self._pool = MetastoreClientPool(factory, size=size)
         self.timeout = timeout
         self._failures = 0
@@ -119,7 +122,8 @@ class Lookup:
             return []
 
         def read(c: MetastoreClient) -> list[Any]:
-            return [t for i in range(0, len(names), BATCH) for t in c.get_table_objects(db, names[i:i + BATCH])]
+            return [t for i in range(0, len(names), BATCH) for t in c.get_table_objects(db, names[i : i + BATCH])]
+
         return self._read(f"{len(names)} table(s) of {db}", read, [])
 
     def database(self, name: str) -> Any | None:
@@ -134,8 +138,12 @@ class Lookup:
             return []
 
         def read(c: MetastoreClient) -> list[Any]:
-            return [p for i in range(0, len(names), BATCH)
-                    for p in c.get_partitions_by_names(db, table, names[i:i + BATCH])]
+            return [
+                p
+                for i in range(0, len(names), BATCH)
+                for p in c.get_partitions_by_names(db, table, names[i : i + BATCH])
+            ]
+
         return self._read(f"{len(names)} partition(s) of {db}.{table}", read, [])
 
     def partitions_by_values(self, db: str, table: Any, values: Sequence[Sequence[str]]) -> list[Any]:

@@ -64,20 +64,40 @@ class Shim:
     stored one after), which run under the table's lock: past it the event carries what the request did.
     """
 
-    def __init__(self, upstream: str | Sequence[str] | UriResolver | Upstream, *, host: str = "127.0.0.1",
-                 port: int = 0, framed: bool = False, sinks: Sequence[Sink] = (),
-                 hive_version: str = DEFAULT_HIVE_VERSION, publish_failures: bool = False,
-                 database_events: bool = True, timeout: float = 600.0, connect_timeout: float = 5.0,
-                 zookeeper: Any = None, namespace: str | None = None, advertise: str | None = None,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, lookup_connections: int = 16,
-                 client_send_timeout: float = 600.0, read_timeout: float = DEFAULT_READ_TIMEOUT) -> None:
+    def __init__(
+        self,
+        upstream: str | Sequence[str] | UriResolver | Upstream,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        framed: bool = False,
+        sinks: Sequence[Sink] = (),
+        hive_version: str = DEFAULT_HIVE_VERSION,
+        publish_failures: bool = False,
+        database_events: bool = True,
+        timeout: float = 600.0,
+        connect_timeout: float = 5.0,
+        zookeeper: Any = None,
+        namespace: str | None = None,
+        advertise: str | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        lookup_connections: int = 16,
+        client_send_timeout: float = 600.0,
+        read_timeout: float = DEFAULT_READ_TIMEOUT,
+    ) -> None:
         if max_message_bytes < 1024:
-            raise ConfigError("max_message_bytes", f"{max_message_bytes} bytes is too small for any metastore call; "
-                                                  f"Hive's default is {DEFAULT_MAX_MESSAGE_BYTES}")
+            raise ConfigError(
+                "max_message_bytes",
+                f"{max_message_bytes} bytes is too small for any metastore call; "
+                f"Hive's default is {DEFAULT_MAX_MESSAGE_BYTES}",
+            )
         if not read_timeout > 0:
             raise ConfigError("read_timeout", f"{read_timeout!r} must be more than zero seconds")
-        self.upstream = upstream if isinstance(upstream, Upstream) else Upstream(
-            upstream, framed=framed, connect_timeout=connect_timeout, timeout=timeout)
+        self.upstream = (
+            upstream
+            if isinstance(upstream, Upstream)
+            else Upstream(upstream, framed=framed, connect_timeout=connect_timeout, timeout=timeout)
+        )
         # The namespace given, else a DiscoveryConfig's own, else Hive's default.
         namespace = namespace or getattr(zookeeper, "namespace", None) or "hive_metastore"
         if zookeeper is not None:
@@ -86,15 +106,15 @@ class Shim:
         self.host = host
         self._requested_port = port
         self.sinks = list(sinks)
-        self.settings = Settings(hive_version=hive_version, publish_failures=publish_failures,
-                                 database_events=database_events)
+        self.settings = Settings(
+            hive_version=hive_version, publish_failures=publish_failures, database_events=database_events
+        )
         self.zookeeper = zookeeper
         self.namespace = namespace
         self._advertise = advertise
         self.max_message_bytes = max_message_bytes
         self.read_timeout = read_timeout
-        self.lookup = Lookup(lambda: self.upstream.client(read_timeout), size=lookup_connections,
-                             timeout=read_timeout)
+        self.lookup = Lookup(lambda: self.upstream.client(read_timeout), size=lookup_connections, timeout=read_timeout)
         self.capture = Capture(self.lookup, fan_out(self.sinks), self.settings)
         self._listener: socket.socket | None = None
         self._accept_thread: threading.Thread | None = None
@@ -134,8 +154,7 @@ class Shim:
         self._listener = listener
         self.port = listener.getsockname()[1]
         self.upstream.exclude(self.uri)
-        self._accept_thread = threading.Thread(target=self._accept_loop, name=f"hivewire-shim-{self.port}",
-                                               daemon=True)
+        self._accept_thread = threading.Thread(target=self._accept_loop, name=f"hivewire-shim-{self.port}", daemon=True)
         self._accept_thread.start()
         log.info("hivewire shim listening on %s:%d, relaying to %s", self.host, self.port, self.upstream.describe())
         if self.zookeeper is not None:
@@ -155,10 +174,16 @@ class Shim:
                 log.exception("accept failed; continuing")
                 continue
             peer = f"{addr[0]}:{addr[1]}"
-            conn = Connection(sock, peer, upstream=self.upstream, capture=self.capture, count=self._count,
-                              max_message_bytes=self.max_message_bytes, send_timeout=self.client_send_timeout)
-            thread = threading.Thread(target=self._serve, args=(conn,), name=f"hivewire-shim-conn-{peer}",
-                                      daemon=True)
+            conn = Connection(
+                sock,
+                peer,
+                upstream=self.upstream,
+                capture=self.capture,
+                count=self._count,
+                max_message_bytes=self.max_message_bytes,
+                send_timeout=self.client_send_timeout,
+            )
+            thread = threading.Thread(target=self._serve, args=(conn,), name=f"hivewire-shim-conn-{peer}", daemon=True)
             with self._lock:
                 self._connections[conn] = thread
             thread.start()
@@ -236,8 +261,11 @@ def _refuse_discovery_loop(upstream: Upstream, zookeeper: Any, namespace: str) -
         return
     from hivewire.discovery import DiscoveryConfig  # kazoo: only when registering
 
-    registered = (dataclasses.replace(zookeeper, namespace=namespace) if isinstance(zookeeper, DiscoveryConfig)
-                  else DiscoveryConfig(quorum=str(zookeeper), namespace=namespace))
+    registered = (
+        dataclasses.replace(zookeeper, namespace=namespace)
+        if isinstance(zookeeper, DiscoveryConfig)
+        else DiscoveryConfig(quorum=str(zookeeper), namespace=namespace)
+    )
 
     def ensemble(config: DiscoveryConfig) -> tuple[set[str], str]:
         hosts, _, chroot = config.quorum.partition("/")
@@ -247,8 +275,10 @@ def _refuse_discovery_loop(upstream: Upstream, zookeeper: Any, namespace: str) -
     # Any server in common means one ensemble (its members serve the same tree).
     if hosts & up_hosts and chroot == up_chroot and registered.namespace == discovered.namespace:
         raise ConfigError(
-            "namespace", f"the shim would register in /{registered.namespace} of the ZooKeeper it discovers its "
+            "namespace",
+            f"the shim would register in /{registered.namespace} of the ZooKeeper it discovers its "
             f"upstream metastores in ({discovered.quorum}, /{discovered.namespace}): it, and any other shim there, "
             f"would be found as an upstream and calls could be relayed from shim to shim in a loop. Register the "
             f"shim in a namespace of its own (--namespace, e.g. hivewire_shim) and point clients there, or "
-            f"discover the metastores in another one (--upstream-namespace)")
+            f"discover the metastores in another one (--upstream-namespace)",
+        )

@@ -113,7 +113,7 @@ def _salvage(line: bytes, after_seq: int) -> Record | None:
     """
     best: Record | None = None
     for match in _RECORD_START.finditer(line, 1):
-        record = _decode(line[match.start():])
+        record = _decode(line[match.start() :])
         if record is not None and record.seq > after_seq and (best is None or record.seq < best.seq):
             best = record
     return best
@@ -152,7 +152,7 @@ def _segment_name(first_seq: int) -> str:
 
 
 def _first_seq(path: Path) -> int:
-    return int(path.name[:-len(_SUFFIX)])
+    return int(path.name[: -len(_SUFFIX)])
 
 
 class Spool:
@@ -163,9 +163,15 @@ class Spool:
     :class:`OSError` (the disk is full, ...) with nothing written; the caller keeps the record.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], *, fsync: FsyncPolicy = "interval",
-                 fsync_interval: float = 0.2, segment_bytes: int = 64 << 20,
-                 checkpoint_interval: float = 0.2) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        fsync: FsyncPolicy = "interval",
+        fsync_interval: float = 0.2,
+        segment_bytes: int = 64 << 20,
+        checkpoint_interval: float = 0.2,
+    ) -> None:
         if fsync not in ("always", "interval", "never"):
             raise ConfigError("spool fsync", f"{fsync!r} is not always, interval or never")
         self.directory = Path(directory)
@@ -178,8 +184,9 @@ class Spool:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             self._lock_file.close()
-            raise HivewireError(f"the spool {self.directory} is in use by another process (one shim per "
-                                f"spool directory)") from None
+            raise HivewireError(
+                f"the spool {self.directory} is in use by another process (one shim per spool directory)"
+            ) from None
         self._lock = threading.Lock()
         self._sync_lock = threading.Lock()  # one fsync at a time; never held with _lock while fsyncing
         self._checkpoint_lock = threading.Lock()
@@ -204,8 +211,9 @@ class Spool:
         self._open_segment()
         self._flusher: threading.Thread | None = None
         if fsync == "interval":
-            self._flusher = threading.Thread(target=self._flush_loop, args=(fsync_interval,),
-                                             name="hivewire-spool-fsync", daemon=True)
+            self._flusher = threading.Thread(
+                target=self._flush_loop, args=(fsync_interval,), name="hivewire-spool-fsync", daemon=True
+            )
             self._flusher.start()
 
     # -- state --------------------------------------------------------------------------------------------
@@ -262,8 +270,11 @@ class Spool:
                 try:
                     self._done = {seq for seq in _parse_ranges(line[5:]) if seq > acked}
                 except ValueError:
-                    log.warning("spool %s: unreadable list of records delivered past #%d; they are sent again "
-                                "(duplicates)", self.directory, acked)
+                    log.warning(
+                        "spool %s: unreadable list of records delivered past #%d; they are sent again (duplicates)",
+                        self.directory,
+                        acked,
+                    )
         return acked
 
     def _recover(self) -> int:
@@ -288,14 +299,19 @@ class Spool:
                 damaged, unconfirmed = damaged + unconfirmed, 0
         size = last_path.stat().st_size
         if good_to < size:
-            log.warning("spool %s: cutting %d bytes of a torn record off %s", self.directory, size - good_to,
-                        last_path.name)
+            log.warning(
+                "spool %s: cutting %d bytes of a torn record off %s", self.directory, size - good_to, last_path.name
+            )
             with open(last_path, "r+b") as f:
                 f.truncate(good_to)
                 os.fsync(f.fileno())
         if damaged:
-            log.error("spool %s: %s holds damaged line(s) between valid records; they are skipped when sending "
-                      "(the events on them are lost; check the disk)", self.directory, last_path.name)
+            log.error(
+                "spool %s: %s holds damaged line(s) between valid records; they are skipped when sending "
+                "(the events on them are lost; check the disk)",
+                self.directory,
+                last_path.name,
+            )
         return last_seq
 
     def _open_segment(self) -> None:
@@ -334,8 +350,9 @@ class Spool:
                     self._roll()
                 except OSError as e:  # keep writing the current segment; the next append tries again
                     if self._roll_errors.due():
-                        log.warning("spool %s: could not start a new segment (%s); the current one grows",
-                                    self.directory, e)
+                        log.warning(
+                            "spool %s: could not start a new segment (%s); the current one grows", self.directory, e
+                        )
             seq = self._next_seq
             line = _encode(Record(seq, ts, key, payload))
             self._write(line)
@@ -368,20 +385,25 @@ class Spool:
             except OSError as e:
                 # Nothing may be appended after a torn record: the next append cuts it off first.
                 self._torn = True
-                log.error("spool %s: could not cut off a part-written record (%s); retrying on the next write",
-                          self.directory, e)
+                log.error(
+                    "spool %s: could not cut off a part-written record (%s); retrying on the next write",
+                    self.directory,
+                    e,
+                )
             raise
 
     def _roll(self) -> None:
         assert self._fd is not None
-        fd = os.open(self.directory / _segment_name(self._next_seq), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                     0o644)
+        fd = os.open(self.directory / _segment_name(self._next_seq), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         # The old segment is complete: make it durable before anything lands in the new one.
         try:
             os.fsync(self._fd)
         except OSError as e:
-            log.error("spool %s: fsync of a full segment failed (%s); a machine crash may lose its last "
-                      "events", self.directory, e)
+            log.error(
+                "spool %s: fsync of a full segment failed (%s); a machine crash may lose its last events",
+                self.directory,
+                e,
+            )
         os.close(self._fd)
         self._fd = fd
         self._segment_size = 0
@@ -420,8 +442,12 @@ class Spool:
         except OSError as e:
             self._dirty = True
             if self._sync_errors.due():
-                log.error("spool %s: fsync failed (%s); the events are written but a machine crash could lose "
-                          "them: check the disk", self.directory, e)
+                log.error(
+                    "spool %s: fsync failed (%s); the events are written but a machine crash could lose "
+                    "them: check the disk",
+                    self.directory,
+                    e,
+                )
             return
         # A roll in between fsync'ed the segment before this one, so everything up to target is on disk.
         self._synced = max(self._synced, target)
@@ -487,8 +513,12 @@ class Spool:
                 os.replace(tmp, self.directory / "acked")
             except OSError as e:
                 if self._checkpoint_errors.due():
-                    log.warning("spool %s: could not write the acknowledged marker (%s); retrying (after a crash "
-                                "more events would be sent twice)", self.directory, e)
+                    log.warning(
+                        "spool %s: could not write the acknowledged marker (%s); retrying (after a crash "
+                        "more events would be sent twice)",
+                        self.directory,
+                        e,
+                    )
                 return
             deleted = acked > self._persisted[0]
             self._persisted = state
@@ -597,9 +627,15 @@ class Cursor:
 
     def _skip_damaged(self, line: bytes) -> None:
         self._spool.corrupt += 1
-        log.error("spool %s: skipping a damaged record of %d bytes in %s after #%d (its event is lost; the disk "
-                  "may be failing): %r", self._spool.directory, len(line), self._path.name if self._path else "?",
-                  self.position, line[:200])
+        log.error(
+            "spool %s: skipping a damaged record of %d bytes in %s after #%d (its event is lost; the disk "
+            "may be failing): %r",
+            self._spool.directory,
+            len(line),
+            self._path.name if self._path else "?",
+            self.position,
+            line[:200],
+        )
 
     def _readline(self) -> bytes | None:
         """The next complete line of the open segment, or None (its end, or a record still being written)."""
@@ -607,11 +643,11 @@ class Cursor:
         while True:
             end = self._buf.find(b"\n", self._pos)
             if end >= 0:
-                line = bytes(self._buf[self._pos:end + 1])
+                line = bytes(self._buf[self._pos : end + 1])
                 self._pos = end + 1
                 return line
             # Keep only the unread part, then read on from where it ends.
-            del self._buf[:self._pos]
+            del self._buf[: self._pos]
             self._offset += self._pos
             self._pos = 0
             chunk = os.pread(self._fd, _READ_CHUNK, self._offset + len(self._buf))

@@ -70,9 +70,16 @@ class Upstream:
     framed transport. ``timeout`` bounds each relayed reply (Hive's client socket timeout is 600 s).
     """
 
-    def __init__(self, uris: str | Sequence[str] | UriResolver, *, framed: bool = False,
-                 connect_timeout: float = 5.0, timeout: float = 600.0, shuffle: bool = False) -> None:
-        self.resolver: UriResolver = (uris if isinstance(uris, UriResolver) else _Fixed(parse_uris(uris), shuffle))
+    def __init__(
+        self,
+        uris: str | Sequence[str] | UriResolver,
+        *,
+        framed: bool = False,
+        connect_timeout: float = 5.0,
+        timeout: float = 600.0,
+        shuffle: bool = False,
+    ) -> None:
+        self.resolver: UriResolver = uris if isinstance(uris, UriResolver) else _Fixed(parse_uris(uris), shuffle)
         self.framed = framed
         self.connect_timeout = connect_timeout
         self.timeout = timeout
@@ -110,5 +117,9 @@ class Upstream:
 
     def client(self, timeout: float = DEFAULT_READ_TIMEOUT) -> MetastoreClient:
         """A client on the same upstream for the shim's own reads, each call bounded by ``timeout`` seconds."""
-        return ReadClient(self.resolver, transport="framed" if self.framed else "buffered",
-                          connect_timeout=min(self.connect_timeout, timeout), timeout=timeout)
+        return ReadClient(
+            self.resolver,
+            transport="framed" if self.framed else "buffered",
+            connect_timeout=min(self.connect_timeout, timeout),
+            timeout=timeout,
+        )

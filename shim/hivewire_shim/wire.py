@@ -119,7 +119,7 @@ def parse_header(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple
     if after > end:
         return None
     try:
-        name = bytes(data[name_at:name_at + size]).decode("utf-8")
+        name = bytes(data[name_at : name_at + size]).decode("utf-8")
     except UnicodeDecodeError:
         raise WireError("not a Thrift binary message (method name is not UTF-8)") from None
     if mtype < 0:
@@ -163,8 +163,9 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
     claiming a 2 GB string is cut off instead of buffered. ``side`` names the peer in errors.
     """
 
-    def __init__(self, sock: socket.socket, *, side: str, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 chunk: int = 65536) -> None:
+    def __init__(
+        self, sock: socket.socket, *, side: str, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, chunk: int = 65536
+    ) -> None:
         self._sock = sock
         self.side = side
         self._chunk = chunk
@@ -237,7 +238,7 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
         if len(self._data) - pos < n:
             self.cstringio_refill(self._buf.read(), n)
             pos = 0
-        return self._data[pos:pos + n]
+        return self._data[pos : pos + n]
 
     def skip_bytes(self, n: int) -> None:
         """Consume ``n`` bytes without building them (a frame being relayed)."""
@@ -274,8 +275,9 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
         if _fastbinary is not None:
             _fastbinary.decode_binary(_SKIP_TARGET, self, _SKIP_ARGS)
         else:  # pragma: no cover - only without thrift's C extension
-            TBinaryProtocol.TBinaryProtocol(self, string_length_limit=self._max,
-                                            container_length_limit=self._max).skip(TType.STRUCT)
+            TBinaryProtocol.TBinaryProtocol(self, string_length_limit=self._max, container_length_limit=self._max).skip(
+                TType.STRUCT
+            )
 
     def decode_struct(self, cls: Any) -> Any:
         """Consume one struct and return it decoded as the generated class ``cls``."""
@@ -284,8 +286,9 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
         if _fastbinary is not None:
             _fastbinary.decode_binary(obj, self, [cls, cls.thrift_spec])
         else:  # pragma: no cover - only without thrift's C extension
-            obj.read(TBinaryProtocol.TBinaryProtocol(self, string_length_limit=self._max,
-                                                     container_length_limit=self._max))
+            obj.read(
+                TBinaryProtocol.TBinaryProtocol(self, string_length_limit=self._max, container_length_limit=self._max)
+            )
         return obj
 
     def message_start(self) -> None:
@@ -311,7 +314,7 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
 
     def _hand_off(self, upto: int) -> None:
         if self._sink is not None and upto > self._mark:
-            piece = self._data[self._mark:upto]
+            piece = self._data[self._mark : upto]
             self._sunk += len(piece)
             if self._limit is not None and self._sunk > self._limit:
                 raise WireError(f"{self.side} sent a message over {self._limit} bytes")
@@ -327,8 +330,7 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
             except OSError as e:
                 raise PeerClosed(f"{self.side}: {e}", started=self._started or pending > 0 or got > 0) from e
             if not piece:
-                raise PeerClosed(f"{self.side} closed the connection",
-                                 started=self._started or pending > 0 or got > 0)
+                raise PeerClosed(f"{self.side} closed the connection", started=self._started or pending > 0 or got > 0)
             pieces.append(piece)
             got += len(piece)
         return pieces[0] if len(pieces) == 1 else b"".join(pieces)

@@ -35,11 +35,13 @@ def address_of(hms: LocalMetastore) -> str:
 
 def wait_for(predicate: Callable[[], Any], what: str, deadline: float = 120.0) -> Any:
     """:func:`waiting.wait_for`, where "nothing registered" (DiscoveryError) counts as not yet."""
+
     def tolerant() -> Any:
         try:
             return predicate()
         except hw.DiscoveryError:
             return None
+
     return waiting.wait_for(tolerant, what, deadline, interval=0.2)
 
 
@@ -113,7 +115,7 @@ def test_two_metastores_registered_like_hive4(cluster: Cluster) -> None:
         reg = cluster.regs[hms.uri]
         [node] = nodes_for(cluster.reader, "hive_metastore", address_of(hms))
         name = node.rsplit("/", 1)[1]
-        assert name[: -10] == address_of(hms) and name[-10:].isdigit()  # host:port + 10-digit sequence
+        assert name[:-10] == address_of(hms) and name[-10:].isdigit()  # host:port + 10-digit sequence
         data, stat = cluster.reader.get(node)
         assert data == address_of(hms).encode("utf-8")
         assert stat.ephemeralOwner != 0 and reg.client_id is not None and stat.ephemeralOwner == reg.client_id[0]
@@ -221,8 +223,7 @@ def test_registrations_are_back_after_zookeeper_restarts(cluster: Cluster) -> No
         assert "default" in client.get_all_databases()
 
 
-def test_session_expiry_recreates_the_node(zookeeper: LocalZooKeeper, metastore: LocalMetastore,
-                                           unique: str) -> None:
+def test_session_expiry_recreates_the_node(zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str) -> None:
     with Registration(address_of(metastore), zookeeper.quorum, unique, interval=INTERVAL, **ZK_OPTIONS) as reg:
         first = wait_for(lambda: reg.node, "registration")
         session = reg.client_id
@@ -253,9 +254,25 @@ def test_unhealthy_metastore_is_never_registered(zookeeper: LocalZooKeeper, uniq
 def test_cli_register_until_sigterm(zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str) -> None:
     exe = Path(sys.executable).parent / "hivewire"
     proc = subprocess.Popen(
-        [str(exe), "register", "--metastore", address_of(metastore), "--zookeeper", zookeeper.quorum,
-         "--namespace", unique, "--interval", "1", "--acl", "world:anyone:r", "--acl", "digest:ops:pw:cdrwa"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        [
+            str(exe),
+            "register",
+            "--metastore",
+            address_of(metastore),
+            "--zookeeper",
+            zookeeper.quorum,
+            "--namespace",
+            unique,
+            "--interval",
+            "1",
+            "--acl",
+            "world:anyone:r",
+            "--acl",
+            "digest:ops:pw:cdrwa",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     reader = KazooClient(hosts=zookeeper.quorum, timeout=10)
     reader.start(timeout=30)

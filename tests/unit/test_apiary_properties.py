@@ -37,8 +37,13 @@ from hivewire_thrift.hive_metastore import ttypes as hms
 sys.path.insert(0, str(Path(__file__).parent))
 from apiary_messages import GOLDEN
 
-FAST = settings(derandomize=True, max_examples=120, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FAST = settings(
+    derandomize=True,
+    max_examples=120,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 VERSIONS = {"2.3": "2.3.9", "2.3.10": "2.3.10", "3.1": "3.1.3", "4.0": "4.0.1", None: None}
 
 # -- values ---------------------------------------------------------------------------------------------------
@@ -77,30 +82,57 @@ def newer(version: str | None, since: str) -> bool:
 field_schemas = st.builds(hms.FieldSchema, name=opt(text), type=opt(text), comment=opt(text))
 orders = st.builds(hms.Order, col=opt(text), order=opt(i32))
 skewed_infos = st.builds(
-    hms.SkewedInfo, skewedColNames=opt(small_list(text)), skewedColValues=opt(small_list(small_list(text))),
-    skewedColValueLocationMaps=opt(st.dictionaries(st.lists(text, max_size=3).map(tuple), opt(text), max_size=3)))
-grants = st.builds(hms.PrivilegeGrantInfo, privilege=opt(text), createTime=opt(i32), grantor=opt(text),
-                   grantorType=opt(principal), grantOption=opt(booleans))
-privilege_sets = st.builds(hms.PrincipalPrivilegeSet,
-                           **{k: opt(st.dictionaries(text, opt(small_list(grants, 2)), max_size=2))
-                              for k in ("userPrivileges", "groupPrivileges", "rolePrivileges")})
+    hms.SkewedInfo,
+    skewedColNames=opt(small_list(text)),
+    skewedColValues=opt(small_list(small_list(text))),
+    skewedColValueLocationMaps=opt(st.dictionaries(st.lists(text, max_size=3).map(tuple), opt(text), max_size=3)),
+)
+grants = st.builds(
+    hms.PrivilegeGrantInfo,
+    privilege=opt(text),
+    createTime=opt(i32),
+    grantor=opt(text),
+    grantorType=opt(principal),
+    grantOption=opt(booleans),
+)
+privilege_sets = st.builds(
+    hms.PrincipalPrivilegeSet,
+    **{
+        k: opt(st.dictionaries(text, opt(small_list(grants, 2)), max_size=2))
+        for k in ("userPrivileges", "groupPrivileges", "rolePrivileges")
+    },
+)
 environment_contexts = st.builds(hms.EnvironmentContext, properties=opt(parameters_map))
 
 
 def serde_infos(version: str | None) -> st.SearchStrategy[Any]:
     fields: dict[str, Any] = {"name": opt(text), "serializationLib": opt(text), "parameters": opt(parameters_map)}
     if newer(version, "3.0"):
-        fields.update(description=opt(text), serializerClass=opt(text), deserializerClass=opt(text),
-                      serdeType=opt(st.sampled_from([1, 2]) | i32))
+        fields.update(
+            description=opt(text),
+            serializerClass=opt(text),
+            deserializerClass=opt(text),
+            serdeType=opt(st.sampled_from([1, 2]) | i32),
+        )
     return st.builds(hms.SerDeInfo, **fields)
 
 
 def storage_descriptors(version: str | None) -> st.SearchStrategy[Any]:
     return st.builds(
-        hms.StorageDescriptor, cols=opt(small_list(field_schemas, 4)), location=opt(text), inputFormat=opt(text),
-        outputFormat=opt(text), compressed=opt(booleans), numBuckets=opt(i32), serdeInfo=opt(serde_infos(version)),
-        bucketCols=opt(small_list(text)), sortCols=opt(small_list(orders)), parameters=opt(parameters_map),
-        skewedInfo=opt(skewed_infos), storedAsSubDirectories=opt(booleans))
+        hms.StorageDescriptor,
+        cols=opt(small_list(field_schemas, 4)),
+        location=opt(text),
+        inputFormat=opt(text),
+        outputFormat=opt(text),
+        compressed=opt(booleans),
+        numBuckets=opt(i32),
+        serdeInfo=opt(serde_infos(version)),
+        bucketCols=opt(small_list(text)),
+        sortCols=opt(small_list(orders)),
+        parameters=opt(parameters_map),
+        skewedInfo=opt(skewed_infos),
+        storedAsSubDirectories=opt(booleans),
+    )
 
 
 def stats(cls: Any, **fields: Any) -> st.SearchStrategy[Any]:
@@ -108,90 +140,189 @@ def stats(cls: Any, **fields: Any) -> st.SearchStrategy[Any]:
 
 
 column_stats_data = st.one_of(
-    st.builds(hms.ColumnStatisticsData, booleanStats=stats(
-        hms.BooleanColumnStatsData, numTrues=i64, numFalses=i64, numNulls=i64, bitVectors=opt(blobs))),
-    st.builds(hms.ColumnStatisticsData, longStats=stats(
-        hms.LongColumnStatsData, lowValue=opt(i64), highValue=opt(i64), numNulls=i64, numDVs=i64,
-        bitVectors=opt(blobs), histogram=opt(blobs))),
-    st.builds(hms.ColumnStatisticsData, doubleStats=stats(
-        hms.DoubleColumnStatsData, lowValue=opt(doubles), highValue=opt(doubles), numNulls=i64, numDVs=i64)),
-    st.builds(hms.ColumnStatisticsData, stringStats=stats(
-        hms.StringColumnStatsData, maxColLen=i64, avgColLen=doubles, numNulls=i64, numDVs=i64)),
-    st.builds(hms.ColumnStatisticsData, binaryStats=stats(
-        hms.BinaryColumnStatsData, maxColLen=i64, avgColLen=doubles, numNulls=i64)),
-    st.builds(hms.ColumnStatisticsData, decimalStats=stats(
-        hms.DecimalColumnStatsData, lowValue=opt(st.builds(hms.Decimal, scale=i16, unscaled=blobs)),
-        highValue=st.none(), numNulls=i64, numDVs=i64)),
-    st.builds(hms.ColumnStatisticsData, dateStats=stats(
-        hms.DateColumnStatsData, lowValue=opt(st.builds(hms.Date, daysSinceEpoch=i64)), numNulls=i64, numDVs=i64)),
-    st.builds(hms.ColumnStatisticsData, timestampStats=stats(
-        hms.TimestampColumnStatsData, highValue=opt(st.builds(hms.Timestamp, secondsSinceEpoch=i64)),
-        numNulls=i64, numDVs=i64)),
+    st.builds(
+        hms.ColumnStatisticsData,
+        booleanStats=stats(
+            hms.BooleanColumnStatsData, numTrues=i64, numFalses=i64, numNulls=i64, bitVectors=opt(blobs)
+        ),
+    ),
+    st.builds(
+        hms.ColumnStatisticsData,
+        longStats=stats(
+            hms.LongColumnStatsData,
+            lowValue=opt(i64),
+            highValue=opt(i64),
+            numNulls=i64,
+            numDVs=i64,
+            bitVectors=opt(blobs),
+            histogram=opt(blobs),
+        ),
+    ),
+    st.builds(
+        hms.ColumnStatisticsData,
+        doubleStats=stats(
+            hms.DoubleColumnStatsData, lowValue=opt(doubles), highValue=opt(doubles), numNulls=i64, numDVs=i64
+        ),
+    ),
+    st.builds(
+        hms.ColumnStatisticsData,
+        stringStats=stats(hms.StringColumnStatsData, maxColLen=i64, avgColLen=doubles, numNulls=i64, numDVs=i64),
+    ),
+    st.builds(
+        hms.ColumnStatisticsData,
+        binaryStats=stats(hms.BinaryColumnStatsData, maxColLen=i64, avgColLen=doubles, numNulls=i64),
+    ),
+    st.builds(
+        hms.ColumnStatisticsData,
+        decimalStats=stats(
+            hms.DecimalColumnStatsData,
+            lowValue=opt(st.builds(hms.Decimal, scale=i16, unscaled=blobs)),
+            highValue=st.none(),
+            numNulls=i64,
+            numDVs=i64,
+        ),
+    ),
+    st.builds(
+        hms.ColumnStatisticsData,
+        dateStats=stats(
+            hms.DateColumnStatsData, lowValue=opt(st.builds(hms.Date, daysSinceEpoch=i64)), numNulls=i64, numDVs=i64
+        ),
+    ),
+    st.builds(
+        hms.ColumnStatisticsData,
+        timestampStats=stats(
+            hms.TimestampColumnStatsData,
+            highValue=opt(st.builds(hms.Timestamp, secondsSinceEpoch=i64)),
+            numNulls=i64,
+            numDVs=i64,
+        ),
+    ),
 )
 column_statistics = st.builds(
     hms.ColumnStatistics,
-    statsDesc=st.builds(hms.ColumnStatisticsDesc, isTblLevel=booleans, dbName=text, tableName=text,
-                        partName=opt(text), lastAnalyzed=opt(i64), catName=opt(text)),
-    statsObj=small_list(st.builds(hms.ColumnStatisticsObj, colName=text, colType=text, statsData=column_stats_data),
-                        2),
-    isStatsCompliant=opt(booleans), engine=opt(text))
+    statsDesc=st.builds(
+        hms.ColumnStatisticsDesc,
+        isTblLevel=booleans,
+        dbName=text,
+        tableName=text,
+        partName=opt(text),
+        lastAnalyzed=opt(i64),
+        catName=opt(text),
+    ),
+    statsObj=small_list(st.builds(hms.ColumnStatisticsObj, colName=text, colType=text, statsData=column_stats_data), 2),
+    isStatsCompliant=opt(booleans),
+    engine=opt(text),
+)
 
 
 def tables(version: str | None, *, views: bool = True) -> st.SearchStrategy[Any]:
     fields: dict[str, Any] = {
-        "tableName": text, "dbName": text, "owner": opt(text), "createTime": opt(i32), "lastAccessTime": opt(i32),
-        "retention": opt(i32), "sd": opt(storage_descriptors(version)), "partitionKeys": opt(small_list(field_schemas)),
-        "parameters": opt(parameters_map), "viewOriginalText": opt(text), "viewExpandedText": opt(text),
+        "tableName": text,
+        "dbName": text,
+        "owner": opt(text),
+        "createTime": opt(i32),
+        "lastAccessTime": opt(i32),
+        "retention": opt(i32),
+        "sd": opt(storage_descriptors(version)),
+        "partitionKeys": opt(small_list(field_schemas)),
+        "parameters": opt(parameters_map),
+        "viewOriginalText": opt(text),
+        "viewExpandedText": opt(text),
         "tableType": opt(st.sampled_from(["MANAGED_TABLE", "EXTERNAL_TABLE", "VIRTUAL_VIEW"]) | text),
-        "privileges": opt(privilege_sets), "temporary": opt(booleans), "rewriteEnabled": opt(booleans)}
+        "privileges": opt(privilege_sets),
+        "temporary": opt(booleans),
+        "rewriteEnabled": opt(booleans),
+    }
     if newer(version, "3.0"):
-        metadata: dict[str, Any] = {"catName": text, "dbName": text, "tblName": text,
-                                    "tablesUsed": st.sets(text, max_size=3), "validTxnList": opt(text)}
+        metadata: dict[str, Any] = {
+            "catName": text,
+            "dbName": text,
+            "tblName": text,
+            "tablesUsed": st.sets(text, max_size=3),
+            "validTxnList": opt(text),
+        }
         if newer(version, "4.0") and views:
-            metadata.update(materializationTime=opt(i64), sourceTables=opt(small_list(st.builds(
-                hms.SourceTable, table=tables(version, views=False), insertedCount=i64, updatedCount=i64,
-                deletedCount=i64), 1)))
+            metadata.update(
+                materializationTime=opt(i64),
+                sourceTables=opt(
+                    small_list(
+                        st.builds(
+                            hms.SourceTable,
+                            table=tables(version, views=False),
+                            insertedCount=i64,
+                            updatedCount=i64,
+                            deletedCount=i64,
+                        ),
+                        1,
+                    )
+                ),
+            )
         fields.update(creationMetadata=opt(st.builds(hms.CreationMetadata, **metadata)), ownerType=opt(principal))
     if newer(version, "3.0") or newer(version, "catalog"):
         fields["catName"] = opt(text)
     if newer(version, "4.0"):
         fields.update(
-            writeId=opt(i64), isStatsCompliant=opt(booleans), colStats=opt(column_statistics), accessType=opt(i8),
-            requiredReadCapabilities=opt(small_list(text)), requiredWriteCapabilities=opt(small_list(text)),
-            id=opt(i64), fileMetadata=opt(st.builds(hms.FileMetadata, type=opt(i8), version=opt(i8),
-                                                    data=opt(small_list(blobs)))),
-            dictionary=opt(st.builds(hms.ObjectDictionary,
-                                     values=st.dictionaries(text, small_list(blobs), max_size=2))),
-            txnId=opt(i64))
+            writeId=opt(i64),
+            isStatsCompliant=opt(booleans),
+            colStats=opt(column_statistics),
+            accessType=opt(i8),
+            requiredReadCapabilities=opt(small_list(text)),
+            requiredWriteCapabilities=opt(small_list(text)),
+            id=opt(i64),
+            fileMetadata=opt(st.builds(hms.FileMetadata, type=opt(i8), version=opt(i8), data=opt(small_list(blobs)))),
+            dictionary=opt(
+                st.builds(hms.ObjectDictionary, values=st.dictionaries(text, small_list(blobs), max_size=2))
+            ),
+            txnId=opt(i64),
+        )
     return st.builds(hms.Table, **fields)
 
 
 def partitions(version: str | None) -> st.SearchStrategy[Any]:
     fields: dict[str, Any] = {
-        "values": opt(small_list(text)), "dbName": opt(text), "tableName": opt(text), "createTime": opt(i32),
-        "lastAccessTime": opt(i32), "sd": opt(storage_descriptors(version)), "parameters": opt(parameters_map),
-        "privileges": opt(privilege_sets)}
+        "values": opt(small_list(text)),
+        "dbName": opt(text),
+        "tableName": opt(text),
+        "createTime": opt(i32),
+        "lastAccessTime": opt(i32),
+        "sd": opt(storage_descriptors(version)),
+        "parameters": opt(parameters_map),
+        "privileges": opt(privilege_sets),
+    }
     if newer(version, "3.0") or newer(version, "catalog"):
         fields["catName"] = opt(text)
     if newer(version, "4.0"):
-        fields.update(writeId=opt(i64), isStatsCompliant=opt(booleans), colStats=opt(column_statistics),
-                      fileMetadata=st.none())
+        fields.update(
+            writeId=opt(i64), isStatsCompliant=opt(booleans), colStats=opt(column_statistics), fileMetadata=st.none()
+        )
     return st.builds(hms.Partition, **fields)
 
 
 def databases(version: str | None) -> st.SearchStrategy[Any]:
     fields: dict[str, Any] = {
-        "name": text, "description": opt(text), "locationUri": opt(text), "parameters": opt(parameters_map),
-        "privileges": opt(privilege_sets), "ownerName": opt(text), "ownerType": opt(principal)}
+        "name": text,
+        "description": opt(text),
+        "locationUri": opt(text),
+        "parameters": opt(parameters_map),
+        "privileges": opt(privilege_sets),
+        "ownerName": opt(text),
+        "ownerType": opt(principal),
+    }
     if newer(version, "3.0") or newer(version, "catalog"):
         fields["catalogName"] = opt(text)
     if newer(version, "4.0"):
-        fields.update(createTime=opt(i32), managedLocationUri=opt(text), type=opt(st.sampled_from([1, 2])),
-                      connector_name=opt(text), remote_dbname=opt(text))
+        fields.update(
+            createTime=opt(i32),
+            managedLocationUri=opt(text),
+            type=opt(st.sampled_from([1, 2])),
+            connector_name=opt(text),
+            remote_dbname=opt(text),
+        )
     return st.builds(hms.Database, **fields)
 
 
 # -- events ---------------------------------------------------------------------------------------------------
+
 
 @st.composite
 def events(draw: st.DrawFn, version: str | None = None) -> ListenerEvent:
@@ -202,11 +333,28 @@ def events(draw: st.DrawFn, version: str | None = None) -> ListenerEvent:
     parameters.pop("hive.version", None)
     if VERSIONS[version]:
         parameters["hive.version"] = VERSIONS[version]
-    common = {"status": draw(booleans), "parameters": parameters,
-              "environment_context": draw(opt(environment_contexts))}
+    common = {
+        "status": draw(booleans),
+        "parameters": parameters,
+        "environment_context": draw(opt(environment_contexts)),
+    }
     table, partition, database = tables(version), partitions(version), databases(version)
-    kind = draw(st.sampled_from(["create_table", "alter_table", "drop_table", "add_partition", "alter_partition",
-                                 "drop_partition", "insert", "create_database", "alter_database", "drop_database"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "create_table",
+                "alter_table",
+                "drop_table",
+                "add_partition",
+                "alter_partition",
+                "drop_partition",
+                "insert",
+                "create_database",
+                "alter_database",
+                "drop_database",
+            ]
+        )
+    )
     if kind == "create_table":
         return CreateTableEvent(table=draw(table), **common)
     if kind == "alter_table":
@@ -216,14 +364,22 @@ def events(draw: st.DrawFn, version: str | None = None) -> ListenerEvent:
     if kind == "add_partition":
         return AddPartitionEvent(table=draw(table), partitions=draw(small_list(partition)), **common)
     if kind == "alter_partition":
-        return AlterPartitionEvent(table=draw(table), old_partition=draw(partition), new_partition=draw(partition),
-                                   **common)
+        return AlterPartitionEvent(
+            table=draw(table), old_partition=draw(partition), new_partition=draw(partition), **common
+        )
     if kind == "drop_partition":
-        return DropPartitionEvent(table=draw(table), partitions=draw(small_list(partition)),
-                                  delete_data=draw(booleans), **common)
+        return DropPartitionEvent(
+            table=draw(table), partitions=draw(small_list(partition)), delete_data=draw(booleans), **common
+        )
     if kind == "insert":
-        return InsertEvent(db_name=draw(text), table_name=draw(text), partition_key_values=draw(strings_map),
-                           files=draw(small_list(text)), file_checksums=draw(small_list(text)), **common)
+        return InsertEvent(
+            db_name=draw(text),
+            table_name=draw(text),
+            partition_key_values=draw(strings_map),
+            files=draw(small_list(text)),
+            file_checksums=draw(small_list(text)),
+            **common,
+        )
     if kind == "create_database":
         return CreateDatabaseEvent(database=draw(database), **common)
     if kind == "alter_database":
@@ -262,11 +418,30 @@ def test_tables_keep_their_version_defaults_through_an_older_encode(case: tuple[
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
-    max_leaves=20)
+    max_leaves=20,
+)
 WIRE_TYPES = [f"ON_{t.value}" for t in EventType]
-ENVELOPE_KEYS = ["databaseName", "tableName", "qualifiedTableName", "status", "parameters", "environmentContext",
-                 "table", "oldTable", "newTable", "partitions", "oldPartition", "newPartition", "deleteData",
-                 "partitionKeyValues", "files", "fileChecksums", "database", "oldDatabase", "newDatabase"]
+ENVELOPE_KEYS = [
+    "databaseName",
+    "tableName",
+    "qualifiedTableName",
+    "status",
+    "parameters",
+    "environmentContext",
+    "table",
+    "oldTable",
+    "newTable",
+    "partitions",
+    "oldPartition",
+    "newPartition",
+    "deleteData",
+    "partitionKeyValues",
+    "files",
+    "fileChecksums",
+    "database",
+    "oldDatabase",
+    "newDatabase",
+]
 
 
 def thrift_shaped(cls: Any, depth: int = 3) -> st.SearchStrategy[Any]:
@@ -284,12 +459,18 @@ def thrift_shaped(cls: Any, depth: int = 3) -> st.SearchStrategy[Any]:
     return st.fixed_dictionaries({}, optional=fields)
 
 
-shaped_values = {"table": thrift_shaped(hms.Table), "oldTable": thrift_shaped(hms.Table),
-                 "newTable": thrift_shaped(hms.Table), "partitions": small_list(thrift_shaped(hms.Partition), 2),
-                 "oldPartition": thrift_shaped(hms.Partition), "newPartition": thrift_shaped(hms.Partition),
-                 "database": thrift_shaped(hms.Database), "oldDatabase": thrift_shaped(hms.Database),
-                 "newDatabase": thrift_shaped(hms.Database),
-                 "environmentContext": thrift_shaped(hms.EnvironmentContext)}
+shaped_values = {
+    "table": thrift_shaped(hms.Table),
+    "oldTable": thrift_shaped(hms.Table),
+    "newTable": thrift_shaped(hms.Table),
+    "partitions": small_list(thrift_shaped(hms.Partition), 2),
+    "oldPartition": thrift_shaped(hms.Partition),
+    "newPartition": thrift_shaped(hms.Partition),
+    "database": thrift_shaped(hms.Database),
+    "oldDatabase": thrift_shaped(hms.Database),
+    "newDatabase": thrift_shaped(hms.Database),
+    "environmentContext": thrift_shaped(hms.EnvironmentContext),
+}
 
 
 @st.composite
@@ -333,9 +514,17 @@ def mutated_golden_messages(draw: st.DrawFn) -> dict[str, Any]:
 
 def use_fully(event: ListenerEvent) -> None:
     """Everything a listener or the runtime may do with a decoded event: only DecodeError may come out."""
-    for action in (lambda: materialise(event), lambda: apiary.encode(event), event.to_dict, lambda: event == event,
-                   lambda: event.copy() == event, lambda: hash(event), lambda: repr(event), event._repr_html_,
-                   lambda: apiary.encode(event, hive_version="2.3.9")):
+    for action in (
+        lambda: materialise(event),
+        lambda: apiary.encode(event),
+        event.to_dict,
+        lambda: event == event,
+        lambda: event.copy() == event,
+        lambda: hash(event),
+        lambda: repr(event),
+        event._repr_html_,
+        lambda: apiary.encode(event, hive_version="2.3.9"),
+    ):
         try:
             action()
         except hw.DecodeError:
@@ -381,6 +570,7 @@ def test_mutated_golden_messages_only_raise_decode_error(message: Any) -> None:
 
 # -- the fast converters agree with the reference -----------------------------------------------------------
 
+
 def outcome(load: Callable[[], Any]) -> tuple[str, Any]:
     try:
         return "ok", load()
@@ -389,9 +579,20 @@ def outcome(load: Callable[[], Any]) -> tuple[str, Any]:
 
 
 @settings(FAST, max_examples=150)
-@given(st.sampled_from([hms.Table, hms.Partition, hms.Database, hms.StorageDescriptor, hms.SkewedInfo,
-                        hms.PrincipalPrivilegeSet, hms.ColumnStatistics, hms.CreationMetadata])
-       .flatmap(lambda cls: st.tuples(st.just(cls), thrift_shaped(cls) | mutated_objects(cls))))
+@given(
+    st.sampled_from(
+        [
+            hms.Table,
+            hms.Partition,
+            hms.Database,
+            hms.StorageDescriptor,
+            hms.SkewedInfo,
+            hms.PrincipalPrivilegeSet,
+            hms.ColumnStatistics,
+            hms.CreationMetadata,
+        ]
+    ).flatmap(lambda cls: st.tuples(st.just(cls), thrift_shaped(cls) | mutated_objects(cls)))
+)
 def test_fast_converters_agree_with_the_reference(case: tuple[Any, Any]) -> None:
     cls, value = case
     fast = outcome(lambda: thriftjson._FAST[cls](value))
@@ -407,10 +608,16 @@ def test_fast_converters_agree_with_the_reference(case: tuple[Any, Any]) -> None
 
 def mutated_objects(cls: Any) -> st.SearchStrategy[Any]:
     """The JSON of a valid random object of ``cls`` with one node replaced."""
-    strategies = {hms.Table: tables(None), hms.Partition: partitions(None), hms.Database: databases(None),
-                  hms.StorageDescriptor: storage_descriptors(None), hms.SkewedInfo: skewed_infos,
-                  hms.PrincipalPrivilegeSet: privilege_sets, hms.ColumnStatistics: column_statistics,
-                  hms.CreationMetadata: tables("4.0").map(lambda t: t.creationMetadata).filter(bool)}
+    strategies = {
+        hms.Table: tables(None),
+        hms.Partition: partitions(None),
+        hms.Database: databases(None),
+        hms.StorageDescriptor: storage_descriptors(None),
+        hms.SkewedInfo: skewed_infos,
+        hms.PrincipalPrivilegeSet: privilege_sets,
+        hms.ColumnStatistics: column_statistics,
+        hms.CreationMetadata: tables("4.0").map(lambda t: t.creationMetadata).filter(bool),
+    }
 
     @st.composite
     def mutated(draw: st.DrawFn) -> Any:
@@ -423,4 +630,5 @@ def mutated_objects(cls: Any) -> st.SearchStrategy[Any]:
             target = target[step]
         target[path[-1]] = draw(json_values | st.sampled_from([None, 1 << 40, "USER", [], {}, 1.5, True]))
         return value
+
     return mutated()

@@ -136,7 +136,9 @@ def test_no_top_level_generated_packages() -> None:
 
 def test_importing_the_core_model_loads_no_service_library() -> None:
     # The package's own __init__ must not drag layer 4 in eagerly: a codec user pays for the codec only.
-    code = ("import sys, hivewire.apiary, hivewire.events, hivewire.metastore, hivewire.errors; "
-            f"print(sorted(m for m in {sorted(SERVICE_LIBS | OPTIONAL)!r} if m in sys.modules))")
+    code = (
+        "import sys, hivewire.apiary, hivewire.events, hivewire.metastore, hivewire.errors; "
+        f"print(sorted(m for m in {sorted(SERVICE_LIBS | OPTIONAL)!r} if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -12,8 +12,9 @@ from hivewire.notebook import EventList
 
 
 def events() -> EventList:
-    return EventList([testing.create_table_event("sales", "orders", parameters={"k": "v"}),
-                      testing.drop_database_event("tmp")])
+    return EventList(
+        [testing.create_table_event("sales", "orders", parameters={"k": "v"}), testing.drop_database_event("tmp")]
+    )
 
 
 def test_to_pandas_without_pandas_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

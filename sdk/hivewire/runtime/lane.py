@@ -46,8 +46,18 @@ from hivewire.metrics import Metrics
 from hivewire.runtime.tracker import Batch, CommitTracker
 from hivewire.source import MemoryRecord, Reader, Record, Source, TopicPartition
 
-__all__ = ["Backlog", "Item", "Lane", "LaneServices", "ListenerTimeout", "Spill", "Watchdog", "dead_letter_headers",
-           "send_dead_letter", "share_of"]
+__all__ = [
+    "Backlog",
+    "Item",
+    "Lane",
+    "LaneServices",
+    "ListenerTimeout",
+    "Spill",
+    "Watchdog",
+    "dead_letter_headers",
+    "send_dead_letter",
+    "share_of",
+]
 
 log = logging.getLogger(__name__)
 
@@ -66,16 +76,19 @@ class Item(MemoryRecord, frozen=True, gc=False, kw_only=True):
     def of(cls, tp: TopicPartition, record: Record, value: bytes, decoded: Decoded) -> Item:
         """The item of ``record`` (of partition ``tp``, whose ``value`` decoded to ``decoded``)."""
         kind, timestamp = record.timestamp()
-        return cls(value, tp[0], tp[1], record.offset() or 0, timestamp if kind else None, record.key(),
-                   decoded=decoded)
+        return cls(
+            value, tp[0], tp[1], record.offset() or 0, timestamp if kind else None, record.key(), decoded=decoded
+        )
 
     def event(self, handler: MetastoreClient | None) -> ListenerEvent:
         """A new event of this record for one listener, with ``handler`` as its metastore."""
         return self.decoded.event(Origin(self._topic, self._partition, self._offset, self._timestamp), handler)
 
     def __repr__(self) -> str:
-        return f"{self.decoded.event_type.name} {self.decoded.qualified_name} at " \
-               f"{self._topic}/{self._partition}@{self._offset}"
+        return (
+            f"{self.decoded.event_type.name} {self.decoded.qualified_name} at "
+            f"{self._topic}/{self._partition}@{self._offset}"
+        )
 
 
 Work = tuple[Batch, list[Item], int]  # a lane's share of a batch, and the bytes of its record values
@@ -232,13 +245,21 @@ class Lane:
         if self._spilling:
             if self.caught_up:
                 self._spilling = False
-                log.info("listener %s has caught up to %d events behind; holding what comes next in memory again",
-                         self.name, self.backlog.depth)
+                log.info(
+                    "listener %s has caught up to %d events behind; holding what comes next in memory again",
+                    self.name,
+                    self.backlog.depth,
+                )
         elif self.behind:
             self._spilling = True
-            log.info("listener %s is %d events (%d bytes) behind%s: reading what comes next again from the topic "
-                     "when it gets there, instead of holding it in memory", self.name, self.backlog.depth,
-                     self.backlog.bytes, " and failing" if self.failing else "")
+            log.info(
+                "listener %s is %d events (%d bytes) behind%s: reading what comes next again from the topic "
+                "when it gets there, instead of holding it in memory",
+                self.name,
+                self.backlog.depth,
+                self.backlog.bytes,
+                " and failing" if self.failing else "",
+            )
         return self._spilling
 
     @property
@@ -268,8 +289,7 @@ class Lane:
         self._spawn(gen, None)
 
     def _spawn(self, gen: int, resume: Resume | None) -> None:
-        thread = threading.Thread(target=self._run, args=(gen, resume), daemon=True,
-                                  name=f"hivewire-{self.name}-{gen}")
+        thread = threading.Thread(target=self._run, args=(gen, resume), daemon=True, name=f"hivewire-{self.name}-{gen}")
         self._thread = thread
         thread.start()
 
@@ -338,7 +358,8 @@ class Lane:
         """Whether the runner routes ``decoded`` to this lane."""
         listener = self.listener
         return listener.accepts(decoded) and (
-            listener.concurrency == 1 or share_of(decoded, listener.concurrency) == self.index)
+            listener.concurrency == 1 or share_of(decoded, listener.concurrency) == self.index
+        )
 
     def _load(self, first: Spill) -> None:
         """Read ``first`` again, with the spills of its partition queued right after it (one read for all, up to
@@ -410,19 +431,42 @@ class Lane:
                     self._reader = self.services.source.reader()
                 return self._reader.read(tp, start, end, 10.0)
             except RecordsGoneError as e:
-                log.error("listener %s fell so far behind that %s/%s offsets %d..%d were deleted before it got to "
-                          "them; it never sees them: %s", self.name, tp[0], tp[1], start, end - 1, e)
+                log.error(
+                    "listener %s fell so far behind that %s/%s offsets %d..%d were deleted before it got to "
+                    "them; it never sees them: %s",
+                    self.name,
+                    tp[0],
+                    tp[1],
+                    start,
+                    end - 1,
+                    e,
+                )
                 return ()
             except Exception as e:
-                log.warning("listener %s could not read %s/%s offsets %d..%d again (%s); trying again in %.0f s",
-                            self.name, tp[0], tp[1], start, end - 1, e, delay)
+                log.warning(
+                    "listener %s could not read %s/%s offsets %d..%d again (%s); trying again in %.0f s",
+                    self.name,
+                    tp[0],
+                    tp[1],
+                    start,
+                    end - 1,
+                    e,
+                    delay,
+                )
                 stopping.wait(delay)
                 delay = min(delay * 2, 30.0)
         return None
 
     # -- handling -------------------------------------------------------------------------------------
-    def _process(self, gen: int, work: Work, start: int, client: MetastoreClient | None,
-                 attempts: int = 0, error: BaseException | None = None) -> bool:
+    def _process(
+        self,
+        gen: int,
+        work: Work,
+        start: int,
+        client: MetastoreClient | None,
+        attempts: int = 0,
+        error: BaseException | None = None,
+    ) -> bool:
         """Handle ``items[start:]``; release the batch share when done. False: this thread must stop.
 
         ``error`` (with ``attempts``) resumes a call the watchdog gave up: ``items[start]`` goes straight to
@@ -482,8 +526,16 @@ class Lane:
             room.set()  # the runner waits for a listener that needs more (Runner._pace)
         return True
 
-    def _retry(self, gen: int, batch: Batch, record: Record, view: ListenerEvent, handler: Callable[[Any], object],
-               attempts: int, error: BaseException) -> int:
+    def _retry(
+        self,
+        gen: int,
+        batch: Batch,
+        record: Record,
+        view: ListenerEvent,
+        handler: Callable[[Any], object],
+        attempts: int,
+        error: BaseException,
+    ) -> int:
         """Retry ``view`` after ``attempts`` failed calls; 1 if a call succeeded, 0 if given up or revoked."""
         policy, tracker = self.policy, self.services.tracker
         # Failure handling runs at background priority: the GIL is given up before each retry and dead letter
@@ -514,14 +566,24 @@ class Lane:
 
         def before_sleep(state: RetryCallState) -> None:
             self.metrics.retried.inc()
-            log.info("listener %s failed on %s (attempt %d of %d): %s; retrying", self.name, view,
-                     self._attempt, policy.max_attempts, state.outcome.exception() if state.outcome else "?")
+            log.info(
+                "listener %s failed on %s (attempt %d of %d): %s; retrying",
+                self.name,
+                view,
+                self._attempt,
+                policy.max_attempts,
+                state.outcome.exception() if state.outcome else "?",
+            )
 
         self._attempt = attempts
         retrying = Retrying(
             stop=stop_after_attempt(policy.max_attempts - attempts + 1),
             wait=lambda state: policy.delay(attempts - 1 + state.attempt_number),
-            retry=retry_if_exception(retryable), sleep=self._sleep, before_sleep=before_sleep, reraise=True)
+            retry=retry_if_exception(retryable),
+            sleep=self._sleep,
+            before_sleep=before_sleep,
+            reraise=True,
+        )
         try:
             retrying(attempt)
             return 1
@@ -538,8 +600,13 @@ class Lane:
             raise _Stopping
 
     def _revoked(self, record: Record) -> int:
-        log.info("listener %s: partition %s/%s was revoked while retrying offset %s; leaving it to the new owner",
-                 self.name, record.topic(), record.partition(), record.offset())
+        log.info(
+            "listener %s: partition %s/%s was revoked while retrying offset %s; leaving it to the new owner",
+            self.name,
+            record.topic(),
+            record.partition(),
+            record.offset(),
+        )
         return 0
 
     def _give_up(self, batch: Batch, record: Record, error: BaseException, attempts: int) -> int:
@@ -548,8 +615,15 @@ class Lane:
             # The new owner reads the record again; a dead letter from here would be a second, wrong verdict.
             return self._revoked(record)
         self.metrics.dead_lettered.inc()
-        log.error("listener %s gave up on %s/%s@%s after %d attempt(s): %r; dead-lettering", self.name,
-                  record.topic(), record.partition(), record.offset(), attempts, error)
+        log.error(
+            "listener %s gave up on %s/%s@%s after %d attempt(s): %r; dead-lettering",
+            self.name,
+            record.topic(),
+            record.partition(),
+            record.offset(),
+            attempts,
+            error,
+        )
         headers = dead_letter_headers(self.services.app_name, self.listener.name, record, error, attempts)
         send_dead_letter(self.services.source, tracker, self.letters, batch, record, headers)
         return 0
@@ -575,8 +649,12 @@ class Lane:
         self.metrics.timeouts.inc()
         self.metrics.failed.inc()
         work, index, attempt = resume_at
-        log.error("listener %s: call on %s did not return within %.1f s; abandoning that thread and "
-                  "continuing in a new one", self.name, work[1][index], self.timeout)
+        log.error(
+            "listener %s: call on %s did not return within %.1f s; abandoning that thread and continuing in a new one",
+            self.name,
+            work[1][index],
+            self.timeout,
+        )
         error = ListenerTimeout(f"{self.name} did not return within {self.timeout:g} s")
         self._spawn(gen, (work, index, attempt, error))
 
@@ -586,8 +664,9 @@ class Lane:
         return len(self._abandoned)
 
 
-def send_dead_letter(source: Source, tracker: CommitTracker, backlog: Backlog, batch: Batch, record: Record,
-                     headers: dict[str, str]) -> None:
+def send_dead_letter(
+    source: Source, tracker: CommitTracker, backlog: Backlog, batch: Batch, record: Record, headers: dict[str, str]
+) -> None:
     """Publish ``record`` as a dead letter; until the broker acknowledges it, it holds ``batch`` (so nothing past
     it is committed) and counts in ``backlog`` (its record is held in memory for the resends, so the backlog
     bounds also cover dead letters piling up behind a broken topic)."""
@@ -603,8 +682,9 @@ def send_dead_letter(source: Source, tracker: CommitTracker, backlog: Backlog, b
     source.dead_letter(record, headers, delivered)
 
 
-def dead_letter_headers(app: str, listener: str, record: Record, error: BaseException | str,
-                        attempts: int) -> dict[str, str]:
+def dead_letter_headers(
+    app: str, listener: str, record: Record, error: BaseException | str, attempts: int
+) -> dict[str, str]:
     """hivewire's dead-letter headers: who failed, why, how often, and where the record came from."""
     if isinstance(error, BaseException):
         kind = f"{type(error).__module__}.{type(error).__qualname__}"
@@ -644,8 +724,9 @@ def _traceback(error: BaseException) -> str:
             code = tb.tb_frame.f_code
             frames.append(f'  File "{code.co_filename}", line {tb.tb_lineno}, in {code.co_name}')
             tb = tb.tb_next
-        parts.append("Traceback (most recent call last):\n" + "\n".join(frames) +
-                     f"\n{type(current).__qualname__}: {current}")
+        parts.append(
+            "Traceback (most recent call last):\n" + "\n".join(frames) + f"\n{type(current).__qualname__}: {current}"
+        )
         current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
     return "\n\nwhich was caused by:\n".join(parts)
 
@@ -687,8 +768,13 @@ class Watchdog(threading.Thread):
             lane.metrics.abandoned.set(count)
             if count > cap and name not in self._over_cap:
                 self._over_cap.add(name)
-                log.critical("listener %s has %d abandoned threads still stuck in calls (more than %d): the "
-                             "process leaks threads; /health reports DOWN. Restart it, and find out why the "
-                             "listener hangs (a call without a timeout of its own?)", name, count, cap)
+                log.critical(
+                    "listener %s has %d abandoned threads still stuck in calls (more than %d): the "
+                    "process leaks threads; /health reports DOWN. Restart it, and find out why the "
+                    "listener hangs (a call without a timeout of its own?)",
+                    name,
+                    count,
+                    cap,
+                )
             elif count <= cap:
                 self._over_cap.discard(name)

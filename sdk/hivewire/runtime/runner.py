@@ -64,16 +64,32 @@ def _tune_gc() -> Callable[[], None]:
     def restore() -> None:
         gc.set_threshold(*previous)
         gc.unfreeze()
+
     return restore
 
 
 class Runner:
     """Runs ``listeners`` over ``source`` until stopped (or until a finite source is finished)."""
 
-    def __init__(self, *, app_name: str, listeners: Sequence[Listener], source: Source, metrics: Metrics,
-                 retry: RetryPolicy, timeout: float, queue_events: int, queue_bytes: int, batch_size: int,
-                 commit_interval: float, shutdown_timeout: float, metastore: Callable[[], MetastoreClient | None],
-                 max_abandoned: int = 8, tune_gc: bool = True, reread: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        app_name: str,
+        listeners: Sequence[Listener],
+        source: Source,
+        metrics: Metrics,
+        retry: RetryPolicy,
+        timeout: float,
+        queue_events: int,
+        queue_bytes: int,
+        batch_size: int,
+        commit_interval: float,
+        shutdown_timeout: float,
+        metastore: Callable[[], MetastoreClient | None],
+        max_abandoned: int = 8,
+        tune_gc: bool = True,
+        reread: bool = True,
+    ) -> None:
         self.app_name = app_name
         self.source = source
         self.metrics = metrics
@@ -86,11 +102,23 @@ class Runner:
         self.tracker = CommitTracker()
         self.stopping = threading.Event()
         self.fatal_error: BaseException | None = None
-        services = LaneServices(tracker=self.tracker, source=source, metrics=metrics, retry=retry, timeout=timeout,
-                                queue_events=queue_events, queue_bytes=queue_bytes, app_name=app_name,
-                                stopping=self.stopping, metastore=metastore, fatal=self._fatal,
-                                max_abandoned=max_abandoned, failing_bound=batch_size, pace_bound=self.pace_bound,
-                                room=self.room)
+        services = LaneServices(
+            tracker=self.tracker,
+            source=source,
+            metrics=metrics,
+            retry=retry,
+            timeout=timeout,
+            queue_events=queue_events,
+            queue_bytes=queue_bytes,
+            app_name=app_name,
+            stopping=self.stopping,
+            metastore=metastore,
+            fatal=self._fatal,
+            max_abandoned=max_abandoned,
+            failing_bound=batch_size,
+            pace_bound=self.pace_bound,
+            room=self.room,
+        )
         self.reread = reread
         self.routes: list[tuple[Listener, list[Lane]]] = [
             (listener, [Lane(listener, i, services) for i in range(listener.concurrency)]) for listener in listeners
@@ -234,10 +262,21 @@ class Runner:
     def _dead_letter_undecodable(self, batch: Batch, record: Record, reason: str) -> None:
         """Dead-letter an undecodable record; until the broker has it, it counts as the decoder's backlog."""
         self.metrics.undecodable.inc()
-        log.warning("undecodable record %s/%s@%s: %s; dead-lettering", record.topic(), record.partition(),
-                    record.offset(), reason)
-        send_dead_letter(self.source, self.tracker, self.undelivered, batch, record,
-                         dead_letter_headers(self.app_name, DECODER, record, reason, 0))
+        log.warning(
+            "undecodable record %s/%s@%s: %s; dead-lettering",
+            record.topic(),
+            record.partition(),
+            record.offset(),
+            reason,
+        )
+        send_dead_letter(
+            self.source,
+            self.tracker,
+            self.undelivered,
+            batch,
+            record,
+            dead_letter_headers(self.app_name, DECODER, record, reason, 0),
+        )
 
     def _apply_backpressure(self) -> None:
         backlogs = self.backlogs
@@ -248,11 +287,15 @@ class Runner:
             if full:
                 self.source.pause()
                 self.paused = True
-                log.info("pausing consumption: a backlog at its bound (%d events or %d bytes): %s",
-                         self.undelivered.max_events, self.undelivered.max_bytes,
-                         ", ".join(f"{b.name}={b.depth} events/{b.bytes} bytes" for b in full))
+                log.info(
+                    "pausing consumption: a backlog at its bound (%d events or %d bytes): %s",
+                    self.undelivered.max_events,
+                    self.undelivered.max_bytes,
+                    ", ".join(f"{b.name}={b.depth} events/{b.bytes} bytes" for b in full),
+                )
         elif all(backlog.drained for backlog in backlogs) and (
-                not self.reread or any(queue.drained for queue in self.queues)):
+            not self.reread or any(queue.drained for queue in self.queues)
+        ):
             self.source.resume()
             self.paused = False
             log.info("resuming consumption")
@@ -301,8 +344,11 @@ class Runner:
         deadline = time.monotonic() + self.shutdown_timeout
         for lane in self.lanes:
             if not lane.join(max(0.0, deadline - time.monotonic())):
-                log.warning("listener %s is still busy after %.0f s; its current event will be read again on "
-                            "restart", lane.name, self.shutdown_timeout)
+                log.warning(
+                    "listener %s is still busy after %.0f s; its current event will be read again on restart",
+                    lane.name,
+                    self.shutdown_timeout,
+                )
         try:
             self.source.drain(max(1.0, deadline - time.monotonic()))
             self._commit(wait=True, everything=True)
@@ -328,13 +374,25 @@ class Runner:
             stuck = threads > 0 or (busy is not None and now - busy > lane.timeout)
             if stuck:
                 stuck_names.append(lane.name)
-            listeners[lane.name] = {"queued": lane.depth, "queued_bytes": lane.bytes, "spilled": lane.spilled,
-                                    "busy_for_s": round(now - busy, 3) if busy else 0, "timeouts": lane.timeouts,
-                                    "abandoned_threads": threads, "stuck": stuck}
+            listeners[lane.name] = {
+                "queued": lane.depth,
+                "queued_bytes": lane.bytes,
+                "spilled": lane.spilled,
+                "busy_for_s": round(now - busy, 3) if busy else 0,
+                "timeouts": lane.timeouts,
+                "abandoned_threads": threads,
+                "stuck": stuck,
+            }
         leaking = sorted(self.watchdog.over_cap)
         healthy = polling and not leaking
-        return {"status": "UP" if healthy else "DOWN", "alive": healthy, "paused": self.paused,
-                "assigned": sorted(f"{t}/{p}" for t, p in self.assigned),
-                "pending_batches": self.tracker.pending_batches,
-                "oldest_pending_batch_s": round(self.tracker.oldest_pending_age(), 3),
-                "stuck_listeners": stuck_names, "too_many_abandoned_threads": leaking, "listeners": listeners}
+        return {
+            "status": "UP" if healthy else "DOWN",
+            "alive": healthy,
+            "paused": self.paused,
+            "assigned": sorted(f"{t}/{p}" for t, p in self.assigned),
+            "pending_batches": self.tracker.pending_batches,
+            "oldest_pending_batch_s": round(self.tracker.oldest_pending_age(), 3),
+            "stuck_listeners": stuck_names,
+            "too_many_abandoned_threads": leaking,
+            "listeners": listeners,
+        }

@@ -39,9 +39,9 @@ from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from test_arrow import T0_MS, mixed_messages  # noqa: E402
 
 from hivewire import apiary, arrow  # noqa: E402
-from hivewire.archive import Archiver  # noqa: E402
-from hivewire.kafka import KafkaSource  # noqa: E402
-from hivewire.testing import mock_kafka  # noqa: E402
+from hivewire.data._archive import Archiver  # noqa: E402
+from hivewire.runtime._kafka import KafkaSource  # noqa: E402
+from hivewire.tools._testing import mock_kafka  # noqa: E402
 
 PARTITIONS = 4
 

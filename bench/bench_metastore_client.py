@@ -17,8 +17,8 @@ from _common import interleaved, report
 from hmsclient import hmsclient
 
 import hivewire as hw
-from hivewire.local import LocalMetastore
-from hivewire.testing import make_database, make_table
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_table
 
 
 def main() -> None:

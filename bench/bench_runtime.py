@@ -32,9 +32,9 @@ from pathlib import Path
 
 from confluent_kafka import Producer
 
-from hivewire import apiary
-from hivewire.events import AddPartitionEvent, Origin
-from hivewire.testing import make_partition, make_table, mock_kafka
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import AddPartitionEvent, Origin
+from hivewire.tools._testing import make_partition, make_table, mock_kafka
 
 CONSUMER_SETTINGS = {"fetch.queue.backoff.ms": 20}  # what KafkaSource sets; given to every mode
 
@@ -44,8 +44,8 @@ mode, bootstrap, topic, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[
 settings = json.loads(sys.argv[5])
 if mode in ("raw", "syntax", "json", "decode"):
     from confluent_kafka import Consumer
-    from hivewire import apiary
-    from hivewire.events import Origin
+    from hivewire.events import _apiary as apiary
+    from hivewire.events._model import Origin
     import msgspec
     check = {"syntax": msgspec.json.Decoder(msgspec.Raw).decode, "json": json.loads}.get(mode)
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{mode}-{time.time()}",

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import interleaved
 
 import hivewire as hw
-from hivewire.local import LocalMetastore, free_port
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.tools._local import LocalMetastore, free_port
+from hivewire.tools._testing import make_database, make_partition, make_table
 
 
 def start_shim(upstream: str) -> tuple[subprocess.Popen[bytes], str]:

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from hivewire.local import LocalMetastore, LocalService, LocalZooKeeper
-from hivewire.testing import mock_kafka
+from hivewire.tools._local import LocalMetastore, LocalService, LocalZooKeeper
+from hivewire.tools._testing import mock_kafka
 
 ROOT = Path(__file__).resolve().parent.parent
 

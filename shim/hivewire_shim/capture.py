@@ -34,7 +34,7 @@ from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TType
 from thrift.transport import TTransport
 
-from hivewire.events import ListenerEvent
+from hivewire.events._model import ListenerEvent
 from hivewire_shim.changes import (
     AddPartitions,
     AlterDatabase,

@@ -24,7 +24,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from hivewire.events import (
+from hivewire.events._model import (
     AddPartitionEvent,
     AlterDatabaseEvent,
     AlterPartitionEvent,

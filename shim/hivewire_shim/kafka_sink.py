@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hivewire import apiary
 from hivewire.errors import ConfigError
-from hivewire.events import ListenerEvent
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import ListenerEvent
 from hivewire_shim.sinks import partition_key
 from hivewire_shim.spool import FsyncPolicy, RateLimit, Record, Spool
 

@@ -158,7 +158,7 @@ class Shim:
         self._accept_thread.start()
         log.info("hivewire shim listening on %s:%d, relaying to %s", self.host, self.port, self.upstream.describe())
         if self.zookeeper is not None:
-            from hivewire.registration import Registration  # kazoo: only when registering
+            from hivewire.metastore._registration import Registration  # kazoo: only when registering
 
             self._registration = Registration(self.address, self.zookeeper, self.namespace).start()
         return self
@@ -259,7 +259,7 @@ def _refuse_discovery_loop(upstream: Upstream, zookeeper: Any, namespace: str) -
     discovered = discovery_config(upstream.resolver)
     if discovered is None:
         return
-    from hivewire.discovery import DiscoveryConfig  # kazoo: only when registering
+    from hivewire.metastore._discovery import DiscoveryConfig  # kazoo: only when registering
 
     registered = (
         dataclasses.replace(zookeeper, namespace=namespace)

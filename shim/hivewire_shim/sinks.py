@@ -21,9 +21,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from hivewire import apiary
 from hivewire.errors import ConfigError, HivewireError
-from hivewire.events import AlterTableEvent, ListenerEvent
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import AlterTableEvent, ListenerEvent
 from hivewire_shim.spool import RateLimit, Spool
 
 __all__ = ["AppSink", "Dispatcher", "Sink", "fan_out", "partition_key"]

@@ -8,13 +8,12 @@ on the same URIs (:meth:`Upstream.client`).
 from __future__ import annotations
 
 import contextlib
-import random
 import socket
 from collections.abc import Sequence
 from typing import Any
 
 from hivewire.errors import HivewireError
-from hivewire.metastore import MetastoreClient, UriResolver, connect, parse_uri, parse_uris
+from hivewire.metastore import FixedUris, MetastoreClient, UriResolver, connect, parse_uri, parse_uris
 from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, ReadClient
 
 __all__ = ["Upstream", "UpstreamUnavailable", "discovery_config"]
@@ -47,20 +46,6 @@ def discovery_config(resolver: UriResolver) -> Any:
     return config if hasattr(config, "quorum") and hasattr(config, "namespace") else None
 
 
-class _Fixed:
-    def __init__(self, uris: list[str], shuffle: bool) -> None:
-        self._uris, self._shuffle = uris, shuffle
-
-    def uris(self) -> list[str]:
-        uris = list(self._uris)
-        if self._shuffle:
-            random.shuffle(uris)
-        return uris
-
-    def refresh(self) -> list[str]:
-        return []
-
-
 class Upstream:
     """Where client connections are relayed to.
 
@@ -79,7 +64,7 @@ class Upstream:
         timeout: float = 600.0,
         shuffle: bool = False,
     ) -> None:
-        self.resolver: UriResolver = uris if isinstance(uris, UriResolver) else _Fixed(parse_uris(uris), shuffle)
+        self.resolver: UriResolver = uris if isinstance(uris, UriResolver) else FixedUris(parse_uris(uris), shuffle)
         self.framed = framed
         self.connect_timeout = connect_timeout
         self.timeout = timeout

@@ -17,9 +17,9 @@ import waiting
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.source import MemorySource, Source
-from hivewire.testing import make_partition, make_table
+from hivewire.events import _apiary as apiary
+from hivewire.runtime._source import MemorySource, Source
+from hivewire.tools._testing import make_partition, make_table
 
 PARTITIONS = 4  # what the mock cluster creates, and what MemorySource is given
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.events import AddPartitionEvent, CreateDatabaseEvent, CreateTableEvent, InsertEvent, ListenerEvent
-from hivewire.local import LocalMetastore
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import AddPartitionEvent, CreateDatabaseEvent, CreateTableEvent, InsertEvent, ListenerEvent
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_thrift.hive_metastore import ttypes as hms
 
 PARAMETERS = {"hive.version": "2.3.10"}

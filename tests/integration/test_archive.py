@@ -29,12 +29,12 @@ import pytest
 import waiting
 from confluent_kafka import Producer
 
-from hivewire import apiary
-from hivewire.archive import Archiver, txn_app_id
-from hivewire.arrow import SCHEMA, Undecodable, paused_gc
+from hivewire.data._archive import Archiver, txn_app_id
+from hivewire.data._arrow import SCHEMA, Undecodable, paused_gc
 from hivewire.errors import ConfigError
-from hivewire.events import Origin
-from hivewire.kafka import KafkaSource
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import Origin
+from hivewire.runtime._kafka import KafkaSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from test_arrow import T0_MS, mixed_messages

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from hivewire import spark as hw_spark
-from hivewire.arrow import SCHEMA, paused_gc, to_arrow
-from hivewire.events import (
+from hivewire.data import _spark as hw_spark
+from hivewire.data._arrow import SCHEMA, paused_gc, to_arrow
+from hivewire.data._notebook import EventList
+from hivewire.events._model import (
     AddPartitionEvent,
     AlterPartitionEvent,
     AlterTableEvent,
@@ -25,7 +26,6 @@ from hivewire.events import (
     InsertEvent,
     ListenerEvent,
 )
-from hivewire.notebook import EventList
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from test_arrow import decode_all, mixed_messages

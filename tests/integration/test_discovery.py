@@ -19,10 +19,15 @@ from runtime_harness import MemoryHarness
 from waiting import wait_for
 
 import hivewire as hw
-from hivewire.cli import main as cli
-from hivewire.discovery import DiscoveryConfig, ZooKeeperResolver, close_shared_resolvers, discover_metastores
-from hivewire.local import LocalMetastore, LocalZooKeeper
-from hivewire.testing import make_database, make_table
+from hivewire.metastore._discovery import (
+    DiscoveryConfig,
+    ZooKeeperResolver,
+    close_shared_resolvers,
+    discover_metastores,
+)
+from hivewire.tools._cli import main as cli
+from hivewire.tools._local import LocalMetastore, LocalZooKeeper
+from hivewire.tools._testing import make_database, make_table
 
 
 @pytest.fixture
@@ -132,7 +137,7 @@ def test_the_error_names_the_key_the_namespace_came_from(
 
 
 def test_unreachable_zookeeper_is_a_clear_error() -> None:
-    from hivewire.local import free_port
+    from hivewire.tools._local import free_port
 
     quorum = f"127.0.0.1:{free_port()}"
     with pytest.raises(hw.DiscoveryError) as exc:

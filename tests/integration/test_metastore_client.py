@@ -11,8 +11,8 @@ from hmsclient import hmsclient
 
 import hivewire as hw
 from hivewire.errors import MetastoreServerError
-from hivewire.local import LocalMetastore, free_port
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.tools._local import LocalMetastore, free_port
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_thrift.fb303.ttypes import fb_status
 from hivewire_thrift.hive_metastore import ttypes as hms
 

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
-from hivewire import apiary
-from hivewire.arrow import SCHEMA
-from hivewire.kafka import KafkaSource
-from hivewire.notebook import EventList, read_events, to_millis
+from hivewire.data._arrow import SCHEMA
+from hivewire.data._notebook import EventList, read_events, to_millis
+from hivewire.events import _apiary as apiary
+from hivewire.runtime._kafka import KafkaSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from test_arrow import T0_MS, mixed_messages

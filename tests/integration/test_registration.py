@@ -21,9 +21,9 @@ from kazoo.client import KazooClient
 from kazoo.security import OPEN_ACL_UNSAFE, Permissions
 
 import hivewire as hw
-from hivewire.discovery import DiscoveryConfig, close_shared_resolvers, discover_metastores, shared_resolver
-from hivewire.local import LocalMetastore, LocalZooKeeper, free_port
-from hivewire.registration import Registration, RegistrationEvent
+from hivewire.metastore._discovery import DiscoveryConfig, close_shared_resolvers, discover_metastores, shared_resolver
+from hivewire.metastore._registration import Registration, RegistrationEvent
+from hivewire.tools._local import LocalMetastore, LocalZooKeeper, free_port
 
 INTERVAL = 1.0
 ZK_OPTIONS: dict[str, Any] = {"session_timeout": 6.0, "connection_timeout": 10.0, "base_sleep": 0.2}

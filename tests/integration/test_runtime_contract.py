@@ -11,8 +11,8 @@ import pytest
 from runtime_harness import Harness, KafkaHarness, MemoryHarness, seq_of, stream
 
 import hivewire as hw
-from hivewire.local import LocalMetastore
-from hivewire.testing import make_database, make_table
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_table
 
 FAST = {
     "endpoint.port": "0",

@@ -15,10 +15,10 @@ from confluent_kafka import Producer
 from runtime_harness import read_to_end, wait_for
 
 import hivewire as hw
-import hivewire.kafka
-from hivewire import testing
-from hivewire.metrics import Metrics
-from hivewire.source import MemoryRecord, Record
+import hivewire.runtime._kafka as patched_module
+from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._source import MemoryRecord, Record
+from hivewire.tools import _testing as testing
 
 
 def poll_until(source: hw.KafkaSource, predicate: Callable[[], bool], what: str) -> None:
@@ -107,7 +107,7 @@ def test_dead_letters_from_many_threads_share_one_producer_and_wait_when_its_que
         made.append(Producer(conf))
         return made[-1]
 
-    monkeypatch.setattr(hivewire.kafka, "Producer", slow_producer)
+    monkeypatch.setattr(patched_module, "Producer", slow_producer)
     # A local queue of one message: nearly every send finds it full, and must wait without blocking its caller.
     source = hw.KafkaSource(kafka, topic, producer_config={"queue.buffering.max.messages": 1, "linger.ms": 0})
     workers, each = 8, 50

@@ -23,8 +23,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
 from runtime_harness import PARTITIONS, read_to_end, stream, wait_for
 
-from hivewire import apiary
-from hivewire.local import free_port
+from hivewire.events import _apiary as apiary
+from hivewire.tools._local import free_port
 
 LISTENERS = textwrap.dedent('''
     """Listeners for the process tests: every call leaves a line in a file (line-buffered: kill -9 safe)."""

@@ -12,7 +12,7 @@ import pytest
 from runtime_harness import KafkaHarness, seq_of, stream, wait_for
 
 import hivewire as hw
-from hivewire.source import Record
+from hivewire.runtime._source import Record
 
 STRATEGIES = ["range", "cooperative-sticky"]
 

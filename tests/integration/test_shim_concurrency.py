@@ -30,10 +30,10 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.events import AddPartitionEvent, AlterPartitionEvent, AlterTableEvent, ListenerEvent
-from hivewire.local import LocalMetastore, free_port
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import AddPartitionEvent, AlterPartitionEvent, AlterTableEvent, ListenerEvent
+from hivewire.tools._local import LocalMetastore, free_port
+from hivewire.tools._testing import make_database, make_partition, make_table
 
 CLIENTS = 50
 SECONDS = float(os.environ.get("HIVEWIRE_SHIM_SOAK_SECONDS", "60"))

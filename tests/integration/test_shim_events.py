@@ -18,9 +18,9 @@ from thrift.Thrift import TMessageType
 from thrift.transport import TTransport
 
 import hivewire as hw
-from hivewire.events import EventType, ListenerEvent
-from hivewire.local import LocalMetastore
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.events._model import EventType, ListenerEvent
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim import AppSink, Shim
 from hivewire_shim.capture import _FireArgs2, _FireData2, _FireRequest2, _InsertData2
 from hivewire_shim.server import UNKNOWN_METHOD

@@ -20,9 +20,9 @@ from thrift.transport import TTransport
 from thrift.TSerialization import deserialize, serialize
 
 import hivewire as hw
-from hivewire.events import EventType, ListenerEvent
-from hivewire.local import LocalMetastore
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.events._model import EventType, ListenerEvent
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim import AppSink, Shim
 from hivewire_shim.wire import MessageReader
 from hivewire_thrift.fb303 import FacebookService

@@ -26,10 +26,10 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.events import AddPartitionEvent, EventType
-from hivewire.local import LocalMetastore, free_port
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import AddPartitionEvent, EventType
+from hivewire.tools._local import LocalMetastore, free_port
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim import KafkaSink, Shim
 
 PARTITIONS = 4  # what the mock cluster gives an auto-created topic

@@ -15,10 +15,10 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.events import AddPartitionEvent, AlterPartitionEvent, AlterTableEvent, EventType, ListenerEvent
-from hivewire.local import LocalMetastore
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import AddPartitionEvent, AlterPartitionEvent, AlterTableEvent, EventType, ListenerEvent
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim import KafkaSink, Shim
 
 

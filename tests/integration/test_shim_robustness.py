@@ -17,8 +17,8 @@ from thrift.Thrift import TApplicationException, TMessageType
 from thrift.transport import TTransport
 
 import hivewire as hw
-from hivewire.local import LocalMetastore
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim import Shim
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore as T
 

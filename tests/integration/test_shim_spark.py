@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.events import EventType, ListenerEvent
-from hivewire.local import LocalMetastore
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import EventType, ListenerEvent
+from hivewire.tools._local import LocalMetastore
 from hivewire_shim import KafkaSink, Shim
 
 LISTENERS = textwrap.dedent('''

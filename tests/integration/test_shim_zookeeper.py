@@ -16,8 +16,8 @@ from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 
 import hivewire as hw
-from hivewire.discovery import ZooKeeperResolver, close_shared_resolvers, discover_metastores
-from hivewire.local import LocalMetastore, LocalZooKeeper, free_port
+from hivewire.metastore._discovery import ZooKeeperResolver, close_shared_resolvers, discover_metastores
+from hivewire.tools._local import LocalMetastore, LocalZooKeeper, free_port
 from hivewire_shim import Shim
 
 

@@ -12,9 +12,9 @@ from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 
 import hivewire as hw
-import hivewire.spark as hw_spark
-from hivewire.discovery import DiscoveryConfig
-from hivewire.local import LocalMetastore, LocalZooKeeper
+import hivewire.data._spark as hw_spark
+from hivewire.metastore._discovery import DiscoveryConfig
+from hivewire.tools._local import LocalMetastore, LocalZooKeeper
 
 NAMESPACE = f"spark_{uuid.uuid4().hex[:8]}"
 

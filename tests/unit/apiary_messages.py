@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hivewire.events import (
+from hivewire.events._model import (
     AddPartitionEvent,
     AlterDatabaseEvent,
     AlterPartitionEvent,

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 import hivewire as hw
-from hivewire import apiary, thriftjson
-from hivewire.events import AddPartitionEvent, CreateTableEvent, EventType, InsertEvent, ListenerEvent, Origin
+from hivewire.events import _apiary as apiary
+from hivewire.events import _thriftjson as thriftjson
+from hivewire.events._model import AddPartitionEvent, CreateTableEvent, EventType, InsertEvent, ListenerEvent, Origin
 from hivewire_thrift.hive_metastore import ttypes as hms
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -858,7 +859,7 @@ def nested_tables(depth: int) -> bytes:
     return ('{"eventType": "ON_CREATE_TABLE", "table": ' + table + "}").encode()
 
 
-@pytest.mark.parametrize("depth", [1, apiary.MAX_VIEW_NESTING, apiary.MAX_VIEW_NESTING + 1, 60, 200, 400])
+@pytest.mark.parametrize("depth", [1, thriftjson.MAX_VIEW_NESTING, thriftjson.MAX_VIEW_NESTING + 1, 60, 200, 400])
 def test_views_on_views_load_up_to_a_limit(depth: int) -> None:
     data = nested_tables(depth)
     if depth == 400:  # 1600 levels of JSON
@@ -868,7 +869,7 @@ def test_views_on_views_load_up_to_a_limit(depth: int) -> None:
     if depth <= 60:  # the payload goes back unchanged
         assert json.loads(apiary.encode(event))["table"] == json.loads(data)["table"]
     only_decode_errors(lambda: apiary.encode(event))
-    if depth > apiary.MAX_VIEW_NESTING:
+    if depth > thriftjson.MAX_VIEW_NESTING:
         with pytest.raises(
             hw.DecodeError,
             match=r"^table\.creationMetadata\.sourceTables: materialized views "
@@ -997,7 +998,7 @@ def test_enum_fields_are_complete() -> None:
         for word in re.findall(r"\w+", ftype)
         if word in enums
     }
-    assert {key: cls.__name__ for key, cls in apiary.ENUM_FIELDS.items()} == found
+    assert {key: cls.__name__ for key, cls in thriftjson.ENUM_FIELDS.items()} == found
 
 
 def test_fast_loaders_cover_every_reachable_struct() -> None:
@@ -1019,9 +1020,9 @@ def _reachable_names(structs: dict[str, list[tuple[str, str]]]) -> set[str]:
 def test_event_types_and_wire_names() -> None:
     assert {f"ON_{t.value}" for t in EventType} == {m["eventType"] for _, m, _ in GOLDEN}
     assert set(VERSIONS) == {"2.3", "3.1", "4.0"}
-    assert apiary.load_struct(hms.FieldSchema, {"name": "a"}) == hms.FieldSchema(name="a")
+    assert thriftjson.load_struct(hms.FieldSchema, {"name": "a"}) == hms.FieldSchema(name="a")
     with pytest.raises(hw.DecodeError, match=r"FieldSchema.name: expected a string"):
-        apiary.load_struct(hms.FieldSchema, {"name": 1})
+        thriftjson.load_struct(hms.FieldSchema, {"name": 1})
     assert table_json("2.3")["tableName"] == "orders" and partition_json("2.3", "x")["values"] == ["x"]
 
 

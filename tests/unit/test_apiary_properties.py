@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from thrift.Thrift import TType
 
 import hivewire as hw
-from hivewire import apiary, thriftjson
-from hivewire.events import (
+from hivewire.events import _apiary as apiary
+from hivewire.events import _thriftjson as thriftjson
+from hivewire.events._model import (
     AddPartitionEvent,
     AlterDatabaseEvent,
     AlterPartitionEvent,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import hivewire as hw
-from hivewire.listener import EventFilter, RetryPolicy, load_object
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.runtime._listener import EventFilter, RetryPolicy, load_object
+from hivewire.tools._testing import make_database, make_partition, make_table
 
 
 def create(db: str = "sales", table: str = "orders", status: bool = True) -> hw.CreateTableEvent:
@@ -177,8 +177,8 @@ def test_retry_policy_backoff() -> None:
 
 def test_filters_route_a_decoded_message_exactly_as_its_event() -> None:
     # The runtime routes on apiary.read()'s Decoded before any event is made: the same verdict, always.
-    from hivewire import apiary
-    from hivewire.testing import add_partition_event, create_table_event
+    from hivewire.events import _apiary as apiary
+    from hivewire.tools._testing import add_partition_event, create_table_event
 
     messages = [
         apiary.encode(create_table_event("sales", "orders")),

@@ -17,9 +17,10 @@ import deltalake
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, TopicPartition
 
-from hivewire import apiary, testing
-from hivewire.archive import Archiver, txn_app_id
-from hivewire.kafka import KafkaSource
+from hivewire.data._archive import Archiver, txn_app_id
+from hivewire.events import _apiary as apiary
+from hivewire.runtime._kafka import KafkaSource
+from hivewire.tools import _testing as testing
 
 TOPIC = "apiary"
 VALUE = apiary.encode(testing.create_table_event("db", "t"))

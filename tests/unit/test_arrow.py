@@ -16,10 +16,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from hivewire import apiary
-from hivewire.arrow import COLUMNS, SCHEMA, Undecodable, schema_markdown, to_arrow
+from hivewire.data._arrow import COLUMNS, SCHEMA, Undecodable, schema_markdown, to_arrow
 from hivewire.errors import DecodeError
-from hivewire.events import (
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import (
     AddPartitionEvent,
     AlterDatabaseEvent,
     AlterPartitionEvent,
@@ -34,7 +34,7 @@ from hivewire.events import (
     ListenerEvent,
     Origin,
 )
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.tools._testing import make_database, make_partition, make_table
 
 sys.path.insert(0, str(Path(__file__).parent))
 from apiary_messages import BASE, GOLDEN

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import hivewire as hw
-from hivewire.config import JAVA_CONSUMER_RENAMED, JAVA_ONLY_CONSUMER_KEYS, Config, Settings
+from hivewire.config._config import JAVA_CONSUMER_RENAMED, JAVA_ONLY_CONSUMER_KEYS, Config, Settings
 
 DRONE_FLY_PROPERTIES = """\
 # A Drone Fly properties file, as its README shows them

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 import hivewire as hw
-from hivewire.discovery import DiscoveryConfig, _nothing_registered, discovery_config
+from hivewire.metastore._discovery import DiscoveryConfig, _nothing_registered, discovery_config
 
 QUORUM = {"metastore.thrift.uris": "zk1:2181"}
 

@@ -8,7 +8,7 @@ import pytest
 from kazoo.security import OPEN_ACL_UNSAFE, Permissions, make_digest_acl_credential
 
 import hivewire as hw
-from hivewire.discovery import (
+from hivewire.metastore._discovery import (
     DiscoveryConfig,
     _to_uris,
     discovery_mode,
@@ -17,7 +17,7 @@ from hivewire.discovery import (
     metastore_uris_from_conf,
     parse_registration,
 )
-from hivewire.registration import parse_acl
+from hivewire.metastore._registration import parse_acl
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.events import (
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import (
     EVENT_CLASSES,
     AddPartitionEvent,
     AlterDatabaseEvent,
@@ -26,7 +26,7 @@ from hivewire.events import (
     ListenerEvent,
     Origin,
 )
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_thrift.hive_metastore import ttypes as hms
 
 sys.path.insert(0, str(Path(__file__).parent))

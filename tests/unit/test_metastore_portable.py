@@ -23,7 +23,7 @@ from thrift.transport import TSocket, TTransport
 
 import hivewire as hw
 from hivewire.errors import MetastoreServerError
-from hivewire.metastore import _connect_socket
+from hivewire.metastore._addresses import _connect_socket
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 from hivewire_thrift.hive_metastore import ttypes as hms
 

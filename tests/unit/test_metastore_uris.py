@@ -9,8 +9,10 @@ import pytest
 
 import hivewire as hw
 from hivewire.errors import MetastoreServerError
-from hivewire.metastore import _ERROR_TYPES, _describe, _unencodable_field, parse_uri, parse_uris
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.metastore import parse_uri, parse_uris
+from hivewire.metastore._client import _ERROR_TYPES
+from hivewire.metastore._describe import _describe, _unencodable_field
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 from hivewire_thrift.hive_metastore import ttypes as hms
 

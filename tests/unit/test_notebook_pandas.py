@@ -7,8 +7,8 @@ import sys
 import pytest
 
 import hivewire as hw
-from hivewire import testing
-from hivewire.notebook import EventList
+from hivewire.data._notebook import EventList
+from hivewire.tools import _testing as testing
 
 
 def events() -> EventList:

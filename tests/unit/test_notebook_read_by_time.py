@@ -18,8 +18,8 @@ from typing import Any, Literal
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
+from hivewire.data._notebook import _Reader
 from hivewire.errors import HivewireError
-from hivewire.notebook import _Reader
 
 TOPIC = "events"
 Broker = Literal["kafka", "mock", "raises", "partition_error"]

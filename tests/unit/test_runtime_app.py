@@ -16,9 +16,10 @@ import pytest
 from waiting import wait_for
 
 import hivewire as hw
-from hivewire import apiary, testing
-from hivewire.local import free_port
-from hivewire.source import MemorySource
+from hivewire.events import _apiary as apiary
+from hivewire.runtime._source import MemorySource
+from hivewire.tools import _testing as testing
+from hivewire.tools._local import free_port
 
 
 def events(n: int, tables: int = 4) -> list[bytes]:

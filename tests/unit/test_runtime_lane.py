@@ -15,13 +15,13 @@ import pytest
 from waiting import wait_for
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.listener import EventFilter, Listener, RetryPolicy
-from hivewire.metrics import Metrics
-from hivewire.runtime.lane import Item, Lane, LaneServices, Watchdog
-from hivewire.runtime.tracker import Batch, CommitTracker
-from hivewire.source import MemorySource
-from hivewire.testing import create_table_event
+from hivewire.events import _apiary as apiary
+from hivewire.runtime._lane import Item, Lane, LaneServices, Watchdog
+from hivewire.runtime._listener import EventFilter, Listener, RetryPolicy
+from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._source import MemorySource
+from hivewire.runtime._tracker import Batch, CommitTracker
+from hivewire.tools._testing import create_table_event
 
 TOPIC = "apiary"
 LATER = 1e9  # a "now" far past any timeout

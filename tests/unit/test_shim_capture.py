@@ -24,8 +24,8 @@ from thrift.Thrift import TMessageType, TType
 from thrift.transport import TTransport
 
 from hivewire.errors import MetastoreConnectionError, NoSuchObjectError
-from hivewire.events import EventType, ListenerEvent
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.events._model import EventType, ListenerEvent
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim.capture import MODELED_METHODS, Capture, Locks, Reply, Settings, succeeded
 from hivewire_shim.changes import INCOMPLETE
 from hivewire_shim.lookup import Lookup, ReadFailed

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import hivewire.discovery
+import hivewire.metastore._discovery as patched_module
 import hivewire_shim
-from hivewire.cli import main
-from hivewire.discovery import DiscoveryConfig
 from hivewire.errors import ConfigError, HivewireError
+from hivewire.metastore._discovery import DiscoveryConfig
+from hivewire.tools._cli import main
 from hivewire_shim import Shim, Upstream
 from hivewire_shim.server import UNKNOWN_METHOD
 from hivewire_shim.wire import DEFAULT_MAX_MESSAGE_BYTES
@@ -96,7 +96,7 @@ def test_the_shim_command_passes_zookeeper_credentials_limits_and_timeouts(
         def start(self) -> None:
             raise HivewireError("not started in this test")
 
-    monkeypatch.setattr(hivewire.discovery, "ZooKeeperResolver", Resolver)
+    monkeypatch.setattr(patched_module, "ZooKeeperResolver", Resolver)
     monkeypatch.setattr(hivewire_shim, "Shim", StartsNot)
     upstream = hive_site(
         tmp_path / "upstream.xml",

@@ -18,10 +18,10 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 import hivewire as hw
-from hivewire import apiary
 from hivewire.errors import ConfigError
-from hivewire.events import AlterTableEvent, CreateTableEvent, ListenerEvent
-from hivewire.testing import make_table
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import AlterTableEvent, CreateTableEvent, ListenerEvent
+from hivewire.tools._testing import make_table
 from hivewire_shim.kafka_sink import PRODUCER_DEFAULTS, KafkaSink, replay_rejected
 from hivewire_shim.sinks import AppSink, fan_out, partition_key
 from hivewire_shim.spool import Spool

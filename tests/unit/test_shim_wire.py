@@ -12,7 +12,7 @@ from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException, TMessageType
 from thrift.transport import TTransport
 
-from hivewire.testing import make_partition, make_table
+from hivewire.tools._testing import make_partition, make_table
 from hivewire_shim.wire import (
     CALL,
     EXCEPTION,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import hivewire as hw
-from hivewire import testing
+from hivewire.tools import _testing as testing
 
 FACTORIES = [
     (testing.create_table_event, hw.CreateTableEvent),

@@ -26,23 +26,6 @@ from hivewire.errors import DecodeError, HivewireError
 if TYPE_CHECKING:
     from hivewire.metastore import MetastoreClient
 
-__all__ = [
-    "EVENT_CLASSES",
-    "AddPartitionEvent",
-    "AlterDatabaseEvent",
-    "AlterPartitionEvent",
-    "AlterTableEvent",
-    "CreateDatabaseEvent",
-    "CreateTableEvent",
-    "DropDatabaseEvent",
-    "DropPartitionEvent",
-    "DropTableEvent",
-    "EventType",
-    "InsertEvent",
-    "ListenerEvent",
-    "Origin",
-]
-
 
 class EventType(str, enum.Enum):
     """The metastore change an event reports (the names of Hive's ``EventMessage.EventType``)."""
@@ -336,7 +319,7 @@ class ListenerEvent:
 
     def to_dict(self) -> dict[str, Any]:
         """The event as plain JSON-ready data, in the Apiary message shape."""
-        from hivewire.apiary import to_json_dict
+        from hivewire.events._apiary import to_json_dict
 
         return to_json_dict(self)
 

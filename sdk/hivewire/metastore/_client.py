@@ -21,17 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import queue
-import random
-import socket
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
-from urllib.parse import urlsplit
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
 from thrift.protocol import TBinaryProtocol, TCompactProtocol
-from thrift.Thrift import TApplicationException, TException, TType
+from thrift.Thrift import TApplicationException, TException
 from thrift.transport import TSocket, TTransport
 
 from hivewire.errors import (
@@ -45,23 +39,14 @@ from hivewire.errors import (
     NoSuchObjectError,
     UnsupportedMethodError,
 )
+from hivewire.metastore._addresses import connect, parse_uri, parse_uris
+from hivewire.metastore._describe import _describe, _reason, _unencodable_message
+from hivewire.metastore._resolver import FixedUris, UriResolver
 from hivewire_thrift.fb303 import FacebookService
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 from hivewire_thrift.hive_metastore import ttypes as hms
 
-__all__ = [
-    "ACCELERATED",
-    "MetastoreClient",
-    "MetastoreClientPool",
-    "UriResolver",
-    "connect",
-    "format_address",
-    "format_uri",
-    "parse_uri",
-    "parse_uris",
-]
-
-log = logging.getLogger(__name__)
+log = logging.getLogger("hivewire.metastore")
 
 try:
     from thrift.protocol import fastbinary  # noqa: F401
@@ -71,81 +56,9 @@ try:
 except ImportError:  # pragma: no cover - depends on how thrift was installed
     ACCELERATED = False
 
-DEFAULT_PORT = 9083
 Transport = Literal["buffered", "framed"]
 ProtocolName = Literal["binary", "compact"]
 _T = TypeVar("_T")
-
-
-def parse_uri(uri: str) -> tuple[str, int]:
-    """``thrift://host:port``, ``host:port`` or ``host`` -> ``(host, port)``.
-
-    An IPv6 address is written in brackets (``thrift://[::1]:9083``) and returned without them (``::1``).
-    """
-    text = uri.strip()
-    if not text:
-        raise ConfigError("metastore uri", "empty URI")
-    parts = urlsplit(text if "://" in text else f"thrift://{text}")
-    if parts.scheme != "thrift":
-        raise ConfigError("metastore uri", f"{uri!r} is not a thrift:// URI")
-    try:
-        port = parts.port or DEFAULT_PORT
-    except ValueError as e:
-        raise ConfigError("metastore uri", f"{uri!r} has an invalid port") from e
-    if not parts.hostname:
-        raise ConfigError("metastore uri", f"{uri!r} has no host")
-    return parts.hostname, port
-
-
-def format_address(host: str, port: int) -> str:
-    """``host:port``, with an IPv6 address in brackets (``[::1]:9083``), as HIVE-20794 registrations write it."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def format_uri(host: str, port: int) -> str:
-    """``thrift://host:port``, with an IPv6 address in brackets so that :func:`parse_uri` reads it back."""
-    return f"thrift://{format_address(host, port)}"
-
-
-def parse_uris(uris: str | Sequence[str]) -> list[str]:
-    """Normalise a comma-separated string or a list of URIs to ``thrift://host:port`` strings."""
-    items = uris.split(",") if isinstance(uris, str) else list(uris)
-    out = []
-    for item in items:
-        if item.strip():
-            host, port = parse_uri(item)
-            out.append(format_uri(host, port))
-    if not out:
-        raise ConfigError("metastore uris", "no metastore URI given")
-    return out
-
-
-@runtime_checkable
-class UriResolver(Protocol):
-    """Where a :class:`MetastoreClient` gets its URIs from (a fixed list, or ZooKeeper discovery)."""
-
-    def uris(self) -> list[str]:
-        """The URIs to try, in order."""
-        ...
-
-    def refresh(self) -> list[str]:
-        """Called when every URI from :meth:`uris` failed: re-read the source and return new URIs."""
-        ...
-
-
-class _StaticResolver:
-    def __init__(self, uris: list[str], shuffle: bool) -> None:
-        self._uris = uris
-        self._shuffle = shuffle
-
-    def uris(self) -> list[str]:
-        uris = list(self._uris)
-        if self._shuffle:
-            random.shuffle(uris)
-        return uris
-
-    def refresh(self) -> list[str]:
-        return []
 
 
 # Methods whose request-object form is preferred, and the legacy form to fall back to.
@@ -175,107 +88,6 @@ _NO_RETRY_PREFIXES = (
     "heartbeat",
     "partition_name_has",
 )
-
-
-def _describe(args: tuple[Any, ...]) -> str:
-    """A short, readable rendering of call arguments for error messages: names, not whole objects."""
-    parts = []
-    for a in args:
-        if isinstance(a, bool) or a is None:
-            continue
-        if isinstance(a, (list, tuple, set, frozenset)):
-            items = list(a)
-            parts.append(f"[{len(items)} items]" if len(items) > 3 else ", ".join(_describe_value(i) for i in items))
-        else:
-            parts.append(_describe_value(a))
-    return ", ".join(p for p in parts if p)
-
-
-def _describe_value(value: Any) -> str:
-    if isinstance(value, str):
-        return _brief(value)
-    if isinstance(value, (int, float)):
-        return str(value)
-    if getattr(value, "thrift_spec", None) is not None:
-        return _describe_struct(value)
-    return type(value).__name__
-
-
-def _brief(text: str) -> str:
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-# Where Hive's structs (plain objects and *Request objects alike) keep the names an error message needs.
-_DB_FIELDS = ("dbName", "db_name", "dbname", "databaseName", "oldDbName")
-_TABLE_FIELDS = ("tableName", "tblName", "tbl_name", "table_name", "functionName")
-_NAME_FIELDS = ("name", "catName")
-_INNER_FIELDS = ("table", "tbl", "newDb", "database", "db", "partition", "newPart", "new_part")
-_PART_FIELDS = (
-    "partName",
-    "part_name",
-    "name",
-    "partVals",
-    "part_vals",
-    "values",
-    "names",
-    "partNames",
-    "parts",
-    "partitions",
-    "new_parts",
-)
-_LIST_FIELDS = ("tblNames", "tableNames", "names")
-
-
-def _text(obj: Any, fields: tuple[str, ...]) -> str | None:
-    for field in fields:
-        value = getattr(obj, field, None)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def _describe_struct(obj: Any, depth: int = 0) -> str:
-    """``sales.orders``, ``sales.orders partition dt=1``, ``sales: a, b``, ``sales``: from whichever of Hive's
-    field names the struct (or the struct inside a request, such as ``CreateTableRequest.table``) carries."""
-    db = _text(obj, _DB_FIELDS)
-    table = _text(obj, _TABLE_FIELDS)
-    if db is not None and table is not None:
-        detail = _partition_detail(obj)
-        return f"{db}.{table}" + (f" partition {detail}" if detail else "")
-    if depth < 2:
-        for field in _INNER_FIELDS:
-            inner = getattr(obj, field, None)
-            if getattr(inner, "thrift_spec", None) is not None:
-                return _describe_struct(inner, depth + 1)
-    if db is not None:
-        for field in _LIST_FIELDS:
-            names = getattr(obj, field, None)
-            if isinstance(names, list) and names:
-                return f"{db}: {_brief_list(names)}"
-        return db
-    name = _text(obj, _NAME_FIELDS)
-    return name if name is not None else type(obj).__name__
-
-
-def _partition_detail(obj: Any) -> str:
-    for field in _PART_FIELDS:
-        value = getattr(obj, field, None)
-        if isinstance(value, str) and value:
-            return _brief(value)
-        if isinstance(value, list) and value:
-            if all(isinstance(v, str) for v in value):
-                # partVals / values: one partition's values; names: several partition names.
-                return "/".join(value) if field in ("partVals", "part_vals", "values") else _brief_list(value)
-            if len(value) > 3:
-                return f"[{len(value)} partitions]"
-            return ", ".join(d for d in map(_partition_detail, value) if d)
-        if getattr(value, "thrift_spec", None) is not None:  # RequestPartsSpec, a union of names or exprs
-            return _partition_detail(value)
-    return ""
-
-
-def _brief_list(items: list[Any]) -> str:
-    return f"[{len(items)} items]" if len(items) > 3 else ", ".join(_brief(str(i)) for i in items)
 
 
 def _declared_exceptions() -> dict[type, type[MetastoreServerError]]:
@@ -341,7 +153,7 @@ class MetastoreClient:
         selection: Literal["sequential", "random"] = "sequential",
     ) -> None:
         self._resolver: UriResolver = (
-            uris if isinstance(uris, UriResolver) else _StaticResolver(parse_uris(uris), shuffle=selection == "random")
+            uris if isinstance(uris, UriResolver) else FixedUris(parse_uris(uris), shuffle=selection == "random")
         )
         if transport not in ("buffered", "framed"):
             raise ConfigError("transport", f"{transport!r} is not 'buffered' or 'framed'")
@@ -370,7 +182,7 @@ class MetastoreClient:
         """
         # Discovery (kazoo) is a higher layer, imported only when asked for: an allowed exception listed in
         # docs/architecture.md and tests/unit/test_layering.py.
-        from hivewire import discovery
+        from hivewire.metastore import _discovery as discovery
 
         resolver = discovery.shared_resolver(discovery.discovery_config(quorum, namespace))
         resolver.require()
@@ -385,7 +197,7 @@ class MetastoreClient:
         ``metastore.zookeeper.*`` keys with their aliases, and the transport, protocol, URI selection and
         socket timeout keys. ``client_kwargs`` override what the configuration implies.
         """
-        from hivewire import discovery  # see from_zookeeper
+        from hivewire.metastore import _discovery as discovery  # see from_zookeeper
 
         conf = discovery.load_conf(conf_or_hive_site_path)
         uris = discovery.metastore_uris_from_conf(conf, shared=True)
@@ -673,58 +485,6 @@ class MetastoreClient:
         return list(self.call("get_partitions_by_filter", db_name, table_name, filter, _max_parts(max_parts)))
 
 
-class MetastoreClientPool:
-    """A bounded pool of :class:`MetastoreClient` for many threads::
-
-        pool = MetastoreClientPool(lambda: MetastoreClient(uris), size=4)
-        with pool.client() as c:
-            c.get_table("db", "t")
-
-    A client whose call raised :class:`MetastoreConnectionError` is closed before it goes back, so the next
-    user reconnects (possibly to another URI).
-    """
-
-    def __init__(self, factory: Callable[[], MetastoreClient], size: int = 4) -> None:
-        if size < 1:
-            raise ConfigError("pool size", "must be at least 1")
-        self._factory = factory
-        self._idle: queue.LifoQueue[MetastoreClient] = queue.LifoQueue()
-        self._slots = threading.BoundedSemaphore(size)
-        self._closed = False
-
-    @contextlib.contextmanager
-    def client(self, timeout: float | None = None) -> Iterator[MetastoreClient]:
-        if self._closed:
-            raise MetastoreError("the metastore client pool is closed")
-        if not self._slots.acquire(timeout=timeout):
-            raise MetastoreError("no metastore client became free in time")
-        try:
-            try:
-                c = self._idle.get_nowait()
-            except queue.Empty:
-                c = self._factory()
-            try:
-                yield c
-            except MetastoreConnectionError:
-                c.close()
-                raise
-            finally:
-                if self._closed:
-                    c.close()
-                else:
-                    self._idle.put(c)
-        finally:
-            self._slots.release()
-
-    def close(self) -> None:
-        self._closed = True
-        while True:
-            try:
-                self._idle.get_nowait().close()
-            except queue.Empty:
-                return
-
-
 _ARGUMENTS: dict[str, tuple[type, tuple[str, ...]]] = {}
 
 
@@ -749,83 +509,6 @@ def _arguments(method: str, args: tuple[Any, ...]) -> type:
     return cls
 
 
-def _unencodable_message(
-    uri: str | None, method: str, args: tuple[Any, ...], arguments: type, error: BaseException
-) -> str:
-    try:
-        where = _unencodable_field(arguments(*args), "")
-    except Exception:  # only a better message is at stake; the error itself is reported below
-        where = None
-    cause = f"{type(error).__name__}: {_reason(error)}"
-    return (
-        f"{uri} {method}({_describe(args)}): the request cannot be sent: it could not be encoded"
-        f"{f': {where} ({cause})' if where else f' ({cause})'}; fix the argument to match the Thrift IDL "
-        "(the connection was closed, since part of the request may be in its buffer; the next call reconnects)"
-    )
-
-
-_INT_BITS = {TType.BYTE: 8, TType.I16: 16, TType.I32: 32, TType.I64: 64}
-
-
-def _unencodable_field(struct: Any, path: str) -> str | None:
-    """Where in ``struct`` a value does not fit its Thrift type (``tbl.partitionKeys[0] is None where a
-    FieldSchema belongs``), or None. Only run after encoding failed, to say which field was at fault."""
-    for spec in getattr(struct, "thrift_spec", None) or ():
-        if spec is None:
-            continue
-        value = getattr(struct, spec[2], None)
-        if value is not None:  # an unset field is not sent
-            problem = _unencodable_value(value, spec[1], spec[3], f"{path}.{spec[2]}" if path else spec[2])
-            if problem:
-                return problem
-    return None
-
-
-def _unencodable_value(value: Any, ttype: int, type_args: Any, path: str) -> str | None:
-    def wrong(expected: str) -> str:
-        return f"{path} is {'None' if value is None else 'a ' + type(value).__name__} where {expected} belongs"
-
-    if ttype == TType.STRUCT:
-        cls = type_args[0]
-        return _unencodable_field(value, path) if isinstance(value, cls) else wrong(f"a {cls.__name__}")
-    if ttype in (TType.LIST, TType.SET):
-        if not isinstance(value, (list, tuple, set, frozenset)):
-            return wrong("a list" if ttype == TType.LIST else "a set")
-        for i, item in enumerate(value):
-            problem = _unencodable_value(item, type_args[0], type_args[1], f"{path}[{i}]")
-            if problem:
-                return problem
-        return None
-    if ttype == TType.MAP:
-        if not isinstance(value, dict):
-            return wrong("a dict")
-        for key, item in value.items():
-            problem = _unencodable_value(key, type_args[0], type_args[1], f"{path} key {key!r}") or _unencodable_value(
-                item, type_args[2], type_args[3], f"{path}[{key!r}]"
-            )
-            if problem:
-                return problem
-        return None
-    if ttype == TType.STRING:
-        if isinstance(value, str):
-            try:
-                value.encode("utf-8")
-            except UnicodeError:
-                return f"{path} is not valid UTF-8 text"
-            return None
-        return None if isinstance(value, bytes) and type_args == "BINARY" else wrong("a str")
-    if ttype in _INT_BITS:
-        if not isinstance(value, int):
-            return wrong("an int")
-        bits = _INT_BITS[ttype]
-        if not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
-            return f"{path} = {value} does not fit the IDL's i{bits}"
-        return None
-    if ttype == TType.DOUBLE:
-        return None if isinstance(value, (int, float)) else wrong("a float")
-    return None  # a bool field takes any value's truth
-
-
 def _max_parts(value: int) -> int:
     """Hive's ``max_parts`` is an i16 on the wire: fail clearly instead of sending what cannot be encoded."""
     if type(value) is not int or not -1 <= value <= 32767:
@@ -835,59 +518,6 @@ def _max_parts(value: int) -> int:
             "for more, pass -1 and slice the result, or list names and fetch by name",
         )
     return value
-
-
-def connect(host: str, port: int, timeout: float) -> socket.socket:
-    """A TCP socket to ``host:port`` within one deadline of ``timeout`` seconds, whatever the name resolves to.
-
-    :func:`socket.create_connection` and ``TSocket.open`` give each resolved address (IPv6 and IPv4 of one
-    name) a full timeout of its own. Raises ``TimeoutError`` or ``OSError`` naming what happened to each address.
-    """
-    return _connect_socket(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM), timeout)
-
-
-def _connect_socket(addresses: Sequence[tuple[Any, ...]], timeout: float) -> socket.socket:
-    """A socket connected to the first of ``addresses`` (``getaddrinfo`` results) that accepts.
-
-    All of them share one deadline of ``timeout`` seconds: a name that resolves to a dead IPv6 and a dead
-    IPv4 address costs one timeout, not two, while an address that refuses at once still leaves time for
-    the next. Raises ``TimeoutError`` (or ``OSError``) saying what happened to each address.
-    """
-    deadline = time.monotonic() + timeout
-    failures: list[str] = []
-    timed_out = False
-    for i, (family, socktype, proto, _, sockaddr) in enumerate(addresses):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            failures.append(f"{len(addresses) - i} more address(es) not tried within connect_timeout")
-            break
-        sock = socket.socket(family, socktype, proto)
-        try:
-            sock.settimeout(remaining)
-            sock.connect(sockaddr)
-        except BaseException as e:
-            sock.close()
-            if not isinstance(e, OSError):
-                raise
-            if isinstance(e, TimeoutError):
-                timed_out = True
-                failures.append(f"connecting to {_address(sockaddr)} timed out (connect_timeout {timeout:g} s)")
-            else:
-                failures.append(f"{_address(sockaddr)}: {e.strerror or e}")
-            continue
-        return sock
-    detail = "; ".join(failures) or "the name resolved to no address"
-    raise TimeoutError(detail) if timed_out else OSError(detail)
-
-
-def _address(sockaddr: tuple[Any, ...]) -> str:
-    host, port = sockaddr[0], sockaddr[1]
-    return format_address(str(host), int(port))
-
-
-def _reason(e: BaseException) -> str:
-    text = str(e) or type(e).__name__
-    return text.splitlines()[0][:200]
 
 
 def _parse_ugi(ugi: str | tuple[str, Sequence[str]] | None) -> tuple[str, list[str]] | None:

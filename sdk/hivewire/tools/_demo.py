@@ -14,15 +14,13 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from hivewire.app import App
 from hivewire.errors import HivewireError
-from hivewire.events import EventType, ListenerEvent
-from hivewire.local import LocalMetastore
+from hivewire.events._model import EventType, ListenerEvent
 from hivewire.metastore import MetastoreClient
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.runtime._app import App
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_thrift.hive_metastore import ttypes as hms
-
-__all__ = ["EVENT_TIMEOUT", "build_app", "run_demo"]
 
 #: Seconds to wait for the event of a change before calling the demo failed.
 EVENT_TIMEOUT = 30.0

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hivewire.apiary import Decoded
-from hivewire.config import Config
+from hivewire.config._config import Config
 from hivewire.errors import ConfigError
-from hivewire.events import (
+from hivewire.events._apiary import Decoded
+from hivewire.events._model import (
     AddPartitionEvent,
     AlterDatabaseEvent,
     AlterPartitionEvent,
@@ -32,8 +32,6 @@ from hivewire.events import (
     InsertEvent,
     ListenerEvent,
 )
-
-__all__ = ["HANDLER_NAMES", "EventFilter", "Listener", "MetaStoreEventListener", "RetryPolicy", "load_object"]
 
 Handler = Callable[[Any], object]
 

@@ -32,8 +32,6 @@ from xml.sax.saxutils import escape
 
 from hivewire.errors import HivewireError, PrerequisiteError
 
-__all__ = ["LocalMetastore", "LocalService", "LocalZooKeeper", "find_java", "free_port", "spark_jars_dir"]
-
 MIN_JAVA = 17
 
 
@@ -307,7 +305,7 @@ class LocalMetastore(LocalService):
         # The port opens before the handler is usable; a real Thrift call proves it is serving.
         if not _port_open(self.port):
             return False
-        from hivewire.metastore import MetastoreClient  # local import: metastore imports nothing from here
+        from hivewire.metastore import MetastoreClient
 
         framed = self.properties.get("hive.metastore.thrift.framed.transport.enabled") == "true"
         compact = self.properties.get("hive.metastore.thrift.compact.protocol.enabled") == "true"

@@ -30,17 +30,16 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from hivewire.config import CONSUMER_PREFIX, consumer_settings
+from hivewire.config._config import CONSUMER_PREFIX, consumer_settings
 from hivewire.errors import ConfigError, HivewireError, RecordsGoneError, SourceError
-from hivewire.source import Assigned, Delivered, Record
-from hivewire.source import TopicPartition as TP
+from hivewire.runtime._source import Assigned, Delivered, Record
+from hivewire.runtime._source import TopicPartition as TP
 
 if TYPE_CHECKING:
-    from hivewire.metrics import Metrics
+    from hivewire.runtime._metrics import Metrics
 
-__all__ = ["DRONE_FLY_GROUP_PREFIX", "KafkaSource"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("hivewire.kafka")
 
 #: Drone Fly's consumer group is this prefix + ``instance.name``; hivewire uses the same by default so it can
 #: take over a Drone Fly deployment's committed offsets.

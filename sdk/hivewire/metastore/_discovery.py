@@ -36,27 +36,9 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.retry import KazooRetry
 
 from hivewire.errors import ConfigError, DiscoveryError
-from hivewire.metastore import parse_uris
+from hivewire.metastore._addresses import parse_uris
 
-__all__ = [
-    "DEFAULT_CLIENT_PORT",
-    "DEFAULT_NAMESPACE",
-    "ConfSource",
-    "DiscoveryConfig",
-    "ZooKeeperResolver",
-    "close_shared_resolvers",
-    "discover_metastores",
-    "discovery_config",
-    "discovery_mode",
-    "hive_client_options",
-    "load_conf",
-    "load_hive_site",
-    "metastore_uris_from_conf",
-    "parse_registration",
-    "shared_resolver",
-]
-
-log = logging.getLogger(__name__)
+log = logging.getLogger("hivewire.discovery")
 
 DEFAULT_NAMESPACE = "hive_metastore"
 DEFAULT_CLIENT_PORT = 2181

@@ -40,18 +40,17 @@ from thrift.protocol import TBinaryProtocol, TCompactProtocol
 from thrift.Thrift import TApplicationException
 from thrift.transport import TSocket, TTransport
 
-from hivewire.discovery import DiscoveryConfig, _kazoo_client, discovery_config
 from hivewire.errors import ConfigError
-from hivewire.metastore import MetastoreClient, format_address, parse_uri
+from hivewire.metastore._addresses import format_address, parse_uri
+from hivewire.metastore._client import MetastoreClient
+from hivewire.metastore._discovery import DiscoveryConfig, _kazoo_client, discovery_config
 from hivewire_thrift.fb303.ttypes import fb_status
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
-
-__all__ = ["HISTORY_SIZE", "Registration", "RegistrationEvent", "parse_acl"]
 
 #: How many registration changes :attr:`Registration.history` keeps.
 HISTORY_SIZE = 256
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("hivewire.registration")
 
 _PERMS = {
     "r": Permissions.READ,

@@ -27,9 +27,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
 
-__all__ = ["HealthServer", "Metrics"]
-
-log = logging.getLogger(__name__)
+log = logging.getLogger("hivewire.metrics")
 
 Health = Callable[[], dict[str, Any]]
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]

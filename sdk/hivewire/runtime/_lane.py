@@ -36,30 +36,17 @@ from typing import Any, NamedTuple
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
-from hivewire import apiary
-from hivewire.apiary import Decoded
 from hivewire.errors import DecodeError, RecordsGoneError
-from hivewire.events import ListenerEvent, Origin
-from hivewire.listener import Listener, RetryPolicy
+from hivewire.events import _apiary as apiary
+from hivewire.events._apiary import Decoded
+from hivewire.events._model import ListenerEvent, Origin
 from hivewire.metastore import MetastoreClient
-from hivewire.metrics import Metrics
-from hivewire.runtime.tracker import Batch, CommitTracker
-from hivewire.source import MemoryRecord, Reader, Record, Source, TopicPartition
+from hivewire.runtime._listener import Listener, RetryPolicy
+from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._source import MemoryRecord, Reader, Record, Source, TopicPartition
+from hivewire.runtime._tracker import Batch, CommitTracker
 
-__all__ = [
-    "Backlog",
-    "Item",
-    "Lane",
-    "LaneServices",
-    "ListenerTimeout",
-    "Spill",
-    "Watchdog",
-    "dead_letter_headers",
-    "send_dead_letter",
-    "share_of",
-]
-
-log = logging.getLogger(__name__)
+log = logging.getLogger("hivewire.runtime.lane")
 
 
 class Item(MemoryRecord, frozen=True, gc=False, kw_only=True):

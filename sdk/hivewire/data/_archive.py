@@ -41,11 +41,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hivewire import apiary
-from hivewire.arrow import SCHEMA, Undecodable, paused_gc, to_arrow
+from hivewire.data._arrow import SCHEMA, Undecodable, paused_gc, to_arrow
 from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError
-from hivewire.events import ListenerEvent, Origin
-from hivewire.kafka import KafkaSource
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import ListenerEvent, Origin
+from hivewire.runtime._kafka import KafkaSource
 
 try:
     import deltalake
@@ -55,9 +55,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
         "hivewire.archive needs deltalake, which is not installed: pip install 'hivewire[delta]'"
     ) from e
 
-__all__ = ["PARTITION_BY", "ArchiveStats", "Archiver", "txn_app_id"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("hivewire.archive")
 
 #: The archive's partition column.
 PARTITION_BY = ["event_date"]

@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-import hivewire
+from hivewire._version import __version__
+from hivewire.errors import HivewireError
 
 if TYPE_CHECKING:
     from hivewire_shim.spool import FsyncPolicy
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(hivewire.__version__, prog_name="hivewire")
+@click.version_option(__version__, prog_name="hivewire")
 @click.option(
     "--log-level",
     default="INFO",
@@ -65,9 +66,9 @@ def run(
     """
     import os
 
-    from hivewire.app import App
-    from hivewire.config import Config
-    from hivewire.listener import load_object
+    from hivewire.config._config import Config
+    from hivewire.runtime._app import App
+    from hivewire.runtime._listener import load_object
 
     overrides = _key_values("--set", settings)
     flags: dict[str, object] = {
@@ -95,18 +96,18 @@ def run(
         if app is None:
             app = App(config.get("instance.name", "drone-fly"))
         app.run(config=config)
-    except hivewire.HivewireError as e:
+    except HivewireError as e:
         raise click.ClickException(str(e)) from e
 
 
 @main.command()
 def demo() -> None:
     """Start a local metastore, make changes, and print what a listener receives. Needs Java 17+."""
-    from hivewire.demo import run_demo
+    from hivewire.tools._demo import run_demo
 
     try:
         run_demo(echo=click.echo)
-    except hivewire.HivewireError as e:
+    except HivewireError as e:
         raise click.ClickException(str(e)) from e
 
 
@@ -254,7 +255,7 @@ def shim(
         if zookeeper is not None or hive_site is not None:
             registration = _discovery_config(zookeeper, namespace, hive_site)
         if discovered:
-            from hivewire.discovery import ZooKeeperResolver
+            from hivewire.metastore._discovery import ZooKeeperResolver
 
             target = ZooKeeperResolver(_discovery_config(upstream_zookeeper, upstream_namespace, upstream_hive_site))
         sinks: list[Any] = []
@@ -290,7 +291,7 @@ def shim(
             max_message_bytes=max_message_size,
         )
         server.start()
-    except (hivewire.HivewireError, OSError) as e:
+    except (HivewireError, OSError) as e:
         if discovered and target is not None and hasattr(target, "close"):
             target.close()
         raise click.ClickException(str(e)) from e
@@ -320,7 +321,7 @@ def replay_rejected(spool_dir: str) -> None:
 
     try:
         count = replay(spool_dir)
-    except (hivewire.HivewireError, OSError) as e:
+    except (HivewireError, OSError) as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"{count} rejected event(s) are back in {spool_dir}; start the shim to send them")
 
@@ -344,11 +345,11 @@ def discover(quorum: str | None, namespace: str | None, hive_site: str | None, a
     """Print the metastores registered in ZooKeeper (HIVE-20794), one thrift:// URI per line."""
     import json
 
-    from hivewire.discovery import discover_metastores
+    from hivewire.metastore._discovery import discover_metastores
 
     try:
         uris = discover_metastores(_discovery_config(quorum, namespace, hive_site))
-    except hivewire.HivewireError as e:
+    except HivewireError as e:
         raise click.ClickException(str(e)) from e
     click.echo(json.dumps(uris) if as_json else "\n".join(uris))
 
@@ -407,7 +408,7 @@ def register(
 
     Runs until SIGTERM or SIGINT, then withdraws its node and exits.
     """
-    from hivewire.registration import Registration
+    from hivewire.metastore._registration import Registration
 
     try:
         registration = Registration(
@@ -417,14 +418,14 @@ def register(
             interval=interval,
             check_timeout=check_timeout,
         )
-    except hivewire.HivewireError as e:
+    except HivewireError as e:
         raise click.ClickException(str(e)) from e
     registration.run(_stop_on_signals("hivewire.registration", "stopping"))
 
 
 def _discovery_config(quorum: str | None, namespace: str | None, hive_site: str | None) -> Any:
     """The ZooKeeper settings of --zookeeper/--namespace, or of a hive-site.xml (flags win)."""
-    from hivewire.discovery import DiscoveryConfig
+    from hivewire.metastore._discovery import DiscoveryConfig
 
     if hive_site is not None:
         return DiscoveryConfig.from_hive_site(hive_site, quorum=quorum, namespace=namespace)
@@ -523,10 +524,10 @@ def archive(
     Runs until SIGTERM or SIGINT, then writes what it holds and exits. Start several with the same
     --app-id to share the partitions. See docs/data.md.
     """
-    from hivewire.kafka import KafkaSource
+    from hivewire.runtime._kafka import KafkaSource
 
     try:
-        from hivewire.archive import Archiver
+        from hivewire.data._archive import Archiver
 
         archiver = Archiver(
             KafkaSource(bootstrap_servers, topic, consumer_config=_key_values("--consumer-config", consumer_config)),
@@ -537,12 +538,12 @@ def archive(
             flush_seconds=flush_seconds,
             storage_options=_key_values("--storage-option", storage_options) or None,
         )
-    except hivewire.HivewireError as e:
+    except HivewireError as e:
         raise click.ClickException(str(e)) from e
     stop = _stop_on_signals("hivewire.archive", "flushing and stopping")
     try:
         stats = archiver.run(stop)
-    except hivewire.HivewireError as e:
+    except HivewireError as e:
         raise click.ClickException(str(e)) from e
     logging.getLogger("hivewire.archive").info(
         "archived %d rows in %d commits (%d undecodable, %d already in the table, %d conflicts)",

@@ -19,15 +19,13 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Literal, SupportsIndex
 
-from hivewire import apiary
-from hivewire.arrow import Undecodable, paused_gc, to_arrow
+from hivewire.data._arrow import Undecodable, paused_gc, to_arrow
 from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError
-from hivewire.events import ListenerEvent, Origin
-from hivewire.kafka import KafkaSource
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import ListenerEvent, Origin
+from hivewire.runtime._kafka import KafkaSource
 
-__all__ = ["EventList", "read_events"]
-
-log = logging.getLogger(__name__)
+log = logging.getLogger("hivewire.notebook")
 
 #: How many events ``EventList._repr_html_`` shows.
 HTML_ROWS = 20
@@ -73,7 +71,7 @@ class EventList(list[ListenerEvent]):
 
     def to_spark(self, spark: Any, *, include_failures: bool = False, raw: bool = True) -> Any:
         """A Spark DataFrame (:func:`hivewire.spark.to_dataframe`) of the events."""
-        from hivewire.spark import to_dataframe
+        from hivewire.data._spark import to_dataframe
 
         return to_dataframe(spark, self.to_arrow(include_failures=include_failures), raw=raw)
 

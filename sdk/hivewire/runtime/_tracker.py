@@ -20,9 +20,7 @@ import time
 from collections import deque
 from collections.abc import Iterable
 
-from hivewire.source import TopicPartition
-
-__all__ = ["Batch", "CommitTracker"]
+from hivewire.runtime._source import TopicPartition
 
 
 class Batch:

@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterable, Mapping
 from types import FrameType
 from typing import Any, Generic, TypeVar, overload
 
-from hivewire.config import Config, Settings
+from hivewire.config._config import Config, Settings
 from hivewire.errors import ConfigError, ListenerError
-from hivewire.events import (
+from hivewire.events._model import (
     AddPartitionEvent,
     AlterDatabaseEvent,
     AlterPartitionEvent,
@@ -42,16 +42,21 @@ from hivewire.events import (
     InsertEvent,
     ListenerEvent,
 )
-from hivewire.kafka import KafkaSource
-from hivewire.listener import EventFilter, Listener, MetaStoreEventListener, RetryPolicy, load_object, overridden_types
 from hivewire.metastore import MetastoreClient
-from hivewire.metrics import HealthServer, Metrics
-from hivewire.runtime.runner import Runner
-from hivewire.source import Source
+from hivewire.runtime._kafka import KafkaSource
+from hivewire.runtime._listener import (
+    EventFilter,
+    Listener,
+    MetaStoreEventListener,
+    RetryPolicy,
+    load_object,
+    overridden_types,
+)
+from hivewire.runtime._metrics import HealthServer, Metrics
+from hivewire.runtime._runner import Runner
+from hivewire.runtime._source import Source
 
-__all__ = ["App"]
-
-log = logging.getLogger(__name__)
+log = logging.getLogger("hivewire.app")
 
 E = TypeVar("E", bound=ListenerEvent)
 F = TypeVar("F", bound=Callable[..., object])
@@ -330,7 +335,7 @@ def _metastore_factory(config: Config) -> Callable[[], MetastoreClient | None]:
     """The virtual metastore context: a client per listener thread, on the configured (or discovered) URIs."""
     if not any(key in config for key in _METASTORE_KEYS):
         return lambda: None
-    from hivewire import discovery
+    from hivewire.metastore import _discovery as discovery
 
     uris = discovery.metastore_uris_from_conf(config, shared=True)
     options = discovery.hive_client_options(config)

@@ -24,12 +24,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hivewire import apiary
 from hivewire.errors import DecodeError
-from hivewire.listener import Listener, RetryPolicy
+from hivewire.events import _apiary as apiary
 from hivewire.metastore import MetastoreClient
-from hivewire.metrics import Metrics
-from hivewire.runtime.lane import (
+from hivewire.runtime._lane import (
     Backlog,
     Item,
     Lane,
@@ -39,12 +37,12 @@ from hivewire.runtime.lane import (
     send_dead_letter,
     share_of,
 )
-from hivewire.runtime.tracker import Batch, CommitTracker
-from hivewire.source import Record, Source, TopicPartition
+from hivewire.runtime._listener import Listener, RetryPolicy
+from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._source import Record, Source, TopicPartition
+from hivewire.runtime._tracker import Batch, CommitTracker
 
-__all__ = ["Runner"]
-
-log = logging.getLogger(__name__)
+log = logging.getLogger("hivewire.runtime.runner")
 
 DECODER = "hivewire.decoder"  # the "listener" named in dead letters of undecodable records
 

@@ -18,9 +18,7 @@ from typing import Protocol
 
 import msgspec
 
-from hivewire.apiary import partition_for
-
-__all__ = ["DeadLetter", "MemoryRecord", "MemorySource", "Reader", "Record", "Source", "TopicPartition"]
+from hivewire.events._apiary import partition_for
 
 TopicPartition = tuple[str, int]
 Delivered = Callable[[], None]

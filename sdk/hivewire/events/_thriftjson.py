@@ -27,20 +27,6 @@ from thrift.Thrift import TType
 from hivewire.errors import DecodeError
 from hivewire_thrift.hive_metastore import ttypes as hms
 
-__all__ = [
-    "BACKPORTED",
-    "ENUM_FIELDS",
-    "FIELDS_SINCE",
-    "LATEST",
-    "MAX_VIEW_NESTING",
-    "decode_error",
-    "dump_struct",
-    "load_struct",
-    "parse_version",
-    "shown",
-    "struct_loader",
-]
-
 # Enum-typed fields (thrift_spec records them as plain I32, so the enum class is named here).
 # tests/unit/test_apiary_codec.py checks this against the IDL.
 ENUM_FIELDS: dict[tuple[str, str], Any] = {

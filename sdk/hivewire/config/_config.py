@@ -35,19 +35,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-__all__ = [
-    "DEFAULTS",
-    "ENV_PREFIXES",
-    "JAVA_CONSUMER_RENAMED",
-    "JAVA_ONLY_CONSUMER_KEYS",
-    "KNOWN_KEYS",
-    "Config",
-    "ConsumerSettings",
-    "Settings",
-    "consumer_settings",
-]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("hivewire.config")
 
 #: Environment variables whose dotted form starts with one of these are read as settings.
 ENV_PREFIXES = ("apiary.", "instance.", "endpoint.", "hivewire.", "metastore.", "hive.metastore.")

@@ -1,18 +1,18 @@
-"""The Thrift IDL as data: what ``thrift --gen json`` says about idl/*.thrift, read into small classes.
+"""The Thrift IDL as data: what ``thrift --gen xml`` says about idl/*.thrift, read into small classes.
 
-idl/generate.py uses it to write the typed stubs (:mod:`gen_stubs`) and the JSON loaders
-(:mod:`gen_loaders`). The JSON generator carries what the Python generator's output does not show
-plainly: each field's requiredness (``required``, ``optional``, or the default ``req_out``), container
+idl/generate.py uses it to write the typed stubs (``gen_stubs.py``) and the JSON loaders
+(``gen_loaders.py``). The compiler's XML description carries what the Python generator's output does not
+show: each field's requiredness (``required``, ``optional``, or the default, called ``req_out`` here as in
+the compiler), which fields are enums (``thrift_spec`` and ``--gen json`` both say only ``i32``), container
 element types, defaults, and each method's arguments, return type and exceptions.
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 
 class ModelError(RuntimeError):
@@ -23,8 +23,9 @@ class ModelError(RuntimeError):
 class Type:
     """A Thrift type: ``id`` is the JSON generator's typeId (``string``, ``list``, ``struct``, ...)."""
 
-    id: str
-    cls: str | None = None  # struct, union and exception: the class name (``module.Name`` if included)
+    id: str  # a primitive (string, binary, bool, i8 ... i64, double, void), list, set, map, or a named type's
+    # kind: struct, union, exception or enum, whose name is ``cls`` (``module.Name`` when included)
+    cls: str | None = None
     elem: Type | None = None  # list and set
     key: Type | None = None  # map
     value: Type | None = None  # map
@@ -99,79 +100,122 @@ class Program:
 
 
 _PRIMITIVES = {"string", "binary", "bool", "i8", "i16", "i32", "i64", "double", "void"}
+_KINDS = ("struct", "union", "exception")
 
 
-def _type(type_id: str, detail: dict[str, Any] | None) -> Type:
-    if type_id in _PRIMITIVES:
-        return Type(type_id)
-    if detail is None:
-        raise ModelError(f"type {type_id!r} without its description")
-    if type_id in ("struct", "union", "exception"):
-        return Type(type_id, cls=detail["class"])
-    if type_id in ("list", "set"):
-        return Type(type_id, elem=_type(detail["elemTypeId"], detail.get("elemType")))
-    if type_id == "map":
-        return Type(
-            "map",
-            key=_type(detail["keyTypeId"], detail.get("keyType")),
-            value=_type(detail["valueTypeId"], detail.get("valueType")),
+class _Reader:
+    """Reads the XML of every program, resolving named types (``type="id"``) to enums or structs."""
+
+    def __init__(self, documents: dict[str, ET.Element]) -> None:
+        self.documents = documents
+        self.kinds: dict[tuple[str, str], str] = {}
+        for module, doc in documents.items():
+            for node in doc:
+                if node.tag in (*_KINDS, "enum"):
+                    self.kinds[(module, node.attrib["name"])] = node.tag
+
+    def type(self, node: ET.Element, module: str) -> Type:
+        type_id = node.attrib["type"]
+        if type_id in _PRIMITIVES:
+            return Type(type_id)
+        if type_id == "id":
+            owner, name = node.attrib["type-module"], node.attrib["type-id"]
+            kind = self.kinds.get((owner, name))
+            if kind is None:
+                raise ModelError(f"unknown type {owner}.{name}")
+            return Type(kind, cls=name if owner == module else f"{owner}.{name}")
+        if type_id in ("list", "set"):
+            return Type(type_id, elem=self.type(self._child(node, "elemType"), module))
+        if type_id == "map":
+            key, value = self._child(node, "keyType"), self._child(node, "valueType")
+            return Type("map", key=self.type(key, module), value=self.type(value, module))
+        raise ModelError(f"unknown Thrift type {type_id!r}")
+
+    @staticmethod
+    def _child(node: ET.Element, tag: str) -> ET.Element:
+        child = node.find(tag)
+        if child is None:
+            raise ModelError(f"<{node.tag} name={node.get('name')!r}> has no <{tag}>")
+        return child
+
+    def field(self, node: ET.Element, module: str) -> Field:
+        required = node.get("required", "req_out")
+        if required not in ("required", "optional", "req_out"):
+            raise ModelError(f"field {node.get('name')!r}: unknown requiredness {required!r}")
+        default = node.find("default")
+        return Field(
+            int(node.attrib["field-id"]),
+            node.attrib["name"],
+            self.type(node, module),
+            required,
+            None if default is None else _value(default),
         )
-    raise ModelError(f"unknown Thrift type {type_id!r}")
 
-
-def _field(f: dict[str, Any]) -> Field:
-    if f["required"] not in ("required", "optional", "req_out"):
-        raise ModelError(f"field {f['name']!r}: unknown requiredness {f['required']!r}")
-    return Field(f["key"], f["name"], _type(f["typeId"], f.get("type")), f["required"], f.get("default"))
-
-
-def _program(data: dict[str, Any]) -> Program:
-    structs = []
-    for s in data["structs"]:
-        kind = "exception" if s["isException"] else "union" if s["isUnion"] else "struct"
-        structs.append(Struct(s["name"], kind, [_field(f) for f in s["fields"]], s.get("doc")))
-    services = [
-        Service(
-            svc["name"],
-            svc.get("extends"),
-            [
-                Function(
-                    fn["name"],
-                    _type(fn["returnTypeId"], fn.get("returnType")),
-                    fn["oneway"],
-                    [_field(a) for a in fn["arguments"]],
-                    [_field(e) for e in fn["exceptions"]],
-                    fn.get("doc"),
-                )
-                for fn in svc["functions"]
-            ],
-            svc.get("doc"),
+    def program(self, module: str) -> Program:
+        doc = self.documents[module]
+        structs, enums, constants, services = [], [], [], []
+        namespaces = {n.attrib["name"]: n.attrib["value"] for n in doc.findall("namespace")}
+        for node in doc:
+            if node.tag in _KINDS:
+                fields = [self.field(f, module) for f in node.findall("field")]
+                structs.append(Struct(node.attrib["name"], node.tag, fields, node.get("doc")))
+            elif node.tag == "enum":
+                members = [(m.attrib["name"], int(m.attrib["value"])) for m in node.findall("member")]
+                enums.append(Enum(node.attrib["name"], members, node.get("doc")))
+            elif node.tag == "const":
+                constants.append((node.attrib["name"], self.type(node, module), _value(node)))
+            elif node.tag == "service":
+                parent = node.get("parent-id")
+                functions = [
+                    Function(
+                        m.attrib["name"],
+                        self.type(self._child(m, "returns"), module),
+                        m.get("oneway") == "true",
+                        [self.field(a, module) for a in m.findall("arg")],
+                        [self.field(e, module) for e in m.findall("throws")],
+                        m.get("doc"),
+                    )
+                    for m in node.findall("method")
+                ]
+                extends = f"{node.attrib['parent-module']}.{parent}" if parent else None
+                services.append(Service(node.attrib["name"], extends, functions, node.get("doc")))
+            elif node.tag == "typedef":
+                raise ModelError("typedefs are not supported by idl/gen_*.py yet")
+            elif node.tag not in ("include", "namespace"):
+                raise ModelError(f"unknown IDL element <{node.tag}>")
+        return Program(
+            name=module,
+            package=namespaces["py"],
+            includes=[n.attrib["name"] for n in doc.findall("include")],
+            enums=enums,
+            structs=structs,
+            constants=constants,
+            services=services,
+            doc=doc.get("doc"),
         )
-        for svc in data["services"]
-    ]
-    if data["typedefs"]:
-        raise ModelError("typedefs are not supported by idl/gen_*.py yet")
-    return Program(
-        name=data["name"],
-        package=data["namespaces"]["py"],
-        includes=list(data["includes"]),
-        enums=[Enum(e["name"], [(m["name"], m["value"]) for m in e["members"]], e.get("doc")) for e in data["enums"]],
-        structs=structs,
-        constants=[(c["name"], _type(c["typeId"], c.get("type")), c["value"]) for c in data["constants"]],
-        services=services,
-        doc=data.get("doc"),
-    )
+
+
+def _value(node: ET.Element) -> object:
+    """A constant or default: ``<int>``, ``<double>`` or ``<string>`` (the IDL uses no others)."""
+    children = list(node)
+    if len(children) != 1 or children[0].tag not in ("int", "double", "string"):
+        raise ModelError(f"unsupported value in <{node.tag} name={node.get('name')!r}>")
+    text = children[0].text or ""
+    return {"int": int, "double": float, "string": str}[children[0].tag](text)
 
 
 def read_idl(compiler: str, main_idl: Path, work: Path) -> dict[str, Program]:
-    """Run ``thrift -r --gen json`` on ``main_idl`` (and what it includes); programs by file stem."""
+    """Run ``thrift -r --gen xml`` on ``main_idl`` (and what it includes); programs by file stem."""
     work.mkdir(parents=True, exist_ok=True)
-    cmd = [compiler, "-r", "--gen", "json", "-out", str(work), str(main_idl)]
+    cmd = [compiler, "-r", "--gen", "xml:no_namespaces", "-out", str(work), str(main_idl)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise ModelError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
-    programs = {}
-    for path in sorted(work.glob("*.json")):
-        program = _program(json.loads(path.read_text(encoding="utf-8")))
-        programs[program.name] = program
-    return programs
+    documents = {}
+    for path in sorted(work.glob("*.xml")):
+        doc = ET.parse(path).getroot().find("document")
+        if doc is None:
+            raise ModelError(f"{path.name}: no <document>")
+        documents[doc.attrib["name"]] = doc
+    reader = _Reader(documents)
+    return {module: reader.program(module) for module in documents}

@@ -17,7 +17,7 @@ Steps (standard library only):
    reader and the C-accelerated one (``thrift.protocol.fastbinary``) produce tuple keys instead of
    failing with ``TypeError: unhashable type: 'list'``;
 4. write a header note into ``hivewire_thrift/__init__.py``;
-5. run ``thrift -r --gen json`` on the same IDL and write typed stubs (``.pyi``) next to every generated
+5. run ``thrift -r --gen xml`` on the same IDL and write typed stubs (``.pyi``) next to every generated
    module, plus ``py.typed`` (see ``gen_stubs.py``: requiredness decides ``T`` or ``T | None``); each stub
    is checked against the module it describes;
 6. replace ``thrift/hivewire_thrift`` with the result (the new tree is written completely next to
@@ -69,7 +69,7 @@ Post-processing applied by idl/generate.py: SkewedInfo.skewedColValueLocationMap
 (map<list<string>, string>) decodes with tuple keys, in the pure-Python reader and in the
 fastbinary (accelerated protocol) decoder alike.
 
-The .pyi files beside the modules are typed stubs generated from the same IDL (`thrift --gen json`):
+The .pyi files beside the modules are typed stubs generated from the same IDL (`thrift --gen xml`):
 required fields are `T`, optional and default-requiredness fields `T | None`.
 """
 '''
@@ -237,7 +237,7 @@ def generate(compiler: str, work: Path) -> Path:
 def write_stubs(compiler: str, work: Path, pkg: Path) -> None:
     """Write a ``.pyi`` beside every generated module (checked against it) and ``py.typed``."""
     try:
-        programs = gen_model.read_idl(compiler, MAIN_IDL, work / "json")
+        programs = gen_model.read_idl(compiler, MAIN_IDL, work / "idl-xml")
         for program in programs.values():
             folder = pkg / program.package.split(".", 1)[1]
             for name, text in gen_stubs.stubs(program, TUPLE_KEYS).items():

@@ -167,7 +167,7 @@ class _Module:
         if t.id in ("list", "set", "map"):
             name = f"_{_mangle(t)}"
             if name not in self.converters:
-                self.converters[name] = []  # reserve the name first: element types may recurse
+                self.converters[name] = []  # its place: before the converters of its elements
                 self.converters[name] = self._container(name, t)
             return name
         raise LoaderError(f"no loader for Thrift type {t}")

@@ -108,13 +108,13 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _def(indent: str, head: str, params: list[str], returns: str, prefix: str = "") -> list[str]:
+def _def(indent: str, head: str, params: list[str], returns: str) -> list[str]:
     """``def head(params) -> returns: ...``, one line when it fits, else one parameter per line."""
-    line = f"{indent}{prefix}def {head}({', '.join(params)}) -> {returns}: ..."
+    line = f"{indent}def {head}({', '.join(params)}) -> {returns}: ..."
     if len(line) <= LINE_LENGTH:
         return [line]
     return [
-        f"{indent}{prefix}def {head}(",
+        f"{indent}def {head}(",
         *(f"{indent}    {p}," for p in params),
         f"{indent}) -> {returns}: ...",
     ]

@@ -731,7 +731,7 @@ LOADED_CLASSES = [
 ]
 
 
-@settings(FAST, max_examples=200)
+@settings(FAST, max_examples=150)
 @given(
     st.sampled_from(LOADED_CLASSES).flatmap(
         lambda cls: st.tuples(st.just(cls), thrift_shaped(cls) | mutated_objects(cls))

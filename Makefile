@@ -42,10 +42,10 @@ format:  ## rewrite the code in ruff's format and apply ruff's safe fixes
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-thrift:  ## regenerate thrift/hivewire_thrift from idl/ with Debian's thrift-compiler
+thrift:  ## regenerate thrift/hivewire_thrift (code and stubs) and the Apiary JSON loaders from idl/ with Debian's thrift-compiler
 	$(BIN)/python idl/generate.py
 
-thrift-check:  ## fail if thrift/hivewire_thrift differs from what idl/ generates
+thrift-check:  ## fail if thrift/hivewire_thrift or the JSON loaders differ from what idl/ generates
 	$(BIN)/python idl/generate.py --check
 
 bench:  ## run every benchmark in bench/ and print the ratios

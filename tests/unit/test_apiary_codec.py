@@ -1003,7 +1003,7 @@ def test_enum_fields_are_complete() -> None:
 
 def test_fast_loaders_cover_every_reachable_struct() -> None:
     structs, _ = idl()
-    assert {cls.__name__ for cls in thriftjson._FAST} == _reachable_names(structs)
+    assert {cls.__name__ for cls in thriftjson.LOADERS} == _reachable_names(structs)
 
 
 def _reachable_names(structs: dict[str, list[tuple[str, str]]]) -> set[str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar
 
 from thrift.protocol import TBinaryProtocol, TCompactProtocol
 from thrift.Thrift import TApplicationException, TException
@@ -46,6 +46,11 @@ from hivewire_thrift.fb303 import FacebookService
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 from hivewire_thrift.hive_metastore import ttypes as hms
 
+if TYPE_CHECKING:  # for annotations only: typing_extensions is not a dependency, _discovery a higher module
+    from typing_extensions import Unpack
+
+    from hivewire.metastore._discovery import ConfSource, DiscoveryConfig
+
 log = logging.getLogger("hivewire.metastore")
 
 try:
@@ -58,7 +63,19 @@ except ImportError:  # pragma: no cover - depends on how thrift was installed
 
 Transport = Literal["buffered", "framed"]
 ProtocolName = Literal["binary", "compact"]
+Selection = Literal["sequential", "random"]
 _T = TypeVar("_T")
+
+
+class ClientOptions(TypedDict, total=False):
+    """The keyword options of :class:`MetastoreClient` (as ``from_zookeeper``/``from_hive_conf`` pass them on)."""
+
+    timeout: float
+    connect_timeout: float
+    transport: Transport
+    protocol: ProtocolName
+    ugi: str | tuple[str, Sequence[str]] | None
+    selection: Selection
 
 
 # Methods whose request-object form is preferred, and the legacy form to fall back to.
@@ -150,7 +167,7 @@ class MetastoreClient:
         transport: Transport = "buffered",
         protocol: ProtocolName = "binary",
         ugi: str | tuple[str, Sequence[str]] | None = None,
-        selection: Literal["sequential", "random"] = "sequential",
+        selection: Selection = "sequential",
     ) -> None:
         self._resolver: UriResolver = (
             uris if isinstance(uris, UriResolver) else FixedUris(parse_uris(uris), shuffle=selection == "random")
@@ -165,12 +182,14 @@ class MetastoreClient:
         self.protocol = protocol
         self.ugi = _parse_ugi(ugi)
         self._trans: TTransport.TTransportBase | None = None
-        self._client: Any = None
+        self._client: ThriftHiveMetastore.Client | None = None
         self._uri: str | None = None
         self._unsupported: set[str] = set()
 
     @classmethod
-    def from_zookeeper(cls, quorum: Any, namespace: str | None = None, **client_kwargs: Any) -> MetastoreClient:
+    def from_zookeeper(
+        cls, quorum: str | DiscoveryConfig, namespace: str | None = None, **client_kwargs: Unpack[ClientOptions]
+    ) -> MetastoreClient:
         """A client on the metastores registered in ZooKeeper under ``/<namespace>`` (HIVE-20794).
 
         ``quorum`` is ``"zk1:2181,zk2:2181"`` or a :class:`~hivewire.discovery.DiscoveryConfig` (which carries
@@ -189,7 +208,9 @@ class MetastoreClient:
         return cls(resolver, **client_kwargs)
 
     @classmethod
-    def from_hive_conf(cls, conf_or_hive_site_path: Any, **client_kwargs: Any) -> MetastoreClient:
+    def from_hive_conf(
+        cls, conf_or_hive_site_path: ConfSource, **client_kwargs: Unpack[ClientOptions]
+    ) -> MetastoreClient:
         """A client configured the way Hive's is, from a mapping of Hive keys or a ``hive-site.xml`` path.
 
         Reads ``metastore.thrift.uris`` / ``hive.metastore.uris``, ``metastore.service.discovery.mode``
@@ -221,10 +242,9 @@ class MetastoreClient:
         return frozenset(self._unsupported)
 
     @property
-    def raw(self) -> Any:
+    def raw(self) -> ThriftHiveMetastore.Client:
         """The generated ``ThriftHiveMetastore.Client`` (opens the connection); no error translation."""
-        self._ensure_open()
-        return self._client
+        return self._ensure_open()
 
     def open(self) -> MetastoreClient:
         """Connect to the first URI that answers. Raises :class:`MetastoreConnectionError` naming each URI."""
@@ -295,24 +315,33 @@ class MetastoreClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _ensure_open(self) -> None:
+    def _ensure_open(self) -> ThriftHiveMetastore.Client:
         if self._client is None:
             self.open()
+        assert self._client is not None  # open() connected or raised
+        return self._client
 
     # -- calls ------------------------------------------------------------------------------------------
-    def call(self, method: str, *args: Any) -> Any:
+    def call(self, method: str, *args: object) -> object:
         """Call a Thrift method by name, translating errors; reads are retried once after reconnecting.
 
         An exception the server declares (``MetaException``, ``NoSuchObjectException``, ...) becomes a
         :class:`~hivewire.errors.MetastoreServerError` subclass and leaves the connection as it is. A broken
         transport, a reply that cannot be read and a request that cannot be encoded close it, since what is
         left in its buffers would be out of step; the next call reconnects.
+
+        The result is what the generated client returns (see the stubs of
+        ``hivewire_thrift.hive_metastore.ThriftHiveMetastore``); :attr:`raw` is the typed generated client.
         """
+        return self._call(method, *args)
+
+    def _call(self, method: str, *args: object) -> Any:
+        """:meth:`call`; the result is Any: the method is chosen by name."""
         arguments = _arguments(method, args)  # a wrong name or argument count fails here, before sending
         retries = 0 if method.startswith(_NO_RETRY_PREFIXES) else 1
         while True:
-            self._ensure_open()
-            uri, client = self._uri, self._client
+            client = self._ensure_open()
+            uri = self._uri
             try:
                 try:
                     getattr(client, f"send_{method}")(*args)
@@ -386,7 +415,7 @@ class MetastoreClient:
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_") or not hasattr(ThriftHiveMetastore.Iface, name):
             raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
-        return lambda *args: self.call(name, *args)
+        return lambda *args: self._call(name, *args)
 
     def _portable(self, preferred: str, call_new: Callable[[], _T], legacy: str, call_old: Callable[[], _T]) -> _T:
         """Try ``preferred``; on "Invalid method name", remember that and use ``legacy`` on this connection."""
@@ -400,14 +429,15 @@ class MetastoreClient:
         return call_old()
 
     # -- portable methods -----------------------------------------------------------------------------
-    def get_table(self, db_name: str, table_name: str) -> Any:
+    def get_table(self, db_name: str, table_name: str) -> hms.Table:
         """The table ``db_name.table_name`` (``get_table_req``, or ``get_table`` on servers without it)."""
-        return self._portable(
+        table: hms.Table = self._portable(
             "get_table_req",
-            lambda: self.call("get_table_req", hms.GetTableRequest(dbName=db_name, tblName=table_name)).table,
+            lambda: self._call("get_table_req", hms.GetTableRequest(dbName=db_name, tblName=table_name)).table,
             "get_table",
-            lambda: self.call("get_table", db_name, table_name),
+            lambda: self._call("get_table", db_name, table_name),
         )
+        return table
 
     def get_tables(self, db_name: str, pattern: str) -> list[str]:
         """The names of the tables of ``db_name`` matching ``pattern``, as Hive's ``get_tables`` does.
@@ -420,9 +450,9 @@ class MetastoreClient:
                 f"get_tables(db_name, pattern) takes a pattern such as '*', not {type(pattern).__name__}; "
                 "to fetch tables by name use get_table_objects(db_name, names)"
             )
-        return list(self.call("get_tables", db_name, pattern))
+        return list(self._call("get_tables", db_name, pattern))
 
-    def get_table_objects(self, db_name: str, table_names: Sequence[str]) -> list[Any]:
+    def get_table_objects(self, db_name: str, table_names: Sequence[str]) -> list[hms.Table]:
         """Several tables of one database in one call (Hive's ``get_table_objects_by_name``, or its ``_req``
         form); names that do not exist are left out. ``table_names`` is a list of names, not a pattern."""
         if isinstance(table_names, (str, bytes)):
@@ -432,63 +462,73 @@ class MetastoreClient:
                 "pattern"
             )
         names = list(table_names)
-        return self._portable(
+        tables: list[hms.Table] = self._portable(
             "get_table_objects_by_name_req",
             lambda: list(
-                self.call("get_table_objects_by_name_req", hms.GetTablesRequest(dbName=db_name, tblNames=names)).tables
+                self._call("get_table_objects_by_name_req", hms.GetTablesRequest(dbName=db_name, tblNames=names)).tables
             ),
             "get_table_objects_by_name",
-            lambda: list(self.call("get_table_objects_by_name", db_name, names)),
+            lambda: list(self._call("get_table_objects_by_name", db_name, names)),
         )
+        return tables
 
-    def get_partitions_by_names(self, db_name: str, table_name: str, names: Sequence[str]) -> list[Any]:
+    def get_partitions_by_names(self, db_name: str, table_name: str, names: Sequence[str]) -> list[hms.Partition]:
         """Partitions by name (``"dt=2024-01-01/hr=00"``); missing names are left out."""
-        names = list(names)
-        return self._portable(
+        wanted = list(names)
+        partitions: list[hms.Partition] = self._portable(
             "get_partitions_by_names_req",
             lambda: list(
-                self.call(
+                self._call(
                     "get_partitions_by_names_req",
-                    hms.GetPartitionsByNamesRequest(db_name=db_name, tbl_name=table_name, names=names),
+                    hms.GetPartitionsByNamesRequest(db_name=db_name, tbl_name=table_name, names=wanted),
                 ).partitions
             ),
             "get_partitions_by_names",
-            lambda: list(self.call("get_partitions_by_names", db_name, table_name, names)),
+            lambda: list(self._call("get_partitions_by_names", db_name, table_name, wanted)),
         )
+        return partitions
 
-    def alter_table(self, db_name: str, table_name: str, new_table: Any, environment_context: Any = None) -> None:
+    def alter_table(
+        self,
+        db_name: str,
+        table_name: str,
+        new_table: hms.Table,
+        environment_context: hms.EnvironmentContext | None = None,
+    ) -> None:
         """Alter (or rename) a table (``alter_table_req`` on 3.x+, ``alter_table_with_environment_context`` before)."""
         self._portable(
             "alter_table_req",
-            lambda: self.call(
+            lambda: self._call(
                 "alter_table_req",
                 hms.AlterTableRequest(
                     dbName=db_name, tableName=table_name, table=new_table, environmentContext=environment_context
                 ),
             ),
             "alter_table_with_environment_context",
-            lambda: self.call(
+            lambda: self._call(
                 "alter_table_with_environment_context", db_name, table_name, new_table, environment_context
             ),
         )
 
-    def get_partitions(self, db_name: str, table_name: str, max_parts: int = -1) -> list[Any]:
+    def get_partitions(self, db_name: str, table_name: str, max_parts: int = -1) -> list[hms.Partition]:
         """All partitions (or the first ``max_parts``, at most 32767: the IDL's i16; -1 means all)."""
-        return list(self.call("get_partitions", db_name, table_name, _max_parts(max_parts)))
+        return list(self._call("get_partitions", db_name, table_name, _max_parts(max_parts)))
 
     def get_partition_names(self, db_name: str, table_name: str, max_parts: int = -1) -> list[str]:
         """Partition names such as ``dt=2024-01-01/hr=00`` (``max_parts`` as in :meth:`get_partitions`)."""
-        return list(self.call("get_partition_names", db_name, table_name, _max_parts(max_parts)))
+        return list(self._call("get_partition_names", db_name, table_name, _max_parts(max_parts)))
 
-    def get_partitions_by_filter(self, db_name: str, table_name: str, filter: str, max_parts: int = -1) -> list[Any]:
+    def get_partitions_by_filter(
+        self, db_name: str, table_name: str, filter: str, max_parts: int = -1
+    ) -> list[hms.Partition]:
         """Partitions matching a Hive filter expression such as ``dt > "2024-01-01"``."""
-        return list(self.call("get_partitions_by_filter", db_name, table_name, filter, _max_parts(max_parts)))
+        return list(self._call("get_partitions_by_filter", db_name, table_name, filter, _max_parts(max_parts)))
 
 
 _ARGUMENTS: dict[str, tuple[type, tuple[str, ...]]] = {}
 
 
-def _arguments(method: str, args: tuple[Any, ...]) -> type:
+def _arguments(method: str, args: tuple[object, ...]) -> type:
     """The generated ``<method>_args`` class, after checking that ``args`` fit it: a wrong method name or
     argument count fails here, before anything is written to the connection."""
     known = _ARGUMENTS.get(method)

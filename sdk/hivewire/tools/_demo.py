@@ -162,6 +162,7 @@ def run_demo(echo: Callable[[str], None] = print) -> None:
 
         def add_column() -> None:
             stored = client.get_table("demo", "orders")
+            assert stored.sd is not None and stored.sd.cols is not None  # created above with columns
             stored.sd.cols.append(hms.FieldSchema(name="note", type="string", comment=None))
             client.alter_table("demo", "orders", stored)
 

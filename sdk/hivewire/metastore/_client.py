@@ -40,6 +40,7 @@ from hivewire.errors import (
     UnsupportedMethodError,
 )
 from hivewire.metastore._addresses import connect, parse_uri, parse_uris
+from hivewire.metastore._client_options import ConfSource, ProtocolName, Transport, hive_client_options, load_conf
 from hivewire.metastore._describe import _describe, _reason, _unencodable_message
 from hivewire.metastore._resolver import FixedUris, UriResolver
 from hivewire_thrift.fb303 import FacebookService
@@ -56,8 +57,6 @@ try:
 except ImportError:  # pragma: no cover - depends on how thrift was installed
     ACCELERATED = False
 
-Transport = Literal["buffered", "framed"]
-ProtocolName = Literal["binary", "compact"]
 _T = TypeVar("_T")
 
 
@@ -189,7 +188,7 @@ class MetastoreClient:
         return cls(resolver, **client_kwargs)
 
     @classmethod
-    def from_hive_conf(cls, conf_or_hive_site_path: Any, **client_kwargs: Any) -> MetastoreClient:
+    def from_hive_conf(cls, conf_or_hive_site_path: ConfSource, **client_kwargs: Any) -> MetastoreClient:
         """A client configured the way Hive's is, from a mapping of Hive keys or a ``hive-site.xml`` path.
 
         Reads ``metastore.thrift.uris`` / ``hive.metastore.uris``, ``metastore.service.discovery.mode``
@@ -199,11 +198,11 @@ class MetastoreClient:
         """
         from hivewire.metastore import _discovery as discovery  # see from_zookeeper
 
-        conf = discovery.load_conf(conf_or_hive_site_path)
+        conf = load_conf(conf_or_hive_site_path)
         uris = discovery.metastore_uris_from_conf(conf, shared=True)
         if isinstance(uris, discovery.ZooKeeperResolver):
             uris.require()
-        return cls(uris, **{**discovery.hive_client_options(conf), **client_kwargs})
+        return cls(uris, **{**hive_client_options(conf), **client_kwargs})
 
     # -- connection -----------------------------------------------------------------------------------
     @property

@@ -34,8 +34,9 @@ class Key(Generic[T_co]):
 
     ``default`` is written as a user would write it (``"120000ms"``), and parsed by ``kind`` like any value;
     None means no value unless one is given. ``default_doc`` describes a default the consumer computes
-    (``<topic>.dlq``). ``aliases`` are other spellings, looked up after ``name`` in this order (Hive's:
-    ``metastore.*``, then ``hive.metastore.*``, then ``hive.*``). Keys compare by identity.
+    (``<topic>.dlq``), and is what the reference shows when given. ``aliases`` are other spellings, looked up
+    after ``name`` in this order (Hive's: ``metastore.*``, then ``hive.metastore.*``, then ``hive.*``). Keys
+    compare by identity.
     """
 
     name: str

@@ -50,9 +50,9 @@ def _cell(text: str) -> str:
 
 
 def _default(key: Key[object]) -> str:
-    if key.default is not None:
-        return f"`{key.default}`"
-    return key.default_doc or ""
+    if key.default_doc is not None:
+        return key.default_doc
+    return "" if key.default is None else f"`{key.default}`"
 
 
 def _meaning(key: Key[object]) -> str:

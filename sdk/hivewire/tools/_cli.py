@@ -135,7 +135,7 @@ def _help(flag: Flag) -> str:
     text = f"{flag.key.doc} ({flag.key.name})".replace("`", "")
     if flag.repeat:
         text += " Repeatable."
-    default = f"`{flag.key.default}`" if flag.key.default is not None else flag.key.default_doc
+    default = flag.key.default_doc or flag.key.default
     if default and flag.switch is None:
         text += f"  [default: {default.replace('`', '')}]"
     return text

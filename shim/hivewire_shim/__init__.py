@@ -7,7 +7,7 @@ to Kafka through a durable spool, or straight to an in-process ``hivewire.App``)
 
 from hivewire_shim.capture import MODELED_METHODS, Settings
 from hivewire_shim.kafka_sink import KafkaSink, replay_rejected
-from hivewire_shim.server import DEFAULT_HIVE_VERSION, Shim
+from hivewire_shim.server import DEFAULT_HIVE_VERSION, Shim, ShimSettings
 from hivewire_shim.sinks import AppSink, Sink
 from hivewire_shim.spool import Spool
 from hivewire_shim.upstream import Upstream
@@ -19,6 +19,7 @@ __all__ = [
     "KafkaSink",
     "Settings",
     "Shim",
+    "ShimSettings",
     "Sink",
     "Spool",
     "Upstream",

@@ -17,13 +17,17 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from hivewire.config._kafka import KafkaValue
 from hivewire.errors import ConfigError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import ListenerEvent
 from hivewire_shim.sinks import partition_key
 from hivewire_shim.spool import FsyncPolicy, RateLimit, Record, Spool
+
+if TYPE_CHECKING:
+    from confluent_kafka import Producer
 
 __all__ = ["PRODUCER_DEFAULTS", "REJECTED_FILE", "KafkaSink", "replay_rejected"]
 
@@ -191,7 +195,7 @@ class KafkaSink:
         topic: str,
         spool_dir: str | os.PathLike[str],
         *,
-        producer_config: Mapping[str, Any] | None = None,
+        producer_config: Mapping[str, KafkaValue] | None = None,
         alter_by_old_name: bool = False,
         fsync: FsyncPolicy = "interval",
         max_in_flight: int = 10_000,
@@ -199,7 +203,7 @@ class KafkaSink:
         metadata_refresh: float | None = None,
         max_overflow_bytes: int = 256 << 20,
         pending_warning: int = 10_000,
-        producer_factory: Callable[[dict[str, Any]], Any] | None = None,
+        producer_factory: Callable[[dict[str, KafkaValue]], Producer] | None = None,
     ) -> None:
         from confluent_kafka import KafkaException, Producer  # here: only the Kafka sink needs librdkafka
 

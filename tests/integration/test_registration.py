@@ -292,3 +292,29 @@ def test_cli_register_until_sigterm(zookeeper: LocalZooKeeper, metastore: LocalM
             proc.wait()
         reader.stop()
         reader.close()
+
+
+def test_cli_register_from_a_config_file_with_flags_winning(
+    zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str, tmp_path: Path
+) -> None:
+    settings = tmp_path / "register.toml"
+    settings.write_text(
+        f'[hivewire.register]\nmetastore = "{address_of(metastore)}"\nzookeeper = "{zookeeper.quorum}"\n'
+        f'namespace = "not-{unique}"\ninterval = "1s"\n'
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hivewire", "register", "--config", str(settings), "--namespace", unique],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "HIVEWIRE_REGISTER_INTERVAL": "2s"},
+    )
+    try:
+        wait_for(lambda: discover(zookeeper.quorum, unique) == [metastore.uri], "the CLI to register")
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0, out.decode(errors="replace")
+        assert f"under /{unique} every 2 s" in out.decode()  # the flag over the file, the environment over it
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

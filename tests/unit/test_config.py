@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 import hivewire as hw
-from hivewire.config._config import JAVA_CONSUMER_RENAMED, JAVA_ONLY_CONSUMER_KEYS, Config, Settings
+from hivewire.config._config import Config
+from hivewire.config._kafka import JAVA_CONSUMER_RENAMED, JAVA_ONLY_CONSUMER_KEYS
+from hivewire.runtime._settings import RuntimeSettings as Settings
 
 DRONE_FLY_PROPERTIES = """\
 # A Drone Fly properties file, as its README shows them

@@ -8,11 +8,11 @@ import pytest
 from kazoo.security import OPEN_ACL_UNSAFE, Permissions, make_digest_acl_credential
 
 import hivewire as hw
+from hivewire.metastore._client_options import hive_client_options
 from hivewire.metastore._discovery import (
     DiscoveryConfig,
     _to_uris,
     discovery_mode,
-    hive_client_options,
     load_hive_site,
     metastore_uris_from_conf,
     parse_registration,

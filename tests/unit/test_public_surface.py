@@ -106,7 +106,7 @@ SURFACE["hivewire.errors"] = {
     "SourceError",
     "UnsupportedMethodError",
 }
-SURFACE["hivewire.config"] = {"Config"}
+SURFACE["hivewire.config"] = {"Config", "KafkaValue", "Key", "Provenance", "SettingMap", "SettingValue"}
 SURFACE["hivewire.events"] = {
     "AddPartitionEvent",
     "AlterDatabaseEvent",
@@ -163,6 +163,7 @@ SURFACE["hivewire_shim"] = {
     "MODELED_METHODS",
     "Settings",
     "Shim",
+    "ShimSettings",
     "Sink",
     "Spool",
     "Upstream",

@@ -41,6 +41,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hivewire.config import _keys as keys
+from hivewire.config._config import Config
 from hivewire.data._arrow import SCHEMA, Undecodable, paused_gc, to_arrow
 from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError
 from hivewire.events import _apiary as apiary
@@ -93,6 +95,38 @@ class ArchiveStats:
         if self.first_message_at is None or self.last_commit_at is None or self.last_commit_at <= self.first_message_at:
             return 0.0
         return self.rows_written / (self.last_commit_at - self.first_message_at)
+
+
+@dataclass(frozen=True)
+class ArchiveSettings:
+    """What ``hivewire archive`` needs (docs/configuration.md, "Archive"): the topic, its consumer settings
+    (``apiary.messaging.consumer.*``), the Delta table and the flush bounds; ``flush_seconds`` in seconds."""
+
+    bootstrap_servers: str
+    topic: str
+    consumer_config: dict[str, str]
+    table_uri: str
+    app_id: str | None
+    group_id: str | None
+    flush_events: int
+    flush_seconds: float
+    storage_options: dict[str, str]
+
+    @classmethod
+    def from_config(cls, config: Config) -> ArchiveSettings:
+        """Validate and read the archive's keys; raises :class:`~hivewire.errors.ConfigError` naming the key."""
+        config.check_keys()
+        return cls(
+            bootstrap_servers=config.read(keys.BOOTSTRAP_SERVERS),
+            topic=config.read(keys.TOPIC),
+            consumer_config=config.with_prefix(keys.CONSUMER_PREFIX.name),
+            table_uri=config.read(keys.ARCHIVE_TABLE),
+            app_id=config.optional(keys.ARCHIVE_APP_ID),
+            group_id=config.optional(keys.ARCHIVE_GROUP_ID),
+            flush_events=config.read(keys.ARCHIVE_FLUSH_EVENTS),
+            flush_seconds=config.read(keys.ARCHIVE_FLUSH_INTERVAL),
+            storage_options=config.with_prefix(keys.ARCHIVE_STORAGE_PREFIX.name),
+        )
 
 
 @dataclass
@@ -151,6 +185,24 @@ class Archiver:
         self._oldest: float | None = None  # when the oldest buffered message arrived
         self._active = time.monotonic()  # the last message or assignment (for idle_timeout)
 
+    @classmethod
+    def from_settings(cls, settings: ArchiveSettings) -> Archiver:
+        """An archiver configured by ``settings`` (its :class:`~hivewire.runtime.KafkaSource` included)."""
+        return cls(
+            KafkaSource(settings.bootstrap_servers, settings.topic, consumer_config=settings.consumer_config),
+            settings.table_uri,
+            app_id=settings.app_id,
+            group_id=settings.group_id,
+            flush_events=settings.flush_events,
+            flush_seconds=settings.flush_seconds,
+            storage_options=settings.storage_options or None,
+        )
+
+    @classmethod
+    def from_config(cls, config: Config) -> Archiver:
+        """An archiver configured by the Kafka keys and ``hivewire.archive.*`` (see :class:`ArchiveSettings`)."""
+        return cls.from_settings(ArchiveSettings.from_config(config))
+
     @property
     def group_id(self) -> str:
         """The consumer group: as given, else ``hivewire-archive-<app_id>-<table id>`` (loads or creates the table)."""
@@ -159,7 +211,7 @@ class Archiver:
         return self._group_id
 
     # -- the table ------------------------------------------------------------------------------------
-    def table(self) -> Any:
+    def table(self) -> deltalake.DeltaTable:
         """The Delta table, created (empty, with the archive schema) if it does not exist, at its latest version."""
         if self._table is not None:
             self._table.update_incremental()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from thrift.protocol import TBinaryProtocol, TCompactProtocol
 from thrift.Thrift import TApplicationException, TException
@@ -40,6 +40,15 @@ from hivewire.errors import (
     UnsupportedMethodError,
 )
 from hivewire.metastore._addresses import connect, parse_uri, parse_uris
+from hivewire.metastore._client_options import (
+    ClientKeywords,
+    ConfSource,
+    ProtocolName,
+    Selection,
+    Transport,
+    hive_client_options,
+    load_conf,
+)
 from hivewire.metastore._describe import _describe, _reason, _unencodable_message
 from hivewire.metastore._resolver import FixedUris, UriResolver
 from hivewire_thrift.fb303 import FacebookService
@@ -49,7 +58,7 @@ from hivewire_thrift.hive_metastore import ttypes as hms
 if TYPE_CHECKING:  # for annotations only: typing_extensions is not a dependency, _discovery a higher module
     from typing_extensions import Unpack
 
-    from hivewire.metastore._discovery import ConfSource, DiscoveryConfig
+    from hivewire.metastore._discovery import DiscoveryConfig
 
 log = logging.getLogger("hivewire.metastore")
 
@@ -61,21 +70,7 @@ try:
 except ImportError:  # pragma: no cover - depends on how thrift was installed
     ACCELERATED = False
 
-Transport = Literal["buffered", "framed"]
-ProtocolName = Literal["binary", "compact"]
-Selection = Literal["sequential", "random"]
 _T = TypeVar("_T")
-
-
-class ClientOptions(TypedDict, total=False):
-    """The keyword options of :class:`MetastoreClient` (as ``from_zookeeper``/``from_hive_conf`` pass them on)."""
-
-    timeout: float
-    connect_timeout: float
-    transport: Transport
-    protocol: ProtocolName
-    ugi: str | tuple[str, Sequence[str]] | None
-    selection: Selection
 
 
 # Methods whose request-object form is preferred, and the legacy form to fall back to.
@@ -188,7 +183,7 @@ class MetastoreClient:
 
     @classmethod
     def from_zookeeper(
-        cls, quorum: str | DiscoveryConfig, namespace: str | None = None, **client_kwargs: Unpack[ClientOptions]
+        cls, quorum: str | DiscoveryConfig, namespace: str | None = None, **client_kwargs: Unpack[ClientKeywords]
     ) -> MetastoreClient:
         """A client on the metastores registered in ZooKeeper under ``/<namespace>`` (HIVE-20794).
 
@@ -209,7 +204,7 @@ class MetastoreClient:
 
     @classmethod
     def from_hive_conf(
-        cls, conf_or_hive_site_path: ConfSource, **client_kwargs: Unpack[ClientOptions]
+        cls, conf_or_hive_site_path: ConfSource, **client_kwargs: Unpack[ClientKeywords]
     ) -> MetastoreClient:
         """A client configured the way Hive's is, from a mapping of Hive keys or a ``hive-site.xml`` path.
 
@@ -220,11 +215,13 @@ class MetastoreClient:
         """
         from hivewire.metastore import _discovery as discovery  # see from_zookeeper
 
-        conf = discovery.load_conf(conf_or_hive_site_path)
+        conf = load_conf(conf_or_hive_site_path)
         uris = discovery.metastore_uris_from_conf(conf, shared=True)
         if isinstance(uris, discovery.ZooKeeperResolver):
             uris.require()
-        return cls(uris, **{**discovery.hive_client_options(conf), **client_kwargs})
+        options = hive_client_options(conf)
+        options.update(client_kwargs)
+        return cls(uris, **options)
 
     # -- connection -----------------------------------------------------------------------------------
     @property

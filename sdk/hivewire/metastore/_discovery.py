@@ -13,7 +13,7 @@ current with a children watch and re-reads ZooKeeper on demand (:meth:`ZooKeeper
 
 Configuration follows Hive: :meth:`DiscoveryConfig.from_conf` / :meth:`DiscoveryConfig.from_hive_site` read
 ``metastore.*`` keys with their ``hive.metastore.zookeeper.*`` and ``hive.zookeeper.*`` aliases and Hive's
-defaults.
+defaults, as declared in :mod:`hivewire.config._keys`.
 """
 
 from __future__ import annotations
@@ -23,38 +23,41 @@ import logging
 import os
 import random
 import re
+import sys
 import threading
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoAuthError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.retry import KazooRetry
 
+from hivewire.config import _keys as keys
+from hivewire.config._config import Config
+from hivewire.config._files import load_hive_site
 from hivewire.errors import ConfigError, DiscoveryError
 from hivewire.metastore._addresses import parse_uris
+from hivewire.metastore._client_options import ConfSource
+from hivewire.metastore._client_options import load_conf as load_conf  # discovery's callers use it too
+
+if TYPE_CHECKING:
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:
+        from typing_extensions import Unpack
+
 
 log = logging.getLogger("hivewire.discovery")
 
 DEFAULT_NAMESPACE = "hive_metastore"
 DEFAULT_CLIENT_PORT = 2181
 
-ConfSource = Mapping[str, str] | str | os.PathLike[str]
-"""A Hive configuration: a mapping of keys to values, or the path of a ``hive-site.xml``."""
-
 # Long-lived clients (resolver, sidecar) must never give up reconnecting; this caps the wait between
 # attempts so that a ZooKeeper that comes back is noticed within a few seconds.
 _RECONNECT_MAX_DELAY = 5.0
-
-# Hive's key spellings, in the order MetastoreConf (and the older docs) look them up.
-_MODE_KEYS = ("metastore.service.discovery.mode", "hive.metastore.service.discovery.mode")
-_URIS_KEYS = ("metastore.thrift.uris", "hive.metastore.uris")
-_ZK_PREFIXES = ("metastore.zookeeper.", "hive.metastore.zookeeper.", "hive.zookeeper.")
-
 
 # -- parsing of registrations ---------------------------------------------------------------------------
 
@@ -149,89 +152,6 @@ def _to_uris(entries: Iterable[tuple[str, bytes | None]], where: str) -> list[st
 # -- configuration --------------------------------------------------------------------------------------
 
 
-def _empty(value: object) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
-
-
-def _lookup(conf: Mapping[str, str], keys: Iterable[str]) -> tuple[str, str] | None:
-    """The first of ``keys`` set (to something other than blanks) in ``conf``, with its value."""
-    for key in keys:
-        value = conf.get(key)
-        if not _empty(value):
-            return key, str(value).strip()
-    return None
-
-
-def _zk_keys(suffix: str) -> list[str]:
-    return [prefix + suffix for prefix in _ZK_PREFIXES]
-
-
-_TIME_UNITS = {
-    "d": 86400.0,
-    "day": 86400.0,
-    "days": 86400.0,
-    "h": 3600.0,
-    "hour": 3600.0,
-    "hours": 3600.0,
-    "m": 60.0,
-    "min": 60.0,
-    "mins": 60.0,
-    "minute": 60.0,
-    "minutes": 60.0,
-    "s": 1.0,
-    "sec": 1.0,
-    "secs": 1.0,
-    "second": 1.0,
-    "seconds": 1.0,
-    "ms": 1e-3,
-    "msec": 1e-3,
-    "msecs": 1e-3,
-    "millisecond": 1e-3,
-    "milliseconds": 1e-3,
-    "us": 1e-6,
-    "usec": 1e-6,
-    "usecs": 1e-6,
-    "microsecond": 1e-6,
-    "microseconds": 1e-6,
-    "ns": 1e-9,
-    "nsec": 1e-9,
-    "nsecs": 1e-9,
-    "nanosecond": 1e-9,
-    "nanoseconds": 1e-9,
-}
-_TIME = re.compile(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]*)")
-
-
-def _parse_time(key: str, value: str, default_unit: float) -> float:
-    """Hive's time values: ``15s``, ``120000ms``, or a bare number in the key's own unit -> seconds."""
-    match = _TIME.fullmatch(value.strip())
-    unit = match.group(2).lower() if match else ""
-    if not match or (unit and unit not in _TIME_UNITS):
-        raise ConfigError(key, f"{value!r} is not a time such as '15s' or '120000ms'")
-    seconds = float(match.group(1)) * (_TIME_UNITS[unit] if unit else default_unit)
-    if seconds <= 0:
-        raise ConfigError(key, f"{value!r} must be more than zero")
-    return seconds
-
-
-def _parse_int(key: str, value: str, minimum: int, maximum: int | None = None) -> int:
-    try:
-        number = int(value.strip())
-    except ValueError:
-        raise ConfigError(key, f"{value!r} is not a whole number") from None
-    if number < minimum or (maximum is not None and number > maximum):
-        bounds = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
-        raise ConfigError(key, f"{value!r} must be {bounds}")
-    return number
-
-
-def _parse_bool(key: str, value: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered not in ("true", "false"):
-        raise ConfigError(key, f"{value!r} is not 'true' or 'false'")
-    return lowered == "true"
-
-
 def _normalize_namespace(namespace: str, key: str = "namespace") -> str:
     ns = namespace.strip().strip("/")
     if not ns or any(part in ("", ".", "..") for part in ns.split("/")):
@@ -258,15 +178,21 @@ def _normalize_quorum(quorum: str, client_port: int, key: str = "quorum") -> str
     return ",".join(h if ":" in h else f"{h}:{client_port}" for h in hosts) + chroot
 
 
-def _parse_auth(key: str, value: str) -> tuple[tuple[str, str], ...]:
-    """``digest:user:password[,scheme:credential...]`` -> kazoo ``auth_data``."""
-    out = []
-    for item in value.split(","):
-        scheme, sep, credential = item.strip().partition(":")
-        if not sep or not scheme or not credential:
-            raise ConfigError(key, f"{item.strip()!r} is not 'scheme:credential' such as 'digest:user:password'")
-        out.append((scheme, credential))
-    return tuple(out)
+class DiscoveryOptions(TypedDict, total=False):
+    """:class:`DiscoveryConfig`'s fields other than the quorum and the namespace, as keyword arguments of the
+    functions that take a quorum (:func:`discover_metastores`, :class:`ZooKeeperResolver`, ...)."""
+
+    session_timeout: float
+    connection_timeout: float
+    max_retries: int
+    base_sleep: float
+    auth_data: Iterable[tuple[str, str]]
+    use_ssl: bool
+    certfile: str | None
+    keyfile: str | None
+    keyfile_password: str | None
+    ca: str | None
+    verify_certs: bool
 
 
 @dataclass(frozen=True)
@@ -316,7 +242,8 @@ class DiscoveryConfig:
     def from_conf(
         cls, conf: Mapping[str, str], *, quorum: str | None = None, namespace: str | None = None
     ) -> DiscoveryConfig:
-        """Read Hive's keys from a mapping (``metastore.*`` first, then the ``hive.*`` aliases, then defaults).
+        """Read Hive's keys from a mapping or a :class:`~hivewire.config.Config` (``metastore.*`` first, then the
+        ``hive.*`` aliases, then defaults; docs/configuration.md, "ZooKeeper discovery").
 
         The quorum comes from ``metastore.thrift.uris`` / ``hive.metastore.uris`` (host[:port] entries; hosts
         without a port get ``metastore.zookeeper.client.port``, default 2181), unless ``quorum`` is given.
@@ -324,192 +251,128 @@ class DiscoveryConfig:
         ``hivewire.zookeeper.ssl.{certfile,keyfile,keyfile.password,ca,verify}`` (PEM files for kazoo).
         Invalid values raise :class:`~hivewire.errors.ConfigError` naming the key.
         """
-
-        def zk(suffix: str) -> tuple[str, str] | None:
-            return _lookup(conf, _zk_keys(suffix))
-
-        found = zk("client.port")
-        port = _parse_int(found[0], found[1], 1, 65535) if found else DEFAULT_CLIENT_PORT
+        config = load_conf(conf)
+        port = config.read(keys.ZK_CLIENT_PORT)
         if quorum is None:
-            uris = _lookup(conf, _URIS_KEYS)
+            uris = config.find(keys.METASTORE_URIS)
             if uris is None:
                 raise ConfigError(
-                    _URIS_KEYS[0],
+                    keys.METASTORE_URIS.name,
                     "not set; in ZooKeeper discovery mode it holds the ZooKeeper quorum, such as zk1:2181,zk2:2181",
                 )
-            quorum = _normalize_quorum(uris[1], port, uris[0])
+            quorum = _normalize_quorum(uris[0], port, uris[1].name)
         else:
             quorum = _normalize_quorum(quorum, port)
-        kwargs: dict[str, Any] = {"quorum": quorum}
-        if namespace is not None:
-            kwargs["namespace"] = namespace
-        elif found := zk("namespace"):
-            kwargs["namespace"] = _normalize_namespace(found[1], found[0])
-            kwargs["namespace_key"] = found[0]
-            if found[0].startswith("hive.zookeeper."):
+        namespace_key = None
+        if namespace is None and (found := config.find(keys.ZK_NAMESPACE)) is not None:
+            namespace_key = found[1].name
+            namespace = _normalize_namespace(found[0], namespace_key)
+            if found[1].key.startswith("hive.zookeeper."):
                 # HDP and CDH sites set this key for Hive's ZooKeeper lock manager; MetastoreConf falls back to
                 # it too, so it silently moves discovery unless the metastore key is set.
                 log.warning(
                     "ZooKeeper discovery reads the namespace %r from %s, which is also the Hive lock "
                     "manager's namespace; if the metastores register elsewhere (Hive's default is "
                     "%s), set metastore.zookeeper.namespace, which takes precedence",
-                    kwargs["namespace"],
-                    found[0],
+                    namespace,
+                    namespace_key,
                     DEFAULT_NAMESPACE,
                 )
-        if found := zk("session.timeout"):
-            kwargs["session_timeout"] = _parse_time(*found, default_unit=1e-3)
-        if found := zk("connection.timeout"):
-            kwargs["connection_timeout"] = _parse_time(*found, default_unit=1.0)
-        if found := zk("connection.max.retries"):
-            kwargs["max_retries"] = _parse_int(*found, minimum=0)
-        if found := zk("connection.basesleeptime"):
-            kwargs["base_sleep"] = _parse_time(*found, default_unit=1e-3)
-        if found := _lookup(conf, ["hivewire.zookeeper.auth"]):
-            kwargs["auth_data"] = _parse_auth(*found)
-        kwargs.update(_ssl_options(conf))
-        return cls(**kwargs)
+        tls = _Tls.from_config(config)
+        return cls(
+            quorum=quorum,
+            namespace=namespace or DEFAULT_NAMESPACE,
+            session_timeout=config.read(keys.ZK_SESSION_TIMEOUT),
+            connection_timeout=config.read(keys.ZK_CONNECTION_TIMEOUT),
+            max_retries=config.read(keys.ZK_MAX_RETRIES),
+            base_sleep=config.read(keys.ZK_BASE_SLEEP),
+            auth_data=config.optional(keys.ZK_AUTH) or (),
+            use_ssl=tls.use_ssl,
+            certfile=tls.certfile,
+            keyfile=tls.keyfile,
+            keyfile_password=tls.keyfile_password,
+            ca=tls.ca,
+            verify_certs=tls.verify_certs,
+            namespace_key=namespace_key,
+        )
 
     @classmethod
     def from_hive_site(
         cls, path: str | os.PathLike[str], *, quorum: str | None = None, namespace: str | None = None
     ) -> DiscoveryConfig:
         """:meth:`from_conf` on the properties of a ``hive-site.xml``."""
-        return cls.from_conf(load_hive_site(path), quorum=quorum, namespace=namespace)
+        return cls.from_conf(Config(load_hive_site(path)), quorum=quorum, namespace=namespace)
+
+    @classmethod
+    def from_parts(
+        cls, quorum: str | None, namespace: str | None, hive_site: str | os.PathLike[str] | None
+    ) -> DiscoveryConfig | None:
+        """The ZooKeeper settings of a quorum and a namespace, or of a ``hive-site.xml`` (the two win over it);
+        None when neither a quorum nor a file is given (the caller says what is missing)."""
+        if hive_site is not None:
+            return cls.from_hive_site(hive_site, quorum=quorum, namespace=namespace)
+        if quorum is not None:
+            return cls(quorum=quorum, namespace=namespace or DEFAULT_NAMESPACE)
+        return None
 
 
 _OPTION_NAMES = tuple(f.name for f in dataclasses.fields(DiscoveryConfig) if f.name not in ("quorum", "namespace_key"))
 
 
-def _ssl_options(conf: Mapping[str, str]) -> dict[str, Any]:
-    """Hive's ``metastore.zookeeper.ssl.*`` keys, mapped onto kazoo's PEM-file TLS options."""
-    out: dict[str, Any] = {}
-    enabled = _lookup(conf, _zk_keys("ssl.client.enable"))
-    if enabled:
-        out["use_ssl"] = _parse_bool(*enabled)
-    stores = {"keystore": ("certfile", "keyfile"), "truststore": ("ca",)}
-    for store, targets in stores.items():
-        location = _lookup(conf, _zk_keys(f"ssl.{store}.location"))
-        if location is None:
-            continue
-        kind = _lookup(conf, _zk_keys(f"ssl.{store}.type"))
-        store_type = kind[1].upper() if kind else ("PEM" if location[1].lower().endswith((".pem", ".crt")) else "")
-        if store_type != "PEM":
-            # Java reads JKS/PKCS12 stores; kazoo (Python's ssl module) reads PEM only.
-            raise ConfigError(
-                location[0],
-                f"{location[1]!r} is a {store_type or 'JKS/PKCS12'} store; kazoo needs "
-                "PEM files: convert it (openssl pkcs12 -in store.p12 -out store.pem "
-                "-nodes) or set hivewire.zookeeper.ssl.certfile/keyfile/ca",
-            )
-        for target in targets:
-            out[target] = location[1]
-        password = _lookup(conf, _zk_keys(f"ssl.{store}.password"))
-        if password and store == "keystore":
-            out["keyfile_password"] = password[1]
-    own = {
-        "certfile": "hivewire.zookeeper.ssl.certfile",
-        "keyfile": "hivewire.zookeeper.ssl.keyfile",
-        "keyfile_password": "hivewire.zookeeper.ssl.keyfile.password",
-        "ca": "hivewire.zookeeper.ssl.ca",
-    }
-    for field, key in own.items():
-        if found := _lookup(conf, [key]):
-            out[field] = found[1]
-    if found := _lookup(conf, ["hivewire.zookeeper.ssl.verify"]):
-        out["verify_certs"] = _parse_bool(*found)
-    for field in ("certfile", "keyfile", "ca"):
-        if field in out and not Path(out[field]).is_file():
-            raise ConfigError(f"ZooKeeper TLS {field}", f"{out[field]!r} is not a readable file")
-    return out
+@dataclass(frozen=True)
+class _Tls:
+    """Hive's ``metastore.zookeeper.ssl.*`` keys and hivewire's own, mapped onto kazoo's PEM-file TLS options."""
 
+    use_ssl: bool = False
+    certfile: str | None = None
+    keyfile: str | None = None
+    keyfile_password: str | None = None
+    ca: str | None = None
+    verify_certs: bool = True
 
-def load_hive_site(path: str | os.PathLike[str]) -> dict[str, str]:
-    """The ``<property><name>/<value>`` pairs of a Hadoop-style XML file such as ``hive-site.xml``.
-
-    ``${key}`` and ``${env.NAME}`` references are expanded, as Hadoop's Configuration does.
-    """
-    file = Path(path)
-    try:
-        root = ET.parse(file).getroot()
-    except OSError as e:
-        raise ConfigError(str(file), f"cannot read it ({e.strerror or e})") from e
-    except ET.ParseError as e:
-        raise ConfigError(str(file), f"is not valid XML ({e})") from e
-    conf: dict[str, str] = {}
-    for prop in root.iter("property"):
-        name, value = prop.findtext("name"), prop.findtext("value")
-        if name and name.strip():
-            conf[name.strip()] = (value or "").strip()
-    return _expand(conf)
-
-
-_VARIABLE = re.compile(r"\$\{([^}$]+)\}")
-
-
-def _expand(conf: dict[str, str]) -> dict[str, str]:
-    def one(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name.startswith("env."):
-            return os.environ.get(name[4:], match.group(0))
-        return conf.get(name, match.group(0))
-
-    out = dict(conf)
-    for key, value in conf.items():
-        for _ in range(20):  # Hadoop's bound on nested substitutions
-            expanded = _VARIABLE.sub(one, value)
-            if expanded == value:
-                break
-            value = expanded
-        out[key] = value
-    return out
-
-
-def load_conf(conf: ConfSource) -> dict[str, str]:
-    """A mapping as a plain dict, or the properties of the ``hive-site.xml`` at that path."""
-    if isinstance(conf, Mapping):
-        return {str(k): str(v) for k, v in conf.items() if v is not None}
-    return load_hive_site(conf)
+    @classmethod
+    def from_config(cls, config: Config) -> _Tls:
+        files: dict[str, str | None] = {"certfile": None, "keyfile": None, "ca": None}
+        keyfile_password = None
+        for location_key, type_key, targets in (
+            (keys.ZK_KEYSTORE_LOCATION, keys.ZK_KEYSTORE_TYPE, ("certfile", "keyfile")),
+            (keys.ZK_TRUSTSTORE_LOCATION, keys.ZK_TRUSTSTORE_TYPE, ("ca",)),
+        ):
+            location = config.find(location_key)
+            if location is None:
+                continue
+            kind = config.optional(type_key)
+            store_type = kind.upper() if kind else ("PEM" if location[0].lower().endswith((".pem", ".crt")) else "")
+            if store_type != "PEM":
+                # Java reads JKS/PKCS12 stores; kazoo (Python's ssl module) reads PEM only.
+                raise ConfigError(
+                    location[1].name,
+                    f"{location[0]!r} is a {store_type or 'JKS/PKCS12'} store; kazoo needs "
+                    "PEM files: convert it (openssl pkcs12 -in store.p12 -out store.pem "
+                    "-nodes) or set hivewire.zookeeper.ssl.certfile/keyfile/ca",
+                )
+            files.update(dict.fromkeys(targets, location[0]))
+            if location_key is keys.ZK_KEYSTORE_LOCATION:
+                keyfile_password = config.optional(keys.ZK_KEYSTORE_PASSWORD)
+        files["certfile"] = config.optional(keys.ZK_SSL_CERTFILE) or files["certfile"]
+        files["keyfile"] = config.optional(keys.ZK_SSL_KEYFILE) or files["keyfile"]
+        files["ca"] = config.optional(keys.ZK_SSL_CA) or files["ca"]
+        for field, path in files.items():
+            if path is not None and not Path(path).is_file():
+                raise ConfigError(f"ZooKeeper TLS {field}", f"{path!r} is not a readable file")
+        return cls(
+            use_ssl=config.read(keys.ZK_SSL_ENABLE),
+            certfile=files["certfile"],
+            keyfile=files["keyfile"],
+            keyfile_password=config.optional(keys.ZK_SSL_KEYFILE_PASSWORD) or keyfile_password,
+            ca=files["ca"],
+            verify_certs=config.read(keys.ZK_SSL_VERIFY),
+        )
 
 
 def discovery_mode(conf: Mapping[str, str]) -> str:
     """``"zookeeper"``, or ``""`` for fixed URIs: ``metastore.service.discovery.mode`` or its ``hive.*`` alias."""
-    found = _lookup(conf, _MODE_KEYS)
-    if found is None:
-        return ""
-    mode = found[1].lower()
-    if mode != "zookeeper":
-        raise ConfigError(
-            found[0],
-            f"{found[1]!r} is not a discovery mode: leave it empty for fixed URIs in "
-            "metastore.thrift.uris, or set it to 'zookeeper'",
-        )
-    return mode
-
-
-def hive_client_options(conf: ConfSource) -> dict[str, Any]:
-    """:class:`~hivewire.metastore.MetastoreClient` keyword arguments implied by Hive's client keys.
-
-    ``metastore.thrift.framed.transport.enabled``, ``...compact.protocol.enabled``,
-    ``metastore.thrift.uri.selection`` and ``metastore.client.socket.timeout`` (with their ``hive.*`` aliases).
-    """
-    values = load_conf(conf)
-    out: dict[str, Any] = {}
-    if found := _lookup(
-        values, ["metastore.thrift.framed.transport.enabled", "hive.metastore.thrift.framed.transport.enabled"]
-    ):
-        out["transport"] = "framed" if _parse_bool(*found) else "buffered"
-    if found := _lookup(
-        values, ["metastore.thrift.compact.protocol.enabled", "hive.metastore.thrift.compact.protocol.enabled"]
-    ):
-        out["protocol"] = "compact" if _parse_bool(*found) else "binary"
-    if found := _lookup(values, ["metastore.thrift.uri.selection", "hive.metastore.uri.selection"]):
-        if found[1].upper() not in ("RANDOM", "SEQUENTIAL"):
-            raise ConfigError(found[0], f"{found[1]!r} is not RANDOM or SEQUENTIAL")
-        out["selection"] = found[1].lower()
-    if found := _lookup(values, ["metastore.client.socket.timeout", "hive.metastore.client.socket.timeout"]):
-        out["timeout"] = _parse_time(*found, default_unit=1.0)
-    return out
+    return load_conf(conf).optional(keys.DISCOVERY_MODE) or ""
 
 
 # -- reading ZooKeeper ----------------------------------------------------------------------------------
@@ -628,7 +491,9 @@ def _read_or_raise(zk: KazooClient, config: DiscoveryConfig) -> list[str]:
     return uris
 
 
-def discovery_config(quorum: str | DiscoveryConfig, /, namespace: str | None = None, **options: Any) -> DiscoveryConfig:
+def discovery_config(
+    quorum: str | DiscoveryConfig, /, namespace: str | None = None, **options: Unpack[DiscoveryOptions]
+) -> DiscoveryConfig:
     """The :class:`DiscoveryConfig` that ``discover_metastores(quorum, namespace, **options)`` would use.
 
     ``quorum`` is ``"zk1:2181,zk2:2181"`` or a :class:`DiscoveryConfig`; ``namespace`` (default: the config's,
@@ -640,28 +505,44 @@ def discovery_config(quorum: str | DiscoveryConfig, /, namespace: str | None = N
             "zookeeper",
             f"{quorum!r} is neither a quorum such as 'zk1:2181,zk2:2181' nor a hivewire.discovery.DiscoveryConfig",
         )
-    unknown = sorted(set(options) - {f.name for f in dataclasses.fields(DiscoveryConfig)} - {"quorum"})
-    if unknown or "quorum" in options:
+    unknown = sorted(set(options) - set(_OPTION_NAMES) - {"namespace"} | ({"quorum"} & set(options)))
+    if unknown:
         raise ConfigError(
             "discovery option",
-            f"unknown option(s) {', '.join(unknown or ['quorum'])}: the options "
+            f"unknown option(s) {', '.join(unknown)}: the options "
             "are DiscoveryConfig's fields other than quorum (" + ", ".join(_OPTION_NAMES) + ")",
         )
     if isinstance(quorum, DiscoveryConfig):
-        changes = dict(options)
-        if namespace is not None:
-            changes["namespace"] = namespace
-            changes.setdefault("namespace_key", None)  # no longer the configuration's
-        return dataclasses.replace(quorum, **changes) if changes else quorum
-    return DiscoveryConfig(quorum=quorum, namespace=namespace or DEFAULT_NAMESPACE, **options)
-
-
-def _config(quorum: str | DiscoveryConfig, namespace: str | None, options: Mapping[str, Any]) -> DiscoveryConfig:
-    return discovery_config(quorum, namespace, **options)
+        if not options and namespace is None:
+            return quorum
+        base = quorum
+    else:
+        base = DiscoveryConfig(quorum=quorum, namespace=namespace or DEFAULT_NAMESPACE)
+    return DiscoveryConfig(
+        quorum=base.quorum,
+        namespace=base.namespace if namespace is None else namespace,
+        session_timeout=options.get("session_timeout", base.session_timeout),
+        connection_timeout=options.get("connection_timeout", base.connection_timeout),
+        max_retries=options.get("max_retries", base.max_retries),
+        base_sleep=options.get("base_sleep", base.base_sleep),
+        auth_data=tuple(options.get("auth_data", base.auth_data)),
+        use_ssl=options.get("use_ssl", base.use_ssl),
+        certfile=options.get("certfile", base.certfile),
+        keyfile=options.get("keyfile", base.keyfile),
+        keyfile_password=options.get("keyfile_password", base.keyfile_password),
+        ca=options.get("ca", base.ca),
+        verify_certs=options.get("verify_certs", base.verify_certs),
+        # A namespace given here is no longer the configuration's.
+        namespace_key=base.namespace_key if namespace is None else None,
+    )
 
 
 def discover_metastores(
-    quorum: str | DiscoveryConfig, namespace: str | None = None, *, client: KazooClient | None = None, **options: Any
+    quorum: str | DiscoveryConfig,
+    namespace: str | None = None,
+    *,
+    client: KazooClient | None = None,
+    **options: Unpack[DiscoveryOptions],
 ) -> list[str]:
     """The ``thrift://host:port`` URIs of the metastores registered under ``/<namespace>``, in registration
     order, without duplicates.
@@ -671,7 +552,7 @@ def discover_metastores(
     ``client`` is a started kazoo client to use instead of connecting. Raises
     :class:`~hivewire.errors.DiscoveryError` when nothing is registered or ZooKeeper cannot be read.
     """
-    config = _config(quorum, namespace, options)
+    config = discovery_config(quorum, namespace, **options)
     if client is not None:
         return _read_or_raise(client, config)
     zk = _kazoo_client(config, long_lived=False)
@@ -701,9 +582,9 @@ class ZooKeeperResolver:
         *,
         shuffle: bool = True,
         client: KazooClient | None = None,
-        **options: Any,
+        **options: Unpack[DiscoveryOptions],
     ) -> None:
-        self.config = _config(quorum, namespace, options)
+        self.config = discovery_config(quorum, namespace, **options)
         self.shuffle = shuffle
         self._lock = threading.Lock()
         self._uris: list[str] = []
@@ -881,18 +762,18 @@ def metastore_uris_from_conf(conf: ConfSource, *, shared: bool = False) -> list[
     With ``zookeeper``: a :class:`ZooKeeperResolver` (the process-wide one when ``shared``, which the caller
     must not close; otherwise the caller owns it).
     """
-    values = load_conf(conf)
-    if discovery_mode(values) == "zookeeper":
-        config = DiscoveryConfig.from_conf(values)
-        return shared_resolver(config) if shared else ZooKeeperResolver(config)
-    found = _lookup(values, _URIS_KEYS)
+    config = load_conf(conf)
+    if discovery_mode(config) == "zookeeper":
+        discovery = DiscoveryConfig.from_conf(config)
+        return shared_resolver(discovery) if shared else ZooKeeperResolver(discovery)
+    found = config.find(keys.METASTORE_URIS)
     if found is None:
         raise ConfigError(
-            _URIS_KEYS[0],
+            keys.METASTORE_URIS.name,
             "not set: give the metastore URIs (thrift://host:9083), or set "
             "metastore.service.discovery.mode=zookeeper and the ZooKeeper quorum",
         )
     try:
-        return parse_uris(found[1])
+        return parse_uris(found[0])
     except ConfigError as e:
-        raise ConfigError(found[0], str(e)) from None
+        raise ConfigError(found[1].name, str(e)) from None

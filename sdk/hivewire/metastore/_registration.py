@@ -26,12 +26,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.protocol.states import KazooState
@@ -40,12 +41,21 @@ from thrift.protocol import TBinaryProtocol, TCompactProtocol
 from thrift.Thrift import TApplicationException
 from thrift.transport import TSocket, TTransport
 
+from hivewire.config import _keys as keys
+from hivewire.config._config import Config
 from hivewire.errors import ConfigError
 from hivewire.metastore._addresses import format_address, parse_uri
 from hivewire.metastore._client import MetastoreClient
-from hivewire.metastore._discovery import DiscoveryConfig, _kazoo_client, discovery_config
+from hivewire.metastore._client_options import ClientOptions, ProtocolName, Transport
+from hivewire.metastore._discovery import DiscoveryConfig, DiscoveryOptions, _kazoo_client, discovery_config
 from hivewire_thrift.fb303.ttypes import fb_status
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
+
+if TYPE_CHECKING:
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:
+        from typing_extensions import Unpack
 
 #: How many registration changes :attr:`Registration.history` keeps.
 HISTORY_SIZE = 256
@@ -61,12 +71,13 @@ _PERMS = {
 }
 
 
-def parse_acl(entries: str | Sequence[str] | None) -> tuple[list[Any], list[tuple[str, str]]]:
+def parse_acl(entries: str | Sequence[str] | None, key: str = "acl") -> tuple[list[Any], list[tuple[str, str]]]:
     """``scheme:id:perms`` entries -> (kazoo ACLs, credentials the sidecar must authenticate with).
 
     ``world:anyone:r``, ``digest:user:password:cdrwa`` (plain password: hashed here, and the sidecar
     authenticates as that user), ``ip:10.0.0.0/8:r``, ``sasl:principal:cdrwa``, ``auth::cdrwa``. Several
     entries may be given as a list or comma-separated. None or empty: open, like Hive (world:anyone:cdrwa).
+    Errors name ``key``.
     """
     if entries is None:
         return list(OPEN_ACL_UNSAFE), []
@@ -80,29 +91,29 @@ def parse_acl(entries: str | Sequence[str] | None) -> tuple[list[Any], list[tupl
         identity, sep2, perms = rest.rpartition(":")
         if not sep or not sep2 or not scheme or not perms:
             raise ConfigError(
-                "acl", f"{raw!r} is not 'scheme:id:perms' such as world:anyone:r or digest:user:password:cdrwa"
+                key, f"{raw!r} is not 'scheme:id:perms' such as world:anyone:r or digest:user:password:cdrwa"
             )
         if any(p not in _PERMS for p in perms.lower()):
-            raise ConfigError("acl", f"{raw!r}: permissions are letters of 'cdrwa', not {perms!r}")
+            raise ConfigError(key, f"{raw!r}: permissions are letters of 'cdrwa', not {perms!r}")
         mask = 0
         for p in set(perms.lower()):
             mask |= _PERMS[p]
         if scheme == "digest":
             user, sep3, password = identity.partition(":")
             if not sep3 or not user:
-                raise ConfigError("acl", f"{raw!r}: a digest entry is digest:user:password:perms")
+                raise ConfigError(key, f"{raw!r}: a digest entry is digest:user:password:perms")
             auth.append(("digest", f"{user}:{password}"))
             identity = make_digest_acl_credential(user, password)
         elif scheme == "world" and identity != "anyone":
-            raise ConfigError("acl", f"{raw!r}: the world scheme's only id is 'anyone'")
+            raise ConfigError(key, f"{raw!r}: the world scheme's only id is 'anyone'")
         acls.append(ACL(mask, Id(scheme, identity)))
     if not acls:
         return list(OPEN_ACL_UNSAFE), []
-    _check_not_locked_out(acls, auth)
+    _check_not_locked_out(acls, auth, key)
     return acls, auth
 
 
-def _check_not_locked_out(acls: list[Any], auth: list[tuple[str, str]]) -> None:
+def _check_not_locked_out(acls: list[Any], auth: list[tuple[str, str]], key: str) -> None:
     """Creating and deleting our node needs CREATE and DELETE on the namespace, which gets this ACL."""
     needed = Permissions.CREATE | Permissions.DELETE
     ours = {make_digest_acl_credential(*credential.split(":", 1)) for _, credential in auth}
@@ -112,10 +123,52 @@ def _check_not_locked_out(acls: list[Any], auth: list[tuple[str, str]]) -> None:
         if acl.perms & needed == needed and (acl.id.scheme == "world" or acl.id.id in ours):
             return
     raise ConfigError(
-        "acl",
+        key,
         "no entry lets the sidecar itself create and delete its node: add one such as "
         "digest:user:password:cdrwa (it authenticates as that user)",
     )
+
+
+@dataclass(frozen=True)
+class RegistrationSettings:
+    """What the ``register`` sidecar needs (docs/configuration.md, "Register sidecar"). Times are in seconds;
+    ``check_timeout`` None is half the interval; ``transport`` and ``protocol`` are the metastore's."""
+
+    metastore: str
+    zookeeper: DiscoveryConfig
+    acl: tuple[str, ...]
+    interval: float
+    check_timeout: float | None
+    transport: Transport
+    protocol: ProtocolName
+
+    @classmethod
+    def from_config(cls, config: Config) -> RegistrationSettings:
+        """Validate and read ``hivewire.register.*`` and Hive's transport and protocol keys; raises
+        :class:`~hivewire.errors.ConfigError` naming the key."""
+        config.check_keys()
+        zookeeper = DiscoveryConfig.from_parts(
+            config.optional(keys.REGISTER_ZOOKEEPER),
+            config.optional(keys.REGISTER_NAMESPACE),
+            config.optional(keys.REGISTER_HIVE_SITE),
+        )
+        if zookeeper is None:
+            raise ConfigError(
+                keys.REGISTER_ZOOKEEPER.name,
+                f"not set: give the ZooKeeper quorum, or a hive-site.xml in {keys.REGISTER_HIVE_SITE.name}",
+            )
+        acl = config.optional(keys.REGISTER_ACL) or ()
+        parse_acl(acl, config.provenance(keys.REGISTER_ACL).name)  # checked now, before anything starts
+        options = ClientOptions.from_config(config)
+        return cls(
+            metastore=config.read(keys.REGISTER_METASTORE),
+            zookeeper=zookeeper,
+            acl=acl,
+            interval=config.read(keys.REGISTER_INTERVAL),
+            check_timeout=config.optional(keys.REGISTER_CHECK_TIMEOUT),
+            transport=options.transport or "buffered",
+            protocol=options.protocol or "binary",
+        )
 
 
 @dataclass(frozen=True)
@@ -155,8 +208,8 @@ class Registration:
         acl: str | Sequence[str] | None = None,
         interval: float = 5.0,
         check_timeout: float | None = None,
-        client_options: Mapping[str, Any] | None = None,
-        **zk_options: Any,
+        client_options: Mapping[str, object] | None = None,
+        **zk_options: Unpack[DiscoveryOptions],
     ) -> None:
         host, port = parse_uri(metastore)
         self.address = format_address(host, port)
@@ -190,6 +243,23 @@ class Registration:
         self._probe = _HealthProbe(self.address, client_options or {})
         self._zk = _kazoo_client(self.config, long_lived=True, extra_auth=acl_auth)
         self._zk.add_listener(self._on_state)
+
+    @classmethod
+    def from_settings(cls, settings: RegistrationSettings) -> Registration:
+        """A sidecar configured by ``settings`` (see :meth:`RegistrationSettings.from_config`)."""
+        return cls(
+            settings.metastore,
+            settings.zookeeper,
+            acl=list(settings.acl) or None,
+            interval=settings.interval,
+            check_timeout=settings.check_timeout,
+            client_options={"transport": settings.transport, "protocol": settings.protocol},
+        )
+
+    @classmethod
+    def from_config(cls, config: Config) -> Registration:
+        """A sidecar configured by ``hivewire.register.*`` and Hive's transport and protocol keys."""
+        return cls.from_settings(RegistrationSettings.from_config(config))
 
     # -- public -----------------------------------------------------------------------------------------
     @property

@@ -22,11 +22,13 @@ import inspect
 import logging
 import signal
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from types import FrameType
 from typing import Any, Generic, TypeVar, overload
 
-from hivewire.config._config import Config, Settings
+from hivewire.config import _keys as keys
+from hivewire.config._config import Config
+from hivewire.config._files import SettingMap
 from hivewire.errors import ConfigError, ListenerError
 from hivewire.events._model import (
     AddPartitionEvent,
@@ -54,18 +56,13 @@ from hivewire.runtime._listener import (
 )
 from hivewire.runtime._metrics import HealthServer, Metrics
 from hivewire.runtime._runner import Runner
+from hivewire.runtime._settings import RuntimeSettings
 from hivewire.runtime._source import Source
 
 log = logging.getLogger("hivewire.app")
 
 E = TypeVar("E", bound=ListenerEvent)
 F = TypeVar("F", bound=Callable[..., object])
-_METASTORE_KEYS = (
-    "metastore.thrift.uris",
-    "hive.metastore.uris",
-    "metastore.service.discovery.mode",
-    "hive.metastore.service.discovery.mode",
-)
 
 
 class _On(Generic[E]):
@@ -128,7 +125,7 @@ class App:
     on_alter_database: _On[AlterDatabaseEvent] = _On(EventType.ALTER_DATABASE)
     on_drop_database: _On[DropDatabaseEvent] = _On(EventType.DROP_DATABASE)
 
-    def __init__(self, name: str = "hivewire", *, config: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, name: str = "hivewire", *, config: SettingMap | None = None) -> None:
         self.name = name
         self.config = Config(config)
         self._listeners: list[Listener] = []
@@ -250,9 +247,9 @@ class App:
         replaces the app's settings, falling back to them.
         """
         config = config or Config.load(base=self.config)
-        if "instance.name" not in config:
-            config = config.merged({"instance.name": self.name})
-        settings = Settings.from_config(config, need_kafka=source is None)
+        if config.find(keys.INSTANCE_NAME) is None:
+            config = config.merged({keys.INSTANCE_NAME.name: self.name}, source="code")
+        settings = RuntimeSettings.from_config(config, need_kafka=source is None)
         if source is None:
             source = KafkaSource(
                 settings.bootstrap_servers,
@@ -333,12 +330,13 @@ def _tuple(value: str | Iterable[str] | None) -> str | tuple[str, ...] | None:
 
 def _metastore_factory(config: Config) -> Callable[[], MetastoreClient | None]:
     """The virtual metastore context: a client per listener thread, on the configured (or discovered) URIs."""
-    if not any(key in config for key in _METASTORE_KEYS):
+    if config.find(keys.METASTORE_URIS) is None and config.find(keys.DISCOVERY_MODE) is None:
         return lambda: None
     from hivewire.metastore import _discovery as discovery
+    from hivewire.metastore._client_options import ClientOptions
 
     uris = discovery.metastore_uris_from_conf(config, shared=True)
-    options = discovery.hive_client_options(config)
+    options = ClientOptions.from_config(config).keywords()
     return lambda: MetastoreClient(uris, **options)
 
 

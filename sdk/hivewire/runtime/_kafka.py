@@ -9,7 +9,7 @@ and served by one thread, which also sends again, from one queue, whatever faile
 queue full; sending a dead letter never blocks the caller.
 
 ``apiary.messaging.consumer.*`` may be Drone Fly's Java consumer properties: they are translated for
-librdkafka (:func:`hivewire.config.consumer_settings`), Java-only ones ignored with one warning, and a
+librdkafka (:func:`hivewire.config._kafka.consumer_settings`), Java-only ones ignored with one warning, and a
 setting librdkafka refuses is a :class:`~hivewire.errors.ConfigError` naming the key.
 
 Pausing (backpressure) applies to the whole current assignment, which with the cooperative-sticky strategy
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from hivewire.config._config import CONSUMER_PREFIX, consumer_settings
+from hivewire.config._kafka import CONSUMER_PREFIX, KafkaValue, consumer_settings
 from hivewire.errors import ConfigError, HivewireError, RecordsGoneError, SourceError
 from hivewire.runtime._source import Assigned, Delivered, Record
 from hivewire.runtime._source import TopicPartition as TP
@@ -92,9 +92,9 @@ class KafkaSource:
         topic: str,
         *,
         group_id: str | None = None,
-        consumer_config: Mapping[str, Any] | None = None,
+        consumer_config: Mapping[str, KafkaValue] | None = None,
         dead_letter_topic: str | None = None,
-        producer_config: Mapping[str, Any] | None = None,
+        producer_config: Mapping[str, KafkaValue] | None = None,
         instance_name: str = "drone-fly",
     ) -> None:
         if not bootstrap_servers:

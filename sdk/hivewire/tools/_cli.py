@@ -1,20 +1,229 @@
-"""The ``hivewire`` command line. Each command is a thin layer over a library function."""
+"""The ``hivewire`` command line. Each command is a thin layer over a library function.
+
+The commands that run something (``run``, ``shim``, ``archive``, ``register``) read their settings the same
+way: ``--config FILE``, environment variables and flags, in increasing precedence. Every flag sets one
+declared key (``docs/configuration.md``) through :data:`FLAGS`, the one table from flags to keys; ``--set
+KEY=VALUE`` sets any key. A configuration error is a usage error (exit status 2) whose message names the flag
+next to the key.
+"""
 
 from __future__ import annotations
 
 import logging
+import re
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
 from hivewire._version import __version__
-from hivewire.errors import HivewireError
+from hivewire.config import _keys as keys
+from hivewire.config._config import Config
+from hivewire.config._files import SettingMap
+from hivewire.config._key import Key, Prefix
+from hivewire.config._kinds import Choice, Duration, HostPorts, Integer, Number
+from hivewire.errors import ConfigError, HivewireError
 
 if TYPE_CHECKING:
-    from hivewire_shim.spool import FsyncPolicy
+    from hivewire.metastore._discovery import DiscoveryConfig
+
+_F = TypeVar("_F", bound=Callable[..., None])
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A command-line option that sets one declared key, or with ``prefix`` keys under a pass-through prefix
+    (repeated ``KEY=VALUE``). A ``switch`` takes no value and sets the key to it; ``repeat`` joins repeated
+    values with commas. ``help`` defaults to the key's doc."""
+
+    option: str
+    key: Key[object] | None = None
+    prefix: Prefix | None = None
+    short: str | None = None
+    switch: str | None = None
+    repeat: bool = False
+    metavar: str | None = None
+    help: str | None = None
+
+    @property
+    def dest(self) -> str:
+        return self.option.lstrip("-").replace("-", "_")
+
+    @property
+    def name(self) -> str:
+        """The key, or the prefix with ``*``."""
+        return self.key.name if self.key is not None else f"{self.prefix.name if self.prefix else ''}*"
+
+
+def _kafka(topic_flag: str = "--topic") -> tuple[Flag, ...]:
+    return (
+        Flag("--bootstrap-servers", keys.BOOTSTRAP_SERVERS, metavar="HOST:PORT,..."),
+        Flag(topic_flag, keys.TOPIC),
+    )
+
+
+#: Every flag of every command that reads the configuration, and the key each sets.
+FLAGS: dict[str, tuple[Flag, ...]] = {
+    "run": (
+        *_kafka(),
+        Flag("--instance-name", keys.INSTANCE_NAME),
+        Flag("--endpoint-port", keys.ENDPOINT_PORT, metavar="PORT"),
+    ),
+    "shim": (
+        Flag("--upstream", keys.SHIM_UPSTREAM, metavar="URIS"),
+        Flag("--upstream-zookeeper", keys.SHIM_UPSTREAM_ZOOKEEPER, metavar="QUORUM"),
+        Flag("--upstream-namespace", keys.SHIM_UPSTREAM_NAMESPACE),
+        Flag("--upstream-hive-site", keys.SHIM_UPSTREAM_HIVE_SITE, metavar="FILE"),
+        Flag("--port", keys.SHIM_PORT),
+        Flag("--bind", keys.SHIM_BIND),
+        Flag("--advertise", keys.SHIM_ADVERTISE, metavar="HOST:PORT"),
+        Flag("--framed", keys.SHIM_FRAMED, switch="true"),
+        Flag("--kafka-bootstrap-servers", keys.BOOTSTRAP_SERVERS, metavar="HOST:PORT,..."),
+        Flag("--topic", keys.TOPIC),
+        Flag("--spool-dir", keys.SHIM_SPOOL_DIR, metavar="DIR"),
+        Flag("--spool-fsync", keys.SHIM_SPOOL_FSYNC),
+        Flag("--producer-property", prefix=keys.SHIM_PRODUCER_PREFIX, metavar="KEY=VALUE"),
+        Flag("--partition-by-old-name", keys.SHIM_PARTITION_BY_OLD_NAME, switch="true"),
+        Flag("--zookeeper", keys.SHIM_ZOOKEEPER, metavar="QUORUM"),
+        Flag("--namespace", keys.SHIM_NAMESPACE),
+        Flag("--hive-site", keys.SHIM_HIVE_SITE, metavar="FILE"),
+        Flag("--hive-version", keys.SHIM_HIVE_VERSION),
+        Flag("--publish-failures", keys.SHIM_PUBLISH_FAILURES, switch="true"),
+        Flag(
+            "--no-database-events",
+            keys.SHIM_DATABASE_EVENTS,
+            switch="false",
+            help="Do not publish database events (for consumers that know only Apiary's seven types).",
+        ),
+        Flag("--timeout", keys.SHIM_TIMEOUT, metavar="SECONDS"),
+        Flag("--client-send-timeout", keys.SHIM_CLIENT_SEND_TIMEOUT, metavar="SECONDS"),
+        Flag("--read-timeout", keys.SHIM_READ_TIMEOUT, metavar="SECONDS"),
+        Flag("--max-message-size", keys.SHIM_MAX_MESSAGE_SIZE, metavar="BYTES"),
+    ),
+    "archive": (
+        *_kafka(),
+        Flag("--table", keys.ARCHIVE_TABLE, metavar="PATH"),
+        Flag("--app-id", keys.ARCHIVE_APP_ID),
+        Flag("--group-id", keys.ARCHIVE_GROUP_ID),
+        Flag("--flush-events", keys.ARCHIVE_FLUSH_EVENTS, metavar="N"),
+        Flag("--flush-seconds", keys.ARCHIVE_FLUSH_INTERVAL, metavar="SECONDS"),
+        Flag("--consumer-config", prefix=keys.CONSUMER_PREFIX, short="-X", metavar="KEY=VALUE"),
+        Flag("--storage-option", prefix=keys.ARCHIVE_STORAGE_PREFIX, metavar="KEY=VALUE"),
+    ),
+    "register": (
+        Flag("--metastore", keys.REGISTER_METASTORE, metavar="HOST:PORT"),
+        Flag("--zookeeper", keys.REGISTER_ZOOKEEPER, metavar="QUORUM"),
+        Flag("--namespace", keys.REGISTER_NAMESPACE),
+        Flag("--acl", keys.REGISTER_ACL, repeat=True, metavar="SCHEME:ID:PERMS"),
+        Flag("--interval", keys.REGISTER_INTERVAL, metavar="SECONDS"),
+        Flag("--check-timeout", keys.REGISTER_CHECK_TIMEOUT, metavar="SECONDS"),
+        Flag("--hive-site", keys.REGISTER_HIVE_SITE, metavar="FILE"),
+    ),
+}
+
+
+def _help(flag: Flag) -> str:
+    if flag.help is not None:
+        return flag.help
+    if flag.prefix is not None:
+        return f"Sets {flag.prefix.name}KEY (repeatable): {flag.prefix.doc}".replace("`", "")
+    assert flag.key is not None
+    text = f"{flag.key.doc} ({flag.key.name})".replace("`", "")
+    if flag.repeat:
+        text += " Repeatable."
+    default = flag.key.default_doc or flag.key.default
+    if default and flag.switch is None:
+        text += f"  [default: {default.replace('`', '')}]"
+    return text
+
+
+_METAVARS: dict[type, str] = {Integer: "INTEGER", Number: "NUMBER", Duration: "TIME", HostPorts: "HOST:PORT,..."}
+
+
+def _options(command: str) -> Callable[[_F], _F]:
+    """Add ``--config``, the command's flags (:data:`FLAGS`) and ``--set`` to a command."""
+
+    def decorate(fn: _F) -> _F:
+        options: list[Callable[[_F], _F]] = [
+            click.option(
+                "--config",
+                "config_file",
+                type=click.Path(dir_okay=False),
+                help="A .properties, .toml or Hadoop .xml file of settings (docs/configuration.md).",
+            )
+        ]
+        for flag in FLAGS[command]:
+            names = [flag.short, flag.option] if flag.short else [flag.option]
+            if flag.switch is not None:
+                options.append(click.option(*names, flag.dest, is_flag=True, default=None, help=_help(flag)))
+            elif flag.prefix is not None or flag.repeat:
+                options.append(click.option(*names, flag.dest, multiple=True, metavar=flag.metavar, help=_help(flag)))
+            else:
+                kind = flag.key.kind if flag.key is not None else None
+                choice = click.Choice(kind.values, case_sensitive=False) if isinstance(kind, Choice) else None
+                metavar = flag.metavar or (None if choice else _METAVARS.get(type(kind), "TEXT"))
+                options.append(click.option(*names, flag.dest, type=choice, metavar=metavar, help=_help(flag)))
+        options.append(
+            click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any setting (repeatable).")
+        )
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return decorate
+
+
+def _load(command: str, params: dict[str, object], base: SettingMap | None = None) -> Config:
+    """The command's configuration: ``--config``, the environment, ``--set`` and the flags (which win)."""
+    overrides: dict[str, str] = {}
+    named: dict[str, str] = {}
+    for item in _strings(params.pop("settings", ())):
+        key, setting = _key_value("--set", item)
+        overrides[key] = setting
+    for flag in FLAGS[command]:
+        value = params.pop(flag.dest, None)
+        if value is None or value is False or value == ():
+            continue
+        if flag.prefix is not None:
+            for item in _strings(value):
+                key, setting = _key_value(flag.option, item)
+                overrides[flag.prefix.name + key] = setting
+                named[flag.prefix.name + key] = f"{flag.short or flag.option} {key}"
+            continue
+        assert flag.key is not None
+        if flag.switch is not None:
+            overrides[flag.key.name] = flag.switch
+        elif flag.repeat:
+            overrides[flag.key.name] = ",".join(_strings(value))
+        else:
+            overrides[flag.key.name] = str(value)
+        named[flag.key.name] = flag.option
+    file = params.pop("config_file", None)
+    return Config.load(base=base, file=file if isinstance(file, str) else None, overrides=overrides, flags=named)
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, (tuple, list)) else ()
+
+
+def _key_value(option: str, item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint=option)
+    return key.strip(), value
+
+
+def _usage(error: ConfigError, command: str) -> click.UsageError:
+    """A configuration error as a usage error, naming each key's flag next to it."""
+    message = str(error)
+    flags: Mapping[str, str] = {f.key.name: f.option for f in FLAGS[command] if f.key is not None}
+    for key in sorted(flags, key=len, reverse=True):
+        message = re.sub(rf"(?<![\w.-]){re.escape(key)}(?![\w.])", f"{flags[key]} ({key})", message)
+    return click.UsageError(message)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -35,11 +244,6 @@ def main(log_level: str) -> None:
 
 @main.command()
 @click.argument("target", required=False, metavar="[MODULE:APP]")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A .properties or .toml file.")
-@click.option("--bootstrap-servers", help="Kafka bootstrap servers (apiary.bootstrap.servers).")
-@click.option("--topic", help="The Apiary topic (apiary.kafka.topic.name).")
-@click.option("--instance-name", help="Names the consumer group (instance.name).")
-@click.option("--endpoint-port", type=int, help="Port of /metrics and /health, 0 for none (endpoint.port).")
 @click.option(
     "--listener",
     "listeners",
@@ -47,17 +251,8 @@ def main(log_level: str) -> None:
     metavar="PKG.MODULE:NAME",
     help="Add a listener by import path (repeatable; like apiary.listener.list).",
 )
-@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any setting (repeatable).")
-def run(
-    target: str | None,
-    config_file: str | None,
-    bootstrap_servers: str | None,
-    topic: str | None,
-    instance_name: str | None,
-    endpoint_port: int | None,
-    listeners: tuple[str, ...],
-    settings: tuple[str, ...],
-) -> None:
+@_options("run")
+def run(target: str | None, listeners: tuple[str, ...], **params: object) -> None:
     """Run an App's listeners on the Apiary topic until SIGTERM/SIGINT.
 
     MODULE:APP names an App object (``listeners:app``; the current directory is importable). Without it,
@@ -66,18 +261,9 @@ def run(
     """
     import os
 
-    from hivewire.config._config import Config
     from hivewire.runtime._app import App
     from hivewire.runtime._listener import load_object
 
-    overrides = _key_values("--set", settings)
-    flags: dict[str, object] = {
-        "apiary.bootstrap.servers": bootstrap_servers,
-        "apiary.kafka.topic.name": topic,
-        "instance.name": instance_name,
-        "endpoint.port": endpoint_port,
-    }
-    overrides.update({key: str(value) for key, value in flags.items() if value is not None})
     try:
         if os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
@@ -89,13 +275,15 @@ def run(
                 raise click.ClickException(f"{target} is a {type(app).__name__}, not a hivewire.App")
         else:
             app = None
-        config = Config.load(base=app.config if app else None, file=config_file, overrides=overrides)
+        config = _load("run", params, base=app.config if app else None)
         if listeners:
-            known = [p for p in config.get("apiary.listener.list", "").split(",") if p.strip()]
-            config = config.merged({"apiary.listener.list": ",".join([*known, *listeners])})
+            known = config.optional(keys.LISTENER_LIST) or ()
+            config = config.merged({keys.LISTENER_LIST.name: ",".join([*known, *listeners])})
         if app is None:
-            app = App(config.get("instance.name", "drone-fly"))
+            app = App(config.read(keys.INSTANCE_NAME))
         app.run(config=config)
+    except ConfigError as e:
+        raise _usage(e, "run") from e
     except HivewireError as e:
         raise click.ClickException(str(e)) from e
 
@@ -112,195 +300,40 @@ def demo() -> None:
 
 
 @main.command()
-@click.option("--upstream", metavar="URIS", help="The metastore(s) to front: thrift://h1:9083,thrift://h2:9083.")
-@click.option(
-    "--upstream-zookeeper",
-    metavar="QUORUM",
-    help="Discover the upstream metastores in this ZooKeeper instead (HIVE-20794).",
-)
-@click.option(
-    "--upstream-namespace",
-    default=None,
-    help="Namespace of the upstream registrations.  [default: --upstream-hive-site's, else hive_metastore]",
-)
-@click.option(
-    "--upstream-hive-site",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="A hive-site.xml for discovering the upstream: quorum, namespace, digest auth "
-    "(hivewire.zookeeper.auth), TLS; --upstream-zookeeper/--upstream-namespace win.",
-)
-@click.option("--port", default=9083, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
-@click.option("--bind", default="0.0.0.0", show_default=True, help="Address to listen on.")
-@click.option(
-    "--advertise", metavar="HOST:PORT", help="Address registered in ZooKeeper.  [default: this host's name and --port]"
-)
-@click.option("--framed", is_flag=True, help="The upstream uses the framed transport (clients may use either).")
-@click.option("--kafka-bootstrap-servers", metavar="HOST:PORT,...", help="Publish Apiary JSON to this Kafka.")
-@click.option("--topic", help="The Apiary topic (with --kafka-bootstrap-servers).")
-@click.option(
-    "--spool-dir",
-    default="hivewire-shim-spool",
-    show_default=True,
-    type=click.Path(file_okay=False),
-    help="Where events wait for Kafka (kept across restarts; one shim per directory).",
-)
-@click.option(
-    "--spool-fsync",
-    default="interval",
-    show_default=True,
-    type=click.Choice(["always", "interval", "never"]),
-    help="When spooled events are fsync'ed: before each call returns, every 0.2 s, or never.",
-)
-@click.option(
-    "--producer-property",
-    "producer_properties",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A librdkafka producer setting, such as security.protocol=SSL (repeatable).",
-)
-@click.option(
-    "--partition-by-old-name",
-    is_flag=True,
-    help="Partition table renames by the old name (Apiary 8.1.15) instead of the new one.",
-)
-@click.option("--zookeeper", metavar="QUORUM", help="Register the shim in this ZooKeeper (HIVE-20794 format).")
-@click.option(
-    "--namespace", default=None, help="Namespace to register in.  [default: --hive-site's, else hive_metastore]"
-)
-@click.option(
-    "--hive-site",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="A hive-site.xml for registering the shim: quorum, namespace, digest auth "
-    "(hivewire.zookeeper.auth), TLS; --zookeeper/--namespace win.",
-)
-@click.option("--hive-version", default=None, help="The hive.version events carry.  [default: 2.3.10]")
-@click.option("--publish-failures", is_flag=True, help="Also publish status=false events for failed changes.")
-@click.option(
-    "--no-database-events",
-    is_flag=True,
-    help="Do not publish database events (for consumers that know only Apiary's seven types).",
-)
-@click.option(
-    "--timeout",
-    default=600.0,
-    show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
-    help="Seconds to wait for the upstream's reply to a call.",
-)
-@click.option(
-    "--client-send-timeout",
-    default=600.0,
-    show_default=True,
-    type=click.FloatRange(min=0),
-    help="Disconnect a client that takes nothing of a reply for this many seconds (0: never).",
-)
-@click.option(
-    "--read-timeout",
-    default=10.0,
-    show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
-    help="Seconds each of the shim's own reads (the old object before a change, the stored one after) "
-    "may take; past it the event carries what the request did.",
-)
-@click.option(
-    "--max-message-size",
-    default=100 * 1024 * 1024,
-    show_default=True,
-    type=click.IntRange(min=1024),
-    metavar="BYTES",
-    help="Largest client request accepted, in bytes (Hive's "
-    "hive.metastore.server.max.message.size); a bigger one closes that connection.",
-)
-def shim(
-    upstream: str | None,
-    upstream_zookeeper: str | None,
-    upstream_namespace: str | None,
-    upstream_hive_site: str | None,
-    port: int,
-    bind: str,
-    advertise: str | None,
-    framed: bool,
-    kafka_bootstrap_servers: str | None,
-    topic: str | None,
-    spool_dir: str,
-    spool_fsync: str,
-    producer_properties: tuple[str, ...],
-    partition_by_old_name: bool,
-    zookeeper: str | None,
-    namespace: str | None,
-    hive_site: str | None,
-    hive_version: str | None,
-    publish_failures: bool,
-    no_database_events: bool,
-    timeout: float,
-    client_send_timeout: float,
-    read_timeout: float,
-    max_message_size: int,
-) -> None:
-    """Front a Hive Metastore: relay every call, publish an event for every change. Runs until SIGTERM/SIGINT."""
-    from hivewire_shim import DEFAULT_HIVE_VERSION, KafkaSink, Shim
+@_options("shim")
+def shim(**params: object) -> None:
+    """Front a Hive Metastore: relay every call, publish an event for every change. Runs until SIGTERM/SIGINT.
 
-    discovered = upstream_zookeeper is not None or upstream_hive_site is not None
-    if (upstream is None) == (not discovered):
-        raise click.UsageError(
-            "give exactly one of --upstream URIS and --upstream-zookeeper QUORUM (or --upstream-hive-site FILE)"
-        )
-    if (kafka_bootstrap_servers is None) != (topic is None):
-        raise click.UsageError("--kafka-bootstrap-servers and --topic go together")
+    Give the metastores (--upstream) or where to discover them (--upstream-zookeeper or --upstream-hive-site);
+    with --kafka-bootstrap-servers and --topic, changes are published as Apiary events.
+    """
+    from hivewire_shim import Shim
+    from hivewire_shim.server import ShimSettings
+
     try:
-        target: Any = upstream
-        registration: Any = None
-        if zookeeper is not None or hive_site is not None:
-            registration = _discovery_config(zookeeper, namespace, hive_site)
-        if discovered:
-            from hivewire.metastore._discovery import ZooKeeperResolver
-
-            target = ZooKeeperResolver(_discovery_config(upstream_zookeeper, upstream_namespace, upstream_hive_site))
-        sinks: list[Any] = []
-        if kafka_bootstrap_servers is not None and topic is not None:
-            sinks.append(
-                KafkaSink(
-                    kafka_bootstrap_servers,
-                    topic,
-                    spool_dir,
-                    producer_config=_key_values("--producer-property", producer_properties),
-                    alter_by_old_name=partition_by_old_name,
-                    fsync=cast("FsyncPolicy", spool_fsync),
-                )
-            )
-        else:
+        settings = ShimSettings.from_config(_load("shim", params))
+    except ConfigError as e:
+        raise _usage(e, "shim") from e
+    target = None
+    try:
+        target = settings.open_upstream()
+        sinks = settings.sinks()
+        if not sinks:
             logging.getLogger("hivewire_shim").warning(
                 "no --kafka-bootstrap-servers/--topic: the shim relays calls but publishes no events"
             )
-        server = Shim(
-            target,
-            host=bind,
-            port=port,
-            framed=framed,
-            sinks=sinks,
-            hive_version=hive_version or DEFAULT_HIVE_VERSION,
-            publish_failures=publish_failures,
-            database_events=not no_database_events,
-            timeout=timeout,
-            zookeeper=registration,
-            advertise=advertise,
-            client_send_timeout=client_send_timeout,
-            read_timeout=read_timeout,
-            max_message_bytes=max_message_size,
-        )
+        server = Shim(target, sinks=sinks, **settings.keywords())
         server.start()
     except (HivewireError, OSError) as e:
-        if discovered and target is not None and hasattr(target, "close"):
+        if target is not None and not isinstance(target, str):
             target.close()
-        raise click.ClickException(str(e)) from e
+        raise (_usage(e, "shim") if isinstance(e, ConfigError) else click.ClickException(str(e))) from e
     stop = _stop_on_signals("hivewire_shim", "stopping")
     click.echo(f"hivewire shim serving on {server.uri}", err=True)
     try:
         server.serve_forever(stop)
     finally:
-        if discovered:
+        if not isinstance(target, str):
             target.close()  # end the discovery session, or its reconnecting threads outlive the command
 
 
@@ -355,83 +388,31 @@ def discover(quorum: str | None, namespace: str | None, hive_site: str | None, a
 
 
 @main.command()
-@click.option(
-    "--metastore",
-    required=True,
-    metavar="HOST:PORT",
-    help="The metastore to register; written to ZooKeeper as is, so clients must reach this address.",
-)
-@click.option(
-    "--zookeeper",
-    "quorum",
-    metavar="QUORUM",
-    help="ZooKeeper ensemble, such as zk1:2181,zk2:2181 (default: the quorum in --hive-site).",
-)
-@click.option("--namespace", default=None, help="Parent znode of the registrations  [default: hive_metastore]")
-@click.option(
-    "--acl",
-    "acls",
-    multiple=True,
-    metavar="SCHEME:ID:PERMS",
-    help="ACL of the nodes, such as world:anyone:r and digest:user:password:cdrwa (repeatable). "
-    "Default: open, like Hive.",
-)
-@click.option(
-    "--interval",
-    default=5.0,
-    show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
-    help="Seconds between health checks (fb303 getStatus and get_all_databases).",
-)
-@click.option(
-    "--check-timeout",
-    default=None,
-    type=click.FloatRange(min=0, min_open=True),
-    help="Seconds one health check may take, connecting included; less than --interval.  [default: half of --interval]",
-)
-@click.option(
-    "--hive-site",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="A hive-site.xml for the ZooKeeper settings (quorum, namespace, timeouts, TLS).",
-)
-def register(
-    metastore: str,
-    quorum: str | None,
-    namespace: str | None,
-    acls: tuple[str, ...],
-    interval: float,
-    check_timeout: float | None,
-    hive_site: str | None,
-) -> None:
+@_options("register")
+def register(**params: object) -> None:
     """Register an existing metastore in ZooKeeper the way Hive 4 does, while it passes health checks.
 
     Runs until SIGTERM or SIGINT, then withdraws its node and exits.
     """
-    from hivewire.metastore._registration import Registration
+    from hivewire.metastore._registration import Registration, RegistrationSettings
 
     try:
-        registration = Registration(
-            metastore,
-            _discovery_config(quorum, namespace, hive_site),
-            acl=list(acls) or None,
-            interval=interval,
-            check_timeout=check_timeout,
-        )
+        registration = Registration.from_settings(RegistrationSettings.from_config(_load("register", params)))
+    except ConfigError as e:
+        raise _usage(e, "register") from e
     except HivewireError as e:
         raise click.ClickException(str(e)) from e
     registration.run(_stop_on_signals("hivewire.registration", "stopping"))
 
 
-def _discovery_config(quorum: str | None, namespace: str | None, hive_site: str | None) -> Any:
+def _discovery_config(quorum: str | None, namespace: str | None, hive_site: str | None) -> DiscoveryConfig:
     """The ZooKeeper settings of --zookeeper/--namespace, or of a hive-site.xml (flags win)."""
     from hivewire.metastore._discovery import DiscoveryConfig
 
-    if hive_site is not None:
-        return DiscoveryConfig.from_hive_site(hive_site, quorum=quorum, namespace=namespace)
-    if quorum is not None:
-        return DiscoveryConfig(quorum=quorum, namespace=namespace or "hive_metastore")
-    raise click.UsageError("give --zookeeper QUORUM or --hive-site FILE")
+    config = DiscoveryConfig.from_parts(quorum, namespace, hive_site)
+    if config is None:
+        raise click.UsageError("give --zookeeper QUORUM or --hive-site FILE")
+    return config
 
 
 def _stop_on_signals(logger: str, doing: str) -> threading.Event:
@@ -447,97 +428,20 @@ def _stop_on_signals(logger: str, doing: str) -> threading.Event:
     return stop
 
 
-def _key_values(option: str, values: tuple[str, ...]) -> dict[str, str]:
-    """Repeated ``KEY=VALUE`` options as a dict (later ones win)."""
-    out = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint=option)
-        out[key.strip()] = value
-    return out
-
-
 @main.command()
-@click.option("--bootstrap-servers", required=True, metavar="HOST:PORT,...", help="Kafka bootstrap servers.")
-@click.option("--topic", required=True, help="The Apiary topic to archive.")
-@click.option(
-    "--table",
-    "table_uri",
-    required=True,
-    metavar="PATH",
-    help="The Delta table: a path or a URI (s3://, abfss://, ...); created when missing.",
-)
-@click.option(
-    "--app-id",
-    default=None,
-    help="Job name in the table's app transactions (the key of the offsets stored in the table); the "
-    "same for every process of one job.  [default: the topic]",
-)
-@click.option(
-    "--group-id",
-    default=None,
-    help="Kafka consumer group.  [default: hivewire-archive-<app id>-<the Delta table's id>]",
-)
-@click.option(
-    "--flush-events",
-    default=10_000,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Write when this many messages are buffered.",
-)
-@click.option(
-    "--flush-seconds",
-    default=10.0,
-    show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
-    help="Write when the oldest buffered message is this old (the latency bound).",
-)
-@click.option(
-    "-X",
-    "--consumer-config",
-    "consumer_config",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A librdkafka consumer setting, such as security.protocol=SSL (repeatable).",
-)
-@click.option(
-    "--storage-option",
-    "storage_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A deltalake storage option, such as AWS_REGION=eu-west-1 (repeatable).",
-)
-def archive(
-    bootstrap_servers: str,
-    topic: str,
-    table_uri: str,
-    app_id: str | None,
-    group_id: str | None,
-    flush_events: int,
-    flush_seconds: float,
-    consumer_config: tuple[str, ...],
-    storage_options: tuple[str, ...],
-) -> None:
+@_options("archive")
+def archive(**params: object) -> None:
     """Stream the topic's events into a Delta table, exactly once (the offsets ride in the Delta commits).
 
     Runs until SIGTERM or SIGINT, then writes what it holds and exits. Start several with the same
     --app-id to share the partitions. See docs/data.md.
     """
-    from hivewire.runtime._kafka import KafkaSource
-
     try:
-        from hivewire.data._archive import Archiver
+        from hivewire.data._archive import Archiver, ArchiveSettings
 
-        archiver = Archiver(
-            KafkaSource(bootstrap_servers, topic, consumer_config=_key_values("--consumer-config", consumer_config)),
-            table_uri,
-            app_id=app_id,
-            group_id=group_id,
-            flush_events=flush_events,
-            flush_seconds=flush_seconds,
-            storage_options=_key_values("--storage-option", storage_options) or None,
-        )
+        archiver = Archiver.from_settings(ArchiveSettings.from_config(_load("archive", params)))
+    except ConfigError as e:
+        raise _usage(e, "archive") from e
     except HivewireError as e:
         raise click.ClickException(str(e)) from e
     stop = _stop_on_signals("hivewire.archive", "flushing and stopping")

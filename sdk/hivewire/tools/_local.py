@@ -24,7 +24,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, TypeVar
@@ -65,6 +65,30 @@ def find_java() -> str:
     if major < MIN_JAVA:
         raise PrerequisiteError(f"{candidate} is Java {major}. {hint}")
     return candidate
+
+
+def compile_java(sources: Iterable[str | os.PathLike[str]], out: str | os.PathLike[str]) -> Path:
+    """Compile Java ``sources`` against the pyspark wheel's jars into the directory ``out``; return it.
+
+    For metastore plug-ins (a ``MetaStoreEventListener``) to load with :class:`LocalMetastore`'s ``classpath``.
+    Needs a JDK (``javac`` beside ``java``); raises :class:`PrerequisiteError` without one and
+    :class:`HivewireError` with the compiler's output when a source does not compile.
+    """
+    java = Path(find_java())
+    javac = java.with_name("javac")
+    if not os.access(javac, os.X_OK):
+        raise PrerequisiteError(
+            f"compiling Java needs a JDK, and {java.parent} has no javac: install one (Debian/Ubuntu: apt-get "
+            "install openjdk-17-jdk-headless) or point JAVA_HOME at a JDK"
+        )
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    files = [str(s) for s in sources]
+    cmd = [str(javac), "-nowarn", "-d", str(target), "-cp", str(spark_jars_dir() / "*"), *files]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise HivewireError(f"javac failed on {', '.join(files)}:\n{done.stdout}{done.stderr}")
+    return target
 
 
 def spark_jars_dir() -> Path:
@@ -250,7 +274,10 @@ class LocalService:
 class LocalMetastore(LocalService):
     """A Hive Metastore 2.3 Thrift server with an embedded Derby database.
 
-    ``properties`` are added to its ``hive-site.xml``. :attr:`uri` is ``thrift://127.0.0.1:<port>``.
+    ``properties`` are added to its ``hive-site.xml``. ``classpath`` entries (directories or jars, such as
+    :func:`compile_java`'s output) go before pyspark's jars, and ``listeners`` names
+    ``MetaStoreEventListener`` classes the metastore loads (``hive.metastore.event.listeners``).
+    :attr:`uri` is ``thrift://127.0.0.1:<port>``.
     """
 
     name = "metastore"
@@ -264,9 +291,15 @@ class LocalMetastore(LocalService):
         properties: Mapping[str, str] | None = None,
         start_timeout: float = 180.0,
         jvm_options: tuple[str, ...] = (),
+        classpath: Sequence[str | os.PathLike[str]] = (),
+        listeners: Sequence[str] = (),
     ) -> None:
         super().__init__(port=port, workdir=workdir, start_timeout=start_timeout, jvm_options=jvm_options)
         self.properties = dict(properties or {})
+        self.classpath = [str(entry) for entry in classpath]
+        if listeners:
+            given = [name for name in self.properties.get("hive.metastore.event.listeners", "").split(",") if name]
+            self.properties["hive.metastore.event.listeners"] = ",".join([*given, *listeners])
 
     @property
     def uri(self) -> str:
@@ -296,7 +329,7 @@ class LocalMetastore(LocalService):
         (conf / "hive-site.xml").write_text(f'<?xml version="1.0"?>\n<configuration>\n{body}</configuration>\n')
         # Hive's LogUtils looks for this name on the classpath and would otherwise log to /tmp/<user>/hive.log.
         (conf / "hive-log4j2.properties").write_text(_LOG4J2.format(level=self.log_level))
-        return [str(conf)]
+        return [str(conf), *self.classpath]
 
     def _args(self) -> list[str]:
         return ["-p", str(self.port)]

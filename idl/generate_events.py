@@ -12,6 +12,7 @@ It writes (standard library only; every file formatted as ``ruff format`` leaves
   codec's envelopes, the testing factories, the notebook summaries and the Arrow columns read at import;
 * ``sdk/hivewire/events/_model.py``: one class per event type, with typed fields, a typed constructor (for
   type checkers) and the properties the description names;
+* ``sdk/hivewire/events/__init__.py``: the event floor's public face, which exports every event class;
 * ``sdk/hivewire/runtime/_handlers.py``: ``MetaStoreEventListener``'s ``on_*`` methods and ``App``'s ``on_*``
   decorators, typed per event class.
 
@@ -41,6 +42,7 @@ THRIFT_IDL = ROOT / "idl" / "hive_metastore.thrift"
 TYPES_MODULE = ROOT / "sdk" / "hivewire" / "events" / "_types.py"
 MODEL_MODULE = ROOT / "sdk" / "hivewire" / "events" / "_model.py"
 HANDLERS_MODULE = ROOT / "sdk" / "hivewire" / "runtime" / "_handlers.py"
+EVENTS_FACE = ROOT / "sdk" / "hivewire" / "events" / "__init__.py"
 BEHAVIOUR_MODULE = "sdk/hivewire/events/_behaviour.py"
 WIDTH = 120  # ruff's line length (pyproject.toml)
 NOTICE = (
@@ -460,26 +462,44 @@ def handlers_module(events: list[Event]) -> str:
     return "\n".join(out)
 
 
-def outputs(events: list[Event]) -> dict[Path, str]:
+def events_face(events: list[Event]) -> str:
+    out = _header(
+        [
+            "The event model: one typed event per metastore change, whatever wire format it arrived in.",
+            "",
+            "The Apiary Kafka JSON codec is :mod:`hivewire.apiary`.",
+        ]
+    )
+    exported = ["EVENT_CLASSES", "EventType", "ListenerEvent", "Origin", *(e.cls for e in events)]
+    out += _imports(set(exported), "hivewire.events._model")
+    out += ["", "__all__ = [", *(f'    "{n}",' for n in sorted(exported, key=_isort_key)), "]", ""]
+    return "\n".join(out)
+
+
+def outputs(events: list[Event], root: Path = ROOT) -> dict[Path, str]:
+    """The generated modules, by path (under ``root``, a checkout of the repository)."""
     return {
-        TYPES_MODULE: types_module(events),
-        MODEL_MODULE: model_module(events),
-        HANDLERS_MODULE: handlers_module(events),
+        root / TYPES_MODULE.relative_to(ROOT): types_module(events),
+        root / MODEL_MODULE.relative_to(ROOT): model_module(events),
+        root / EVENTS_FACE.relative_to(ROOT): events_face(events),
+        root / HANDLERS_MODULE.relative_to(ROOT): handlers_module(events),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if the generated modules differ from these")
+    parser.add_argument("--description", type=Path, default=DESCRIPTION, help="the description (idl/events.toml)")
+    parser.add_argument("--root", type=Path, default=ROOT, help="write under this copy of the repository")
     args = parser.parse_args(argv)
     try:
-        events = load()
+        events = load(args.description)
     except (DescriptionError, tomllib.TOMLDecodeError) as e:
         print(f"generate_events.py: {e}", file=sys.stderr)
         return 2
     stale = []
-    for path, text in outputs(events).items():
-        rel = path.relative_to(ROOT)
+    for path, text in outputs(events, args.root.resolve()).items():
+        rel = path.relative_to(args.root.resolve())
         current = path.read_text(encoding="utf-8") if path.exists() else None
         if current == text:
             continue

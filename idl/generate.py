@@ -17,7 +17,10 @@ Steps (standard library only):
    reader and the C-accelerated one (``thrift.protocol.fastbinary``) produce tuple keys instead of
    failing with ``TypeError: unhashable type: 'list'``;
 4. write a header note into ``hivewire_thrift/__init__.py``;
-5. replace ``thrift/hivewire_thrift`` with the result (the new tree is written completely next to
+5. run ``thrift -r --gen json`` on the same IDL and write typed stubs (``.pyi``) next to every generated
+   module, plus ``py.typed`` (see ``gen_stubs.py``: requiredness decides ``T`` or ``T | None``); each stub
+   is checked against the module it describes;
+6. replace ``thrift/hivewire_thrift`` with the result (the new tree is written completely next to
    the old one first, then swapped in with two renames), or, with ``--check``, compare instead.
 
 Every post-processing edit asserts that the compiler's output looks exactly as expected, so a new
@@ -37,12 +40,18 @@ import sys
 import tempfile
 from pathlib import Path
 
+import gen_model
+import gen_stubs
+
 ROOT = Path(__file__).resolve().parent.parent
 IDL_DIR = ROOT / "idl"
 MAIN_IDL = IDL_DIR / "hive_metastore.thrift"
 OUT_PARENT = ROOT / "thrift"
 PACKAGE = "hivewire_thrift"
 TARGET = OUT_PARENT / PACKAGE
+
+# Maps with list keys that patch_skewed_info() makes decode with tuple keys: (struct, field).
+TUPLE_KEYS = {("SkewedInfo", "skewedColValueLocationMaps")}
 
 INSTALL_HINT = "install Debian's thrift-compiler: apt-get install thrift-compiler"
 
@@ -59,6 +68,9 @@ change the IDL and run `python idl/generate.py` (CI runs `python idl/generate.py
 Post-processing applied by idl/generate.py: SkewedInfo.skewedColValueLocationMaps
 (map<list<string>, string>) decodes with tuple keys, in the pure-Python reader and in the
 fastbinary (accelerated protocol) decoder alike.
+
+The .pyi files beside the modules are typed stubs generated from the same IDL (`thrift --gen json`):
+required fields are `T`, optional and default-requiredness fields `T | None`.
 """
 '''
 
@@ -218,7 +230,25 @@ def generate(compiler: str, work: Path) -> Path:
     if init.read_text(encoding="utf-8").strip():
         raise GenerationError("the generated hivewire_thrift/__init__.py is not empty any more")
     init.write_text(HEADER_NOTE.format(compiler=compiler_version(compiler)), encoding="utf-8")
+    write_stubs(compiler, work, pkg)
     return pkg
+
+
+def write_stubs(compiler: str, work: Path, pkg: Path) -> None:
+    """Write a ``.pyi`` beside every generated module (checked against it) and ``py.typed``."""
+    try:
+        programs = gen_model.read_idl(compiler, MAIN_IDL, work / "json")
+        for program in programs.values():
+            folder = pkg / program.package.split(".", 1)[1]
+            for name, text in gen_stubs.stubs(program, TUPLE_KEYS).items():
+                module = folder / name.replace(".pyi", ".py")
+                gen_stubs.check_against_python(
+                    f"{program.package}.{module.stem}", module.read_text(encoding="utf-8"), text
+                )
+                (folder / name).write_text(text, encoding="utf-8")
+    except (gen_model.ModelError, gen_stubs.StubError) as exc:
+        raise GenerationError(str(exc)) from exc
+    (pkg / "py.typed").write_text("", encoding="utf-8")
 
 
 def _tree_files(root: Path) -> dict[str, Path]:

@@ -267,9 +267,9 @@ def make_partition(
     keys = [k.name for k in table.partitionKeys or ()]
     if len(keys) != len(values):
         raise ValueError(f"{table.dbName}.{table.tableName} has partition keys {keys}, got values {values}")
-    sd = copy.deepcopy(table.sd)
+    sd = copy.deepcopy(_sd(table))
     spec = "/".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
-    sd.location = location or f"{table.sd.location}/{spec}"
+    sd.location = location or f"{sd.location}/{spec}"
     return hms.Partition(
         values=list(values),
         dbName=table.dbName,
@@ -279,6 +279,13 @@ def make_partition(
         sd=sd,
         parameters=dict(parameters or {}),
     )
+
+
+def _sd(obj: hms.Table | hms.Partition) -> hms.StorageDescriptor:
+    """The storage descriptor of a table or partition (the factories' objects always have one)."""
+    if obj.sd is None:
+        raise ValueError(f"{obj.dbName}.{obj.tableName} has no storage descriptor (sd): give it one")
+    return obj.sd
 
 
 # -- Event factories --------------------------------------------------------------------------------------
@@ -423,8 +430,9 @@ def alter_table_event(
     new = copy.deepcopy(old)
     if rename_to:
         new.tableName = rename_to
-    for name, kind in (add_columns or {}).items():
-        new.sd.cols.append(hms.FieldSchema(name=name, type=kind, comment=None))
+    if add_columns:
+        sd = _sd(new)
+        sd.cols = [*(sd.cols or ()), *(hms.FieldSchema(name=k, type=v, comment=None) for k, v in add_columns.items())]
     return AlterTableEvent(old_table=old, new_table=new, **_common(status, parameters, environment_context))
 
 
@@ -494,7 +502,7 @@ def alter_partition_event(
     t, (old,) = _partitioned(db, table, [values or _PARTITION_VALUES], partition_keys or _PARTITION_KEYS, table_kwargs)
     new = copy.deepcopy(old)
     if new_location:
-        new.sd.location = new_location
+        _sd(new).location = new_location
     return AlterPartitionEvent(
         table=t, old_partition=old, new_partition=new, **_common(status, parameters, environment_context)
     )
@@ -566,7 +574,7 @@ def alter_database_event(
 
     old = make_database(name, **database_kwargs)
     new = copy.deepcopy(old)
-    new.parameters.update(new_parameters or {})
+    new.parameters = {**(new.parameters or {}), **(new_parameters or {})}
     return AlterDatabaseEvent(old_database=old, new_database=new, **_common(status, parameters, None))
 
 

@@ -187,8 +187,7 @@ def load(path: Path = DESCRIPTION, structs: set[str] | None = None) -> list[Even
         unknown = set(entry) - _EVENT_KEYS
         if unknown:
             raise DescriptionError(f"{where}: unknown keys {sorted(unknown)} (known: {sorted(_EVENT_KEYS)})")
-        cls = _text(entry, "class", where)
-        assert cls is not None
+        cls = _text(entry, "class", where, required=False) or "".join(w.title() for w in type_name.split("_")) + "Event"
         if not re.fullmatch(r"[A-Z][A-Za-z0-9]*Event", cls):
             raise DescriptionError(f"{where}: class {cls!r} must be a CamelCase name ending in 'Event'")
         fields = []

@@ -139,6 +139,12 @@ fields = [
     { name = "function", type = "Function", key = "function", required = true },
     { name = "resources", type = "list<string>", key = "resources" },
 ]
+
+[[event]]
+type = "OPEN_TXN"
+doc = "Transactions were opened (not an Apiary message)."
+database_event = true
+fields = [{ name = "txn_ids", type = "list<string>", key = "txnIds" }]
 """
 
 USES_THE_NEW_TYPE = """
@@ -171,6 +177,21 @@ assert seen == [("sales", "f", ["r"]), ("audit", "sales")]
 assert "<th style='text-align:left'>resources</th><td>r</td>" in decoded._repr_html_()
 row = to_arrow([decoded]).to_pylist()[0]
 assert (row["event_type"], row["db_name"], row["location"]) == ("CREATE_FUNCTION", "sales", None)
+
+opened = hw.testing.make_event("OPEN_TXN", txn_ids=["7"])
+assert type(opened).__name__ == "OpenTxnEvent" and opened.txn_ids == ["7"] and callable(app.on_open_txn)
+try:
+    hw.apiary.encode(opened)
+except hw.HivewireError as e:
+    assert "OPEN_TXN events have no Apiary message form" in str(e)
+else:
+    raise AssertionError("encoded")
+try:
+    hw.apiary.decode(b'{"eventType": "ON_OPEN_TXN", "databaseName": "db"}')
+except hw.DecodeError as e:
+    assert "unknown eventType 'ON_OPEN_TXN'" in str(e), e
+else:
+    raise AssertionError("decoded")
 print("ok")
 """
 

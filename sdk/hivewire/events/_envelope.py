@@ -79,6 +79,8 @@ ANY_ENVELOPE = functools.reduce(operator.or_, ENVELOPES.values())
 
 _ENCODE = msgspec.json.Encoder().encode
 _parse_any = msgspec.json.Decoder().decode
+# The kinds as module globals: the encoder compares each key's kind, and a global is cheaper than Kind.X.
+_STRUCT, _STRUCT_LIST, _FLAG, _STRING_LIST = Kind.STRUCT, Kind.STRUCT_LIST, Kind.FLAG, Kind.STRING_LIST
 
 
 class _Writing:
@@ -121,28 +123,28 @@ def _message(event: ListenerEvent, hive_version: str | None) -> dict[str, Any]:
     for k in writing.keys:
         kind = k.kind
         value: Any
-        if k.name in values or (not passthrough and (kind is Kind.STRUCT or kind is Kind.STRUCT_LIST)):
+        if k.name in values or (not passthrough and (kind is _STRUCT or kind is _STRUCT_LIST)):
             value = values[k.name] if k.name in values else event._load(k.name)
             if value is None:
-                value = False if kind is Kind.FLAG else None
-            elif kind is Kind.STRUCT:
+                value = False if kind is _FLAG else None
+            elif kind is _STRUCT:
                 value = dump_struct(value, version)
-            elif kind is Kind.STRUCT_LIST:
+            elif kind is _STRUCT_LIST:
                 value = [None if v is None else dump_struct(v, version) for v in value]
-            elif kind is Kind.FLAG:
+            elif kind is _FLAG:
                 value = bool(value)
-            elif kind is Kind.STRING_LIST:
+            elif kind is _STRING_LIST:
                 value = list(value)
             else:
                 value = dict(value)
         elif isinstance(payload, Envelope):
             value = getattr(payload, k.key)
-            if kind is Kind.FLAG:
+            if kind is _FLAG:
                 value = bool(value)
-            elif kind is Kind.STRUCT and not value:  # a missing key
+            elif kind is _STRUCT and not value:  # a missing key
                 value = None
         else:
-            value = False if kind is Kind.FLAG else None
+            value = False if kind is _FLAG else None
         out[k.key] = value
     return out
 

@@ -267,6 +267,11 @@ def load(path: Path = DESCRIPTION, structs: set[str] | None = None) -> list[Even
     return events
 
 
+def described_structs(path: Path = DESCRIPTION) -> set[str]:
+    """The Thrift structs the event types' fields hold: the roots whose JSON converters the codec needs."""
+    return {f.struct for e in load(path) for f in e.fields if f.struct}
+
+
 # -- writing -----------------------------------------------------------------------------------------------------
 
 

@@ -128,16 +128,16 @@ def test_a_malformed_description_is_refused(tmp_path: Path, change: tuple[str, s
         gen.load(twice)
 
 
-NEW_TYPE = """
+NEW_TYPES = """
 [[event]]
-type = "CREATE_FUNCTION"
-class = "CreateFunctionEvent"
-doc = "A function was created."
-wire = "ON_CREATE_FUNCTION"
-database_event = true
+type = "UPDATE_TABLE_COLUMN_STAT"
+doc = "A table's column statistics were updated."
+wire = "ON_UPDATE_TABLE_COLUMN_STAT"
+names_from = "table"
 fields = [
-    { name = "function", type = "Function", key = "function", required = true },
-    { name = "resources", type = "list<string>", key = "resources" },
+    { name = "table", type = "Table", key = "table", required = true },
+    { name = "column_statistics", type = "ColumnStatistics", key = "colStats", required = true },
+    { name = "valid_write_ids", type = "list<string>", key = "validWriteIds" },
 ]
 
 [[event]]
@@ -147,36 +147,42 @@ database_event = true
 fields = [{ name = "txn_ids", type = "list<string>", key = "txnIds" }]
 """
 
-USES_THE_NEW_TYPE = """
+USES_THE_NEW_TYPES = """
 import json
 import hivewire as hw
 from hivewire.arrow import to_arrow
-from hivewire_thrift.hive_metastore.ttypes import Function
+from hivewire_thrift.hive_metastore.ttypes import ColumnStatistics, ColumnStatisticsDesc
 
 seen = []
-app = hw.App("functions")
+app = hw.App("statistics")
 
-@app.on_create_function(db="sales")
-def created(event: hw.events.CreateFunctionEvent) -> None:
-    seen.append((event.db_name, event.function.functionName, event.resources))
+@app.on_update_table_column_stat(db="sales")
+def updated(event: hw.events.UpdateTableColumnStatEvent) -> None:
+    seen.append((event.qualified_name, event.column_statistics.statsDesc.tableName, event.valid_write_ids))
 
 class Audit(hw.MetaStoreEventListener):
-    def on_create_function(self, event):
-        seen.append(("audit", event.qualified_name))
+    def on_update_table_column_stat(self, event):
+        seen.append(("audit", event.table.tableName))
 
 app.add_listener(Audit)
+described = ColumnStatisticsDesc(isTblLevel=True, dbName="sales", tableName="orders")
+stats = ColumnStatistics(statsDesc=described, statsObj=[])
 event = hw.testing.make_event(
-    hw.EventType.CREATE_FUNCTION, "sales", function=Function(functionName="f", dbName="sales"), resources=["r"]
+    hw.EventType.UPDATE_TABLE_COLUMN_STAT, "sales", "orders", column_statistics=stats, valid_write_ids=["7"]
 )
 data = hw.apiary.encode(event)
-assert json.loads(data)["eventType"] == "ON_CREATE_FUNCTION" and json.loads(data)["function"]["functionName"] == "f"
+message = json.loads(data)
+assert message["eventType"] == "ON_UPDATE_TABLE_COLUMN_STAT"
+assert message["colStats"]["statsDesc"]["tableName"] == "orders"
 decoded = hw.apiary.decode(data)
-assert decoded == event and type(decoded).__name__ == "CreateFunctionEvent" and decoded.table_name is None
-assert app.dispatch(decoded) == ["created", "Audit"]
-assert seen == [("sales", "f", ["r"]), ("audit", "sales")]
-assert "<th style='text-align:left'>resources</th><td>r</td>" in decoded._repr_html_()
+assert decoded == event and type(decoded).__name__ == "UpdateTableColumnStatEvent"
+assert (decoded.db_name, decoded.table_name) == ("sales", "orders")
+assert app.dispatch(decoded) == ["updated", "Audit"]
+assert seen == [("sales.orders", "orders", ["7"]), ("audit", "orders")]
+assert "<th style='text-align:left'>valid write ids</th><td>7</td>" in decoded._repr_html_()
 row = to_arrow([decoded]).to_pylist()[0]
-assert (row["event_type"], row["db_name"], row["location"]) == ("CREATE_FUNCTION", "sales", None)
+assert (row["event_type"], row["qualified_name"]) == ("UPDATE_TABLE_COLUMN_STAT", "sales.orders")
+assert row["location"] == event.table.sd.location and row["columns"] == [{"name": "id", "type": "int", "comment": None}]
 
 opened = hw.testing.make_event("OPEN_TXN", txn_ids=["7"])
 assert type(opened).__name__ == "OpenTxnEvent" and opened.txn_ids == ["7"] and callable(app.on_open_txn)
@@ -196,18 +202,20 @@ print("ok")
 """
 
 
-def test_a_new_event_type_needs_only_its_description(tmp_path: Path) -> None:
+def test_new_event_types_need_only_their_description(tmp_path: Path) -> None:
     # A copy of the SDK, regenerated from the description plus one entry: nothing else is edited.
     shutil.copytree(ROOT / "sdk", tmp_path / "sdk", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "idl", tmp_path / "idl", ignore=shutil.ignore_patterns("__pycache__"))
     description = tmp_path / "idl" / "events.toml"
-    description.write_text(description.read_text() + NEW_TYPE)
+    description.write_text(description.read_text() + NEW_TYPES)
     generate = [sys.executable, str(GENERATE), "--description", str(description), "--root", str(tmp_path)]
     proc = subprocess.run(generate, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "CreateFunctionEvent" in (tmp_path / "sdk/hivewire/events/_model.py").read_text()
+    assert (
+        "class UpdateTableColumnStatEvent(ListenerEvent):" in (tmp_path / "sdk/hivewire/events/_model.py").read_text()
+    )
     env = {"PYTHONPATH": f"{tmp_path / 'sdk'}:{ROOT / 'thrift'}", "PATH": "/usr/bin:/bin"}
     run = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(USES_THE_NEW_TYPE)], capture_output=True, text=True, env=env
+        [sys.executable, "-c", textwrap.dedent(USES_THE_NEW_TYPES)], capture_output=True, text=True, env=env
     )
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr

@@ -77,8 +77,11 @@ def _parse(raw: Raw, where: str) -> Any:
 def _loader(k: FieldSpec) -> Loader:
     """How the event field of ``k`` is made from the envelope, on first access."""
     key = k.key
-    if k.kind is Kind.STRUCT:
+    if k.kind is Kind.STRUCT or k.kind is Kind.STRUCT_LIST:
+        if k.thrift is None:
+            raise TypeError(f"{k.name}: a field of Thrift objects needs its Thrift class (idl/events.toml)")
         load = struct_loader(k.thrift)
+    if k.kind is Kind.STRUCT:
 
         def struct_value(env: Any) -> Any:
             raw = getattr(env, key)
@@ -89,7 +92,6 @@ def _loader(k: FieldSpec) -> Loader:
 
         return struct_value
     if k.kind is Kind.STRUCT_LIST:
-        load = struct_loader(k.thrift)
 
         def struct_list(env: Any) -> Any:
             raws = getattr(env, key)

@@ -597,7 +597,7 @@ def run_app(
     app: App,
     events: Iterable[ListenerEvent | bytes],
     *,
-    config: Mapping[str, object] | None = None,
+    config: Mapping[str, str | int | float | bool] | None = None,
     partitions: int = 4,
 ) -> MemorySource:
     """Run ``app`` through the real runtime (workers, retries, dead letters, commits) on ``events``.

@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: help install demo test unit integration lint format thrift thrift-check bench clean
+.PHONY: help install demo test unit integration lint format generate thrift thrift-check bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -42,11 +42,15 @@ format:  ## rewrite the code in ruff's format and apply ruff's safe fixes
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-thrift:  ## regenerate thrift/hivewire_thrift (code and stubs) and the Apiary JSON loaders from idl/ with Debian's thrift-compiler
+generate:  ## regenerate what idl/ describes: thrift/hivewire_thrift (code, stubs, JSON loaders), the event types' code
 	$(BIN)/python idl/generate.py
+	$(BIN)/python idl/generate_events.py
 
-thrift-check:  ## fail if thrift/hivewire_thrift or the JSON loaders differ from what idl/ generates
+thrift: generate  ## the same as generate
+
+thrift-check:  ## fail if the committed generated code differs from what idl/ generates
 	$(BIN)/python idl/generate.py --check
+	$(BIN)/python idl/generate_events.py --check
 
 bench:  ## run every benchmark in bench/ and print the ratios
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

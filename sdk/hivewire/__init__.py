@@ -45,6 +45,9 @@ from hivewire.events import (
 from hivewire.metastore import MetastoreClient, MetastoreClientPool
 
 if TYPE_CHECKING:  # imported on first use (below), so the core model loads without Kafka, ZooKeeper, ...
+    from hivewire import arrow as arrow
+    from hivewire import spark as spark
+    from hivewire import testing as testing
     from hivewire.config import Config
     from hivewire.data import read_events
     from hivewire.metastore import discover_metastores

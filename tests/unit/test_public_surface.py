@@ -82,6 +82,7 @@ SURFACE["hivewire.testing"] = {
     "drop_table_event",
     "insert_event",
     "make_database",
+    "make_event",
     "make_partition",
     "make_table",
     "mock_kafka",

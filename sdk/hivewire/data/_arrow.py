@@ -17,10 +17,13 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterable, Iterator
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from hivewire.errors import DecodeError, PrerequisiteError
-from hivewire.events._model import EventType, ListenerEvent, Origin
+from hivewire.events._description import EventSpec, Kind
+from hivewire.events._event import ListenerEvent, Origin
+from hivewire.events._types import TYPES, EventType
+from hivewire_thrift.hive_metastore.ttypes import Database, FieldSchema, Partition, Table
 
 try:
     import pyarrow as pa
@@ -35,7 +38,7 @@ _STR_MAP = pa.map_(pa.string(), pa.string())
 
 #: ``(name, Arrow type, description)`` of every column, in order. :data:`SCHEMA` and the table in
 #: ``docs/data.md`` are generated from this; new columns are only ever appended (the schema is stable).
-COLUMNS: tuple[tuple[str, Any, str], ...] = (
+COLUMNS: tuple[tuple[str, pa.DataType, str], ...] = (
     (
         "event_type",
         pa.string(),
@@ -125,18 +128,48 @@ SCHEMA = pa.schema([pa.field(name, type_) for name, type_, _ in COLUMNS])
 _NAMES = tuple(name for name, _, _ in COLUMNS)
 _TYPES = tuple(type_ for _, type_, _ in COLUMNS)
 _MS_PER_DAY = 86_400_000
-_WITH_TABLE = frozenset(
-    {
-        EventType.CREATE_TABLE,
-        EventType.DROP_TABLE,
-        EventType.ADD_PARTITION,
-        EventType.ALTER_PARTITION,
-        EventType.DROP_PARTITION,
-    }
-)
-_WITH_PARTITIONS = frozenset({EventType.ADD_PARTITION, EventType.DROP_PARTITION})
-_DELETES = frozenset({EventType.DROP_TABLE, EventType.DROP_PARTITION})
-_WITH_DATABASE = frozenset({EventType.CREATE_DATABASE, EventType.DROP_DATABASE})
+
+
+class _Roles(NamedTuple):
+    """Which of an event type's fields fill which columns, read from the event types' description.
+
+    The table columns come from the type's Table (the new one of a before/after pair), the partition columns
+    from its list of Partitions or its new Partition, the location of a database event from its (new)
+    Database; ``delete_data``, ``files`` and ``partition_key_values`` fill the columns of those names.
+    """
+
+    table: str | None = None
+    old_table: str | None = None
+    partitions: str | None = None
+    new_partition: str | None = None
+    old_partition: str | None = None
+    database: str | None = None
+    old_database: str | None = None
+    delete_data: str | None = None
+    files: str | None = None
+    key_values: str | None = None
+
+
+def _roles(spec: EventSpec) -> _Roles:
+    roles: dict[str, str] = {}
+    for f in spec.fields:
+        old = f.name.startswith("old_")
+        if f.kind is Kind.STRUCT and f.thrift is Table:
+            roles["old_table" if old else "table"] = f.name
+        elif f.kind is Kind.STRUCT_LIST and f.thrift is Partition:
+            roles["partitions"] = f.name
+        elif f.kind is Kind.STRUCT and f.thrift is Partition:
+            roles["old_partition" if old else "new_partition"] = f.name
+        elif f.kind is Kind.STRUCT and f.thrift is Database:
+            roles["old_database" if old else "database"] = f.name
+        elif f.name in ("delete_data", "files") and f.kind in (Kind.FLAG, Kind.STRING_LIST):
+            roles[f.name] = f.name
+        elif f.name == "partition_key_values" and f.kind is Kind.STRING_MAP:
+            roles["key_values"] = f.name
+    return _Roles(**roles)
+
+
+_ROLES: dict[EventType, _Roles] = {t: _roles(spec) for t, spec in TYPES.items()}
 
 
 class Undecodable(NamedTuple):
@@ -147,11 +180,11 @@ class Undecodable(NamedTuple):
     error: str
 
 
-def _fields(schemas: Any) -> list[tuple[Any, Any, Any]]:
+def _fields(schemas: list[FieldSchema] | None) -> list[tuple[str | None, str | None, str | None]]:
     return [(f.name, f.type, f.comment) for f in schemas] if schemas is not None else []
 
 
-def _kafka(origin: Origin | None) -> tuple[Any, ...]:
+def _kafka(origin: Origin | None) -> tuple[int | str | None, ...]:
     """(event_time us, event_date days, topic, partition, offset, timestamp ms) of ``origin``."""
     if origin is None:
         return None, None, None, None, None, None
@@ -161,47 +194,51 @@ def _kafka(origin: Origin | None) -> tuple[Any, ...]:
     return ms * 1000, ms // _MS_PER_DAY, origin.topic, origin.partition, origin.offset, ms
 
 
-def _objects(event: ListenerEvent) -> tuple[Any, ...]:
+def _objects(event: ListenerEvent) -> tuple[object, ...]:
     """The columns from ``location`` to ``files`` (the ones that convert the event's objects)."""
-    kind = event.event_type
-    table = old = None
-    location = table_type = cols = keys = values = locations = old_values = old_name = new_name = None
+    roles = _ROLES[event.event_type]
+    table: Table | None = None
+    location: str | None = None
+    keys: list[tuple[str | None, str | None, str | None]] | None = None
+    table_type = cols = values = locations = old_values = old_name = new_name = None
     table_parameters = delete_data = files = None
-    if kind in _WITH_TABLE:
-        table = event.table  # type: ignore[attr-defined]
-        if kind in _WITH_PARTITIONS:
-            parts = event.partitions  # type: ignore[attr-defined]
-            values = [list(p.values or ()) for p in parts]
-            locations = [p.sd.location if p.sd is not None else None for p in parts]
-        # (Events built in Python may leave objects out: a missing one leaves its columns null.)
-        elif kind is EventType.ALTER_PARTITION:
-            new, old_part = event.new_partition, event.old_partition  # type: ignore[attr-defined]
-            if new is not None:
-                values = [list(new.values or ())]
-                locations = [new.sd.location if new.sd is not None else None]
+    # (Events built in Python may leave objects out: a missing one leaves its columns null.)
+    if roles.table is not None:
+        table = getattr(event, roles.table)
+        if roles.old_table is not None:
+            old: Table | None = getattr(event, roles.old_table)
+            if old is not None and table is not None and (old.dbName, old.tableName) != (table.dbName, table.tableName):
+                old_name, new_name = f"{old.dbName}.{old.tableName}", f"{table.dbName}.{table.tableName}"
+    if roles.partitions is not None:
+        parts: list[Partition] = getattr(event, roles.partitions)
+        values = [list(p.values or ()) for p in parts]
+        locations = [p.sd.location if p.sd is not None else None for p in parts]
+    elif roles.new_partition is not None:
+        new: Partition | None = getattr(event, roles.new_partition)
+        if new is not None:
+            values = [list(new.values or ())]
+            locations = [new.sd.location if new.sd is not None else None]
+        if roles.old_partition is not None:
+            old_part: Partition | None = getattr(event, roles.old_partition)
             if old_part is not None:
                 old_values = list(old_part.values or ())
-        if kind in _DELETES:
-            delete_data = event.delete_data  # type: ignore[attr-defined]
-    elif kind is EventType.ALTER_TABLE:
-        table, old = event.new_table, event.old_table  # type: ignore[attr-defined]
-        if old is not None and table is not None and (old.dbName, old.tableName) != (table.dbName, table.tableName):
-            old_name, new_name = f"{old.dbName}.{old.tableName}", f"{table.dbName}.{table.tableName}"
-    elif kind is EventType.INSERT:
-        # The message carries names only; event.table would call the metastore, so it is not read here.
-        key_values = event.partition_key_values  # type: ignore[attr-defined]
+    elif roles.key_values is not None:
+        # The message carries names only; InsertEvent.table would call the metastore, so it is not read here.
+        key_values: dict[str, str] = getattr(event, roles.key_values)
         keys = [(k, None, None) for k in key_values]
         values = [list(key_values.values())] if key_values else []
         locations = [None] if key_values else []
-        files = list(event.files)  # type: ignore[attr-defined]
-    elif kind in _WITH_DATABASE:
-        database = event.database  # type: ignore[attr-defined]
+    if roles.delete_data is not None:
+        delete_data = getattr(event, roles.delete_data)
+    if roles.files is not None:
+        files = list(getattr(event, roles.files))
+    if roles.database is not None:
+        database: Database | None = getattr(event, roles.database)
         location = database.locationUri if database is not None else None
-    else:  # ALTER_DATABASE
-        new_db, old_db = event.new_database, event.old_database  # type: ignore[attr-defined]
-        location = new_db.locationUri if new_db is not None else None
-        if old_db is not None and new_db is not None and old_db.name != new_db.name:
-            old_name, new_name = old_db.name, new_db.name
+        if roles.old_database is not None:
+            old_db: Database | None = getattr(event, roles.old_database)
+            if old_db is not None and database is not None and old_db.name != database.name:
+                old_name, new_name = old_db.name, database.name
     if table is not None:
         sd = table.sd
         if sd is not None:
@@ -229,7 +266,7 @@ def _objects(event: ListenerEvent) -> tuple[Any, ...]:
 _NO_OBJECTS = (None,) * 12
 
 
-def _event_row(event: ListenerEvent, on_error: str) -> tuple[Any, ...]:
+def _event_row(event: ListenerEvent, on_error: str) -> tuple[object, ...]:
     try:
         objects = _objects(event)
         error = None
@@ -254,7 +291,7 @@ def _event_row(event: ListenerEvent, on_error: str) -> tuple[Any, ...]:
     )
 
 
-def _undecodable_row(item: Undecodable) -> tuple[Any, ...]:
+def _undecodable_row(item: Undecodable) -> tuple[object, ...]:
     return (None, None, None, None, None, *_kafka(item.origin), *_NO_OBJECTS, None, None, item.error, item.raw)
 
 
@@ -277,7 +314,7 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _batch(rows: list[tuple[Any, ...]]) -> Any:
+def _batch(rows: list[tuple[object, ...]]) -> pa.RecordBatch:
     """One RecordBatch from row tuples: transposed in C, then one pyarrow conversion per column."""
     columns = zip(*rows, strict=True)
     arrays = [pa.array(values, type=type_) for values, type_ in zip(columns, _TYPES, strict=True)]
@@ -289,7 +326,7 @@ def to_arrow(
     *,
     on_error: Literal["raise", "record"] = "raise",
     batch_size: int = 65_536,
-) -> Any:
+) -> pa.Table:
     """A ``pyarrow.Table`` with :data:`SCHEMA`, one row per event, in order.
 
     ``events`` may include :class:`Undecodable` messages: their rows hold the Kafka columns, ``raw`` and
@@ -304,7 +341,7 @@ def to_arrow(
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     batches = []
-    rows: list[tuple[Any, ...]] = []
+    rows: list[tuple[object, ...]] = []
     with paused_gc():
         for item in events:
             if isinstance(item, ListenerEvent):
@@ -321,7 +358,7 @@ def to_arrow(
     return pa.Table.from_batches(batches, schema=SCHEMA)
 
 
-def _type_name(type_: Any) -> str:
+def _type_name(type_: pa.DataType) -> str:
     """An Arrow type as written in the docs: ``list<struct<name: string, ...>>``, ``map<string, string>``."""
     if pa.types.is_list(type_):
         return f"list<{_type_name(type_.value_type)}>"

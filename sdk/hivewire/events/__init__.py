@@ -1,7 +1,12 @@
 """The event model: one typed event per metastore change, whatever wire format it arrived in.
 
 The Apiary Kafka JSON codec is :mod:`hivewire.apiary`.
+
+Generated from idl/events.toml by idl/generate_events.py. Do not edit: change the description and run
+`make generate`.
 """
+
+from __future__ import annotations
 
 from hivewire.events._model import (
     EVENT_CLASSES,

@@ -26,179 +26,41 @@ from __future__ import annotations
 
 import re
 import struct
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from msgspec import Raw
 
 from hivewire.errors import DecodeError
-from hivewire.events._model import EVENT_CLASSES, EventType, ListenerEvent, Loader, Origin
-from hivewire.events._thriftjson import (
-    decode_error,
-    dump_struct,
-    parse_version,
-    shown,
-    struct_loader,
-)
-from hivewire_thrift.hive_metastore import ttypes as hms
+from hivewire.events._description import ENVIRONMENT, EventSpec, FieldSpec, Kind
+from hivewire.events._envelope import ANY_ENVELOPE, ENVELOPES, Envelope, encode, to_json_dict
+from hivewire.events._event import ListenerEvent, Loader, Origin
+from hivewire.events._model import EVENT_CLASSES
+from hivewire.events._thriftjson import decode_error, shown, struct_loader
+from hivewire.events._types import TYPES, EventType
+
+if TYPE_CHECKING:
+    from hivewire.metastore import MetastoreClient
+
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "Decoded",
+    "decode",
+    "encode",
+    "java_string_hash",
+    "partition_for",
+    "read",
+    "to_json_dict",
+]
 
 #: Messages larger than this are refused with DecodeError instead of being parsed.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
-
-# -- The envelope, one struct per event type ------------------------------------------------------------------
-# Typed keys are checked while parsing; Thrift objects stay Raw (a slice of the message: empty when the key is
-# missing, b"null" for null). Keys not declared (qualifiedTableName, newer ones) are skipped, syntax-checked.
-# gc=False: an envelope holds only strings, flags, a dict of strings and Raw slices, so it is in no reference
-# cycle; untracked, the events a slow listener has queued cost the cyclic garbage collector less.
-
-
-class _Envelope(msgspec.Struct, forbid_unknown_fields=False, tag_field="eventType", gc=False):
-    databaseName: str | None = None
-    status: bool | None = None
-    parameters: dict[str, str] | None = None
-    environmentContext: Raw = Raw()
-
-
-class _TableEnvelope(_Envelope):
-    tableName: str | None = None
-
-
-class _CreateTable(_TableEnvelope, tag="ON_CREATE_TABLE"):
-    table: Raw = Raw()
-
-
-class _AlterTable(_TableEnvelope, tag="ON_ALTER_TABLE"):
-    oldTable: Raw = Raw()
-    newTable: Raw = Raw()
-
-
-class _DropTable(_TableEnvelope, tag="ON_DROP_TABLE"):
-    table: Raw = Raw()
-    deleteData: bool | None = None
-
-
-class _AddPartition(_TableEnvelope, tag="ON_ADD_PARTITION"):
-    table: Raw = Raw()
-    partitions: list[Raw] | None = None
-
-
-class _AlterPartition(_TableEnvelope, tag="ON_ALTER_PARTITION"):
-    table: Raw = Raw()
-    oldPartition: Raw = Raw()
-    newPartition: Raw = Raw()
-
-
-class _DropPartition(_TableEnvelope, tag="ON_DROP_PARTITION"):
-    table: Raw = Raw()
-    partitions: list[Raw] | None = None
-    deleteData: bool | None = None
-
-
-class _Insert(_TableEnvelope, tag="ON_INSERT"):
-    partitionKeyValues: dict[str, str] | None = None
-    files: list[str] | None = None
-    fileChecksums: list[str] | None = None
-
-
-class _CreateDatabase(_Envelope, tag="ON_CREATE_DATABASE"):
-    database: Raw = Raw()
-
-
-class _AlterDatabase(_Envelope, tag="ON_ALTER_DATABASE"):
-    oldDatabase: Raw = Raw()
-    newDatabase: Raw = Raw()
-
-
-class _DropDatabase(_Envelope, tag="ON_DROP_DATABASE"):
-    database: Raw = Raw()
-
-
-_ENVELOPES: dict[EventType, type[_Envelope]] = {
-    EventType.CREATE_TABLE: _CreateTable,
-    EventType.ALTER_TABLE: _AlterTable,
-    EventType.DROP_TABLE: _DropTable,
-    EventType.ADD_PARTITION: _AddPartition,
-    EventType.ALTER_PARTITION: _AlterPartition,
-    EventType.DROP_PARTITION: _DropPartition,
-    EventType.INSERT: _Insert,
-    EventType.CREATE_DATABASE: _CreateDatabase,
-    EventType.ALTER_DATABASE: _AlterDatabase,
-    EventType.DROP_DATABASE: _DropDatabase,
-}
-_DECODER = msgspec.json.Decoder(
-    _CreateTable
-    | _AlterTable
-    | _DropTable
-    | _AddPartition
-    | _AlterPartition
-    | _DropPartition
-    | _Insert
-    | _CreateDatabase
-    | _AlterDatabase
-    | _DropDatabase
-)
+_DECODER = msgspec.json.Decoder(ANY_ENVELOPE)
 _parse_any = msgspec.json.Decoder().decode
-_ENCODE = msgspec.json.Encoder().encode
 _first_byte = struct.Struct("c").unpack_from
 _NO_PARAMETERS: dict[str, str] = {}  # shared by events without parameters; events never change theirs
-
-
-# -- Per type: the keys, their kinds, and how each becomes an event field -----------------------------------------
-
-_STRUCT, _STRUCT_LIST, _FLAG, _STR_MAP, _STR_LIST = range(5)
-
-
-class _Key(NamedTuple):
-    """One per-type key of the message: the event field it fills, its kind, the Thrift class, whether required."""
-
-    key: str
-    field: str
-    kind: int
-    cls: Any = None
-    required: bool = False
-
-
-def _obj(key: str, field: str, cls: Any) -> _Key:
-    return _Key(key, field, _STRUCT, cls, required=True)
-
-
-_TABLE = _obj("table", "table", hms.Table)
-_PARTITIONS = _Key("partitions", "partitions", _STRUCT_LIST, hms.Partition)
-_DELETE_DATA = _Key("deleteData", "delete_data", _FLAG)
-_KEYS: dict[EventType, tuple[_Key, ...]] = {
-    EventType.CREATE_TABLE: (_TABLE,),
-    EventType.ALTER_TABLE: (_obj("oldTable", "old_table", hms.Table), _obj("newTable", "new_table", hms.Table)),
-    EventType.DROP_TABLE: (_TABLE, _DELETE_DATA),
-    EventType.ADD_PARTITION: (_TABLE, _PARTITIONS),
-    EventType.ALTER_PARTITION: (
-        _TABLE,
-        _obj("oldPartition", "old_partition", hms.Partition),
-        _obj("newPartition", "new_partition", hms.Partition),
-    ),
-    EventType.DROP_PARTITION: (_TABLE, _PARTITIONS, _DELETE_DATA),
-    EventType.INSERT: (
-        _Key("partitionKeyValues", "partition_key_values", _STR_MAP),
-        _Key("files", "files", _STR_LIST),
-        _Key("fileChecksums", "file_checksums", _STR_LIST),
-    ),
-    EventType.CREATE_DATABASE: (_obj("database", "database", hms.Database),),
-    EventType.ALTER_DATABASE: (
-        _obj("oldDatabase", "old_database", hms.Database),
-        _obj("newDatabase", "new_database", hms.Database),
-    ),
-    EventType.DROP_DATABASE: (_obj("database", "database", hms.Database),),
-}
-_ENVIRONMENT = _Key("environmentContext", "environment_context", _STRUCT, hms.EnvironmentContext)
-_DATABASE_EVENTS = frozenset({EventType.CREATE_DATABASE, EventType.ALTER_DATABASE, EventType.DROP_DATABASE})
-# The object the names come from when the envelope lacks them (older producers).
-_NAMES_FROM = {
-    EventType.ALTER_TABLE: "newTable",
-    EventType.INSERT: None,
-    EventType.CREATE_DATABASE: "database",
-    EventType.ALTER_DATABASE: "newDatabase",
-    EventType.DROP_DATABASE: "database",
-}
 
 
 def _parse(raw: Raw, where: str) -> Any:
@@ -212,11 +74,14 @@ def _parse(raw: Raw, where: str) -> Any:
         raise DecodeError(f"{where}: {reason[:1].lower()}{reason[1:]}") from None
 
 
-def _loader(k: _Key) -> Loader:
+def _loader(k: FieldSpec) -> Loader:
     """How the event field of ``k`` is made from the envelope, on first access."""
     key = k.key
-    if k.kind == _STRUCT:
-        load = struct_loader(k.cls)
+    if k.kind is Kind.STRUCT or k.kind is Kind.STRUCT_LIST:
+        if k.thrift is None:
+            raise TypeError(f"{k.name}: a field of Thrift objects needs its Thrift class (idl/events.toml)")
+        load = struct_loader(k.thrift)
+    if k.kind is Kind.STRUCT:
 
         def struct_value(env: Any) -> Any:
             raw = getattr(env, key)
@@ -226,8 +91,7 @@ def _loader(k: _Key) -> Loader:
             return None if value is None else load(value, key)
 
         return struct_value
-    if k.kind == _STRUCT_LIST:
-        load = struct_loader(k.cls)
+    if k.kind is Kind.STRUCT_LIST:
 
         def struct_list(env: Any) -> Any:
             raws = getattr(env, key)
@@ -236,7 +100,7 @@ def _loader(k: _Key) -> Loader:
             return [load(_parse(raw, f"{key}[{i}]"), f"{key}[{i}]") for i, raw in enumerate(raws)]
 
         return struct_list
-    if k.kind == _FLAG:
+    if k.kind is Kind.FLAG:
         return lambda env: getattr(env, key)
 
     def copied(env: Any) -> Any:  # a list or map of strings: each reader gets its own
@@ -247,27 +111,31 @@ def _loader(k: _Key) -> Loader:
 
 
 class _Spec:
-    """What decoding and encoding need to know about one event type."""
+    """What decoding needs to know about one event type (from its description)."""
 
     __slots__ = ("checked", "cls", "event_type", "is_database_event", "keys", "loaders", "names_key", "wire_type")
 
-    def __init__(self, event_type: EventType) -> None:
-        self.event_type = event_type
-        self.cls = EVENT_CLASSES[event_type]
-        self.wire_type = f"ON_{event_type.value}"
-        self.keys = (_ENVIRONMENT, *_KEYS[event_type])
-        self.loaders = {k.field: _loader(k) for k in self.keys}
+    def __init__(self, spec: EventSpec, wire_type: str) -> None:
+        self.event_type = spec.event_type
+        self.cls = EVENT_CLASSES[spec.event_type]
+        self.wire_type = wire_type
+        self.keys = (ENVIRONMENT, *spec.fields)
+        self.loaders: Mapping[str, Loader] = {k.name: _loader(k) for k in self.keys}
         # The Raw keys, checked at decode: (key, required, is a list)
         self.checked = tuple(
-            (k.key, k.required, k.kind == _STRUCT_LIST) for k in _KEYS[event_type] if k.kind in (_STRUCT, _STRUCT_LIST)
+            (k.key, k.required, k.kind is Kind.STRUCT_LIST)
+            for k in spec.fields
+            if k.kind is Kind.STRUCT or k.kind is Kind.STRUCT_LIST
         )
-        self.names_key = _NAMES_FROM.get(event_type, "table")
-        self.is_database_event = event_type in _DATABASE_EVENTS
+        # The key of the object the names come from when the envelope lacks them (older producers).
+        self.names_key = spec.field(spec.names_from).key if spec.names_from else None
+        self.is_database_event = spec.database_event
 
 
-_SPECS: dict[type[_Envelope], _Spec] = {envelope: _Spec(t) for t, envelope in _ENVELOPES.items()}
+_SPECS: dict[type[Envelope], _Spec] = {
+    envelope: _Spec(TYPES[t], wire) for t, envelope in ENVELOPES.items() if (wire := TYPES[t].wire) is not None
+}
 _BY_WIRE_TYPE: dict[str, _Spec] = {spec.wire_type: spec for spec in _SPECS.values()}
-_BY_EVENT_TYPE: dict[EventType, _Spec] = {t: _SPECS[envelope] for t, envelope in _ENVELOPES.items()}
 
 
 # -- Decoding -------------------------------------------------------------------------------------------------
@@ -304,7 +172,7 @@ class Decoded(msgspec.Struct, frozen=True, gc=False):
     status: bool
     parameters: dict[str, str]
     raw: bytes
-    payload: Any
+    payload: Envelope
     spec: _Spec
 
     @property
@@ -312,7 +180,7 @@ class Decoded(msgspec.Struct, frozen=True, gc=False):
         """``db.table`` (just ``db`` for database events), as :attr:`ListenerEvent.qualified_name`."""
         return self.db_name if self.table_name is None else f"{self.db_name}.{self.table_name}"
 
-    def event(self, origin: Origin | None = None, handler: Any = None) -> ListenerEvent:
+    def event(self, origin: Origin | None = None, handler: MetastoreClient | None = None) -> ListenerEvent:
         """A new event of this message (its objects are converted on first access)."""
         return self.spec.cls._lazy(
             self.db_name,
@@ -350,7 +218,7 @@ def read(data: bytes | bytearray | memoryview | str) -> Decoded:
         except UnicodeDecodeError as e:
             raise DecodeError(f"not UTF-8: {e.reason} at byte {e.start}") from None
     try:
-        env = _DECODER.decode(data)
+        env: Any = _DECODER.decode(data)  # one of the ENVELOPES (table envelopes have tableName)
     except msgspec.ValidationError as e:
         raise _explain(data, e) from None
     except msgspec.DecodeError as e:
@@ -444,110 +312,33 @@ def _explain(data: bytes, error: msgspec.ValidationError) -> DecodeError:
         return DecodeError(
             "missing eventType" if wire_type is None else f"unknown eventType {shown(wire_type)} (Apiary's are {known})"
         )
-    checks = [(k.key, k.kind) for k in spec.keys if k.kind != _STRUCT]
-    checks += [("databaseName", -1), ("status", _FLAG), ("parameters", _STR_MAP)]
+    checks: list[tuple[str, Kind | None]] = [(k.key, k.kind) for k in spec.keys if k.kind is not Kind.STRUCT]
+    checks += [("databaseName", None), ("status", Kind.FLAG), ("parameters", Kind.STRING_MAP)]
     if not spec.is_database_event:
-        checks.append(("tableName", -1))
+        checks.append(("tableName", None))
     for key, kind in checks:
         value = msg.get(key)
         if value is None:
             continue
-        if kind == -1 and type(value) is not str:
+        if kind is None and type(value) is not str:
             return decode_error(key, "a string", value)
-        if kind == _FLAG and type(value) is not bool:
+        if kind is Kind.FLAG and type(value) is not bool:
             return decode_error(key, "true or false", value)
-        if kind == _STRUCT_LIST and type(value) is not list:
+        if kind is Kind.STRUCT_LIST and type(value) is not list:
             return decode_error(key, "a list", value)
-        if kind == _STR_LIST:
+        if kind is Kind.STRING_LIST:
             if type(value) is not list:
                 return decode_error(key, "a list of strings", value)
             for i, item in enumerate(value):
                 if type(item) is not str:
                     return decode_error(f"{key}[{i}]", "a string", item)
-        if kind == _STR_MAP:
+        if kind is Kind.STRING_MAP:
             if type(value) is not dict:
                 return decode_error(key, "an object of strings", value)
             for name, item in value.items():
                 if type(item) is not str:
                     return decode_error(f"{key}[{name!r}]", "a string", item)
     return DecodeError(f"malformed message: {error}")  # not foreseen above; msgspec's reason names the path
-
-
-# -- Encoding ---------------------------------------------------------------------------------------------
-
-
-def _message(event: ListenerEvent, hive_version: str | None) -> dict[str, Any]:
-    """The Apiary message of ``event``; never-converted objects are the payload's own values (shared)."""
-    version = parse_version(hive_version or event.hive_version)
-    # Asked for another Hive version's field set: objects still in their wire form are converted and written
-    # with that version's fields, not passed through with the fields they arrived with.
-    passthrough = hive_version is None or version == parse_version(event.hive_version)
-    spec = _BY_EVENT_TYPE[event.event_type]
-    out: dict[str, Any] = {
-        "eventType": spec.wire_type,
-        "databaseName": event.db_name,
-        "tableName": event.table_name,
-        "qualifiedTableName": event.db_name if spec.is_database_event else event.qualified_name,
-        "status": event.status,
-        "parameters": dict(event.parameters),
-    }
-    values, payload = event._values, event._payload
-    for k in spec.keys:
-        kind = k.kind
-        if k.field in values or (not passthrough and kind in (_STRUCT, _STRUCT_LIST)):
-            value = values[k.field] if k.field in values else event._get(k.field)
-            if value is None:
-                value = False if kind == _FLAG else None
-            elif kind == _STRUCT:
-                value = dump_struct(value, version)
-            elif kind == _STRUCT_LIST:
-                value = [None if v is None else dump_struct(v, version) for v in value]
-            elif kind == _FLAG:
-                value = bool(value)
-            elif kind == _STR_LIST:
-                value = list(value)
-            else:
-                value = dict(value)
-        elif isinstance(payload, _Envelope):
-            value = getattr(payload, k.key)
-            if kind == _FLAG:
-                value = bool(value)
-            elif kind == _STRUCT and not value:  # a missing key
-                value = None
-        else:
-            value = False if kind == _FLAG else None
-        out[k.key] = value
-    return out
-
-
-def to_json_dict(event: ListenerEvent, hive_version: str | None = None) -> dict[str, Any]:
-    """The Apiary message of ``event`` as JSON-ready data (what :func:`encode` serialises), yours to change.
-
-    Objects that were never converted are written back from the payload they came in unchanged, so
-    fields this hivewire does not know survive a decode/encode round trip.
-    """
-    try:
-        copied: dict[str, Any] = _parse_any(_ENCODE(_message(event, hive_version)))
-    except RecursionError:
-        raise DecodeError(f"{event.qualified_name}: the message nests too deeply to copy") from None
-    except msgspec.DecodeError as e:  # a number out of range in a payload object
-        raise DecodeError(f"{event.qualified_name}: {e}") from None
-    return copied
-
-
-def encode(event: ListenerEvent, *, hive_version: str | None = None) -> bytes:
-    """Serialise ``event`` as the Apiary Kafka listener's JSON (UTF-8 bytes).
-
-    ``hive_version`` (``"2.3.9"``, ``"3.1.3"``, ``"4.0.1"``) selects the Thrift fields written, as the
-    Java listener of that version writes them; by default the event's ``hive.version`` parameter decides,
-    and without one every field hivewire knows is written. An event that was decoded encodes or raises
-    :class:`~hivewire.errors.DecodeError` (an object that does not convert); one built in Python raises
-    ``ValueError`` for a NaN or infinite double or a string that is not valid Unicode.
-    """
-    try:
-        return _ENCODE(_message(event, hive_version))
-    except RecursionError:
-        raise DecodeError(f"{event.qualified_name}: the message nests too deeply to encode") from None
 
 
 # -- Partitioning -----------------------------------------------------------------------------------------

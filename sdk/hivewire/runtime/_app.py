@@ -24,27 +24,15 @@ import signal
 import threading
 from collections.abc import Callable, Iterable
 from types import FrameType
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, TypeVar
 
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
 from hivewire.config._files import SettingMap
 from hivewire.errors import ConfigError, ListenerError
-from hivewire.events._model import (
-    AddPartitionEvent,
-    AlterDatabaseEvent,
-    AlterPartitionEvent,
-    AlterTableEvent,
-    CreateDatabaseEvent,
-    CreateTableEvent,
-    DropDatabaseEvent,
-    DropPartitionEvent,
-    DropTableEvent,
-    EventType,
-    InsertEvent,
-    ListenerEvent,
-)
+from hivewire.events._model import EventType, ListenerEvent
 from hivewire.metastore import MetastoreClient
+from hivewire.runtime._handlers import AppDecorators
 from hivewire.runtime._kafka import KafkaSource
 from hivewire.runtime._listener import (
     EventFilter,
@@ -61,69 +49,16 @@ from hivewire.runtime._source import Source
 
 log = logging.getLogger("hivewire.app")
 
-E = TypeVar("E", bound=ListenerEvent)
 F = TypeVar("F", bound=Callable[..., object])
 
 
-class _On(Generic[E]):
-    """The per-type decorators (``app.on_create_table``), usable bare or with options."""
-
-    def __init__(self, event_type: EventType) -> None:
-        self.event_type = event_type
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.__doc__ = f"Register a function for {self.event_type.value} events (bare, or with filter options)."
-
-    def __get__(self, app: App | None, owner: type) -> _BoundOn[E]:
-        if app is None:
-            raise AttributeError("use the decorator on an App instance")
-        return _BoundOn(app, self.event_type)
-
-
-class _BoundOn(Generic[E]):
-    def __init__(self, app: App, event_type: EventType) -> None:
-        self._app = app
-        self._type = event_type
-
-    @overload
-    def __call__(self, fn: Callable[[E], object], /) -> Callable[[E], object]: ...
-
-    @overload
-    def __call__(
-        self,
-        /,
-        *,
-        db: str | Iterable[str] | None = None,
-        table: str | Iterable[str] | None = None,
-        status: bool | None = True,
-        name: str | None = None,
-        timeout: float | None = None,
-        retry: RetryPolicy | None = None,
-        concurrency: int = 1,
-    ) -> Callable[[Callable[[E], object]], Callable[[E], object]]: ...
-
-    def __call__(self, fn: Callable[[E], object] | None = None, /, **options: Any) -> Any:
-        decorator = self._app.on(self._type, **options)
-        return decorator(fn) if fn is not None else decorator
-
-
-class App:
+class App(AppDecorators):
     """A named set of listeners. See the module docstring for the registration API.
 
     ``config`` holds the app's own settings (any key of :mod:`hivewire.config`); a configuration file,
-    environment variables and CLI flags override them when the app runs.
+    environment variables and CLI flags override them when the app runs. The per-type decorators
+    (``app.on_create_table``, ...) come from :class:`~hivewire.runtime._handlers.AppDecorators`.
     """
-
-    on_create_table: _On[CreateTableEvent] = _On(EventType.CREATE_TABLE)
-    on_alter_table: _On[AlterTableEvent] = _On(EventType.ALTER_TABLE)
-    on_drop_table: _On[DropTableEvent] = _On(EventType.DROP_TABLE)
-    on_add_partition: _On[AddPartitionEvent] = _On(EventType.ADD_PARTITION)
-    on_alter_partition: _On[AlterPartitionEvent] = _On(EventType.ALTER_PARTITION)
-    on_drop_partition: _On[DropPartitionEvent] = _On(EventType.DROP_PARTITION)
-    on_insert: _On[InsertEvent] = _On(EventType.INSERT)
-    on_create_database: _On[CreateDatabaseEvent] = _On(EventType.CREATE_DATABASE)
-    on_alter_database: _On[AlterDatabaseEvent] = _On(EventType.ALTER_DATABASE)
-    on_drop_database: _On[DropDatabaseEvent] = _On(EventType.DROP_DATABASE)
 
     def __init__(self, name: str = "hivewire", *, config: SettingMap | None = None) -> None:
         self.name = name

@@ -18,20 +18,8 @@ from typing import Any
 from hivewire.config._config import Config
 from hivewire.errors import ConfigError
 from hivewire.events._apiary import Decoded
-from hivewire.events._model import (
-    AddPartitionEvent,
-    AlterDatabaseEvent,
-    AlterPartitionEvent,
-    AlterTableEvent,
-    CreateDatabaseEvent,
-    CreateTableEvent,
-    DropDatabaseEvent,
-    DropPartitionEvent,
-    DropTableEvent,
-    EventType,
-    InsertEvent,
-    ListenerEvent,
-)
+from hivewire.events._model import EventType, ListenerEvent
+from hivewire.runtime._handlers import ListenerMethods
 
 Handler = Callable[[Any], object]
 
@@ -39,46 +27,17 @@ Handler = Callable[[Any], object]
 HANDLER_NAMES: Mapping[EventType, str] = {t: f"on_{t.value.lower()}" for t in EventType}
 
 
-class MetaStoreEventListener:
+class MetaStoreEventListener(ListenerMethods):
     """Base class for class-style listeners, the Python counterpart of Hive's Java ``MetaStoreEventListener``.
 
-    Override the ``on_*`` methods you need; only those event types are delivered to the listener. hivewire
-    constructs the class with the app's :class:`~hivewire.config.Config` (as Hive passes its
-    ``Configuration``) and calls :meth:`close` when the app stops.
+    Override the ``on_*`` methods you need (one per event type, each typed with its event class); only those
+    event types are delivered to the listener. hivewire constructs the class with the app's
+    :class:`~hivewire.config.Config` (as Hive passes its ``Configuration``) and calls :meth:`close` when the
+    app stops.
     """
 
     def __init__(self, config: Config) -> None:
         self.config = config
-
-    def on_create_table(self, event: CreateTableEvent) -> None:
-        """A table was created."""
-
-    def on_alter_table(self, event: AlterTableEvent) -> None:
-        """A table was altered or renamed."""
-
-    def on_drop_table(self, event: DropTableEvent) -> None:
-        """A table was dropped."""
-
-    def on_add_partition(self, event: AddPartitionEvent) -> None:
-        """Partitions were added."""
-
-    def on_alter_partition(self, event: AlterPartitionEvent) -> None:
-        """A partition was altered."""
-
-    def on_drop_partition(self, event: DropPartitionEvent) -> None:
-        """Partitions were dropped."""
-
-    def on_insert(self, event: InsertEvent) -> None:
-        """Data was inserted (fired by ``fire_listener_event``)."""
-
-    def on_create_database(self, event: CreateDatabaseEvent) -> None:
-        """A database was created."""
-
-    def on_alter_database(self, event: AlterDatabaseEvent) -> None:
-        """A database was altered."""
-
-    def on_drop_database(self, event: DropDatabaseEvent) -> None:
-        """A database was dropped."""
 
     def close(self) -> None:
         """Called once when the app stops."""

@@ -43,11 +43,16 @@ assignment; the cluster lives exactly as long as the ``with`` block.
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, overload
+
+from hivewire_thrift.hive_metastore import ttypes as hms
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from hivewire.events._model import (
         AddPartitionEvent,
         AlterDatabaseEvent,
@@ -58,11 +63,14 @@ if TYPE_CHECKING:
         DropDatabaseEvent,
         DropPartitionEvent,
         DropTableEvent,
+        EventType,
         InsertEvent,
         ListenerEvent,
     )
     from hivewire.runtime._app import App
     from hivewire.runtime._source import MemorySource
+
+_E = TypeVar("_E", bound="ListenerEvent")
 
 
 @contextlib.contextmanager
@@ -149,6 +157,34 @@ _PARQUET = (
 )
 
 
+class PartitionedTableOptions(TypedDict, total=False):
+    """The keywords of :func:`make_table` that the partition event factories pass on (they take the partition
+    keys themselves; ``parameters`` are the event's)."""
+
+    columns: dict[str, str] | None
+    location: str | None
+    table_type: str
+    owner: str
+    skewed: hms.SkewedInfo | None
+    create_time: int
+
+
+class TableOptions(PartitionedTableOptions, total=False):
+    """The keywords of :func:`make_table` that the table event factories pass on (``parameters`` are the
+    event's)."""
+
+    partition_keys: dict[str, str] | None
+
+
+class DatabaseOptions(TypedDict, total=False):
+    """The keywords of :func:`make_database` that the database event factories pass on (``parameters`` are the
+    event's)."""
+
+    location: str | None
+    description: str | None
+    owner: str
+
+
 def make_database(
     name: str,
     *,
@@ -156,10 +192,8 @@ def make_database(
     description: str | None = None,
     parameters: dict[str, str] | None = None,
     owner: str = "hivewire",
-) -> Any:
+) -> hms.Database:
     """A ``Database`` named ``name``."""
-    from hivewire_thrift.hive_metastore import ttypes as hms
-
     return hms.Database(
         name=name,
         description=description,
@@ -180,12 +214,10 @@ def make_table(
     parameters: dict[str, str] | None = None,
     table_type: str = "MANAGED_TABLE",
     owner: str = "hivewire",
-    skewed: Any = None,
+    skewed: hms.SkewedInfo | None = None,
     create_time: int = 0,
-) -> Any:
+) -> hms.Table:
     """A parquet ``Table`` ``db.name`` with ``columns`` and ``partition_keys`` given as ``{name: type}``."""
-    from hivewire_thrift.hive_metastore import ttypes as hms
-
     cols = [hms.FieldSchema(name=k, type=v, comment=None) for k, v in (columns or {"id": "int"}).items()]
     pkeys = [hms.FieldSchema(name=k, type=v, comment=None) for k, v in (partition_keys or {}).items()]
     sd = hms.StorageDescriptor(
@@ -224,24 +256,20 @@ def make_table(
 
 
 def make_partition(
-    table: Any,
+    table: hms.Table,
     values: list[str],
     *,
     location: str | None = None,
     parameters: dict[str, str] | None = None,
     create_time: int = 0,
-) -> Any:
+) -> hms.Partition:
     """A ``Partition`` of ``table`` with ``values`` (one per partition key), located under the table."""
-    import copy
-
-    from hivewire_thrift.hive_metastore import ttypes as hms
-
-    keys = [k.name for k in table.partitionKeys]
+    keys = [k.name for k in table.partitionKeys or ()]
     if len(keys) != len(values):
         raise ValueError(f"{table.dbName}.{table.tableName} has partition keys {keys}, got values {values}")
-    sd = copy.deepcopy(table.sd)
+    sd = copy.deepcopy(_sd(table))
     spec = "/".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
-    sd.location = location or f"{table.sd.location}/{spec}"
+    sd.location = location or f"{sd.location}/{spec}"
     return hms.Partition(
         values=list(values),
         dbName=table.dbName,
@@ -253,20 +281,119 @@ def make_partition(
     )
 
 
+def _sd(obj: hms.Table | hms.Partition) -> hms.StorageDescriptor:
+    """The storage descriptor of a table or partition (the factories' objects always have one)."""
+    if obj.sd is None:
+        raise ValueError(f"{obj.dbName}.{obj.tableName} has no storage descriptor (sd): give it one")
+    return obj.sd
+
+
 # -- Event factories --------------------------------------------------------------------------------------
 # Events as the Apiary listener of a Hive 2.3.10 metastore would publish them (parameters carry
-# hive.version). Keyword arguments not named here go to make_table.
+# hive.version). Keyword arguments not named here go to make_table (make_database for database events).
 
 _HIVE_PARAMS = {"hive.version": "2.3.10"}
+_PARTITION_KEYS = {"dt": "string"}
+_PARTITION_VALUES = ["2024-01-01"]
 
 
-def _common(
-    status: bool, parameters: dict[str, str] | None, environment_context: dict[str, str] | None
-) -> dict[str, Any]:
-    from hivewire_thrift.hive_metastore import ttypes as hms
+class _Common(TypedDict):
+    status: bool
+    parameters: dict[str, str]
+    environment_context: hms.EnvironmentContext | None
 
+
+def _common(status: bool, parameters: dict[str, str] | None, environment_context: dict[str, str] | None) -> _Common:
     env = hms.EnvironmentContext(properties=dict(environment_context)) if environment_context else None
     return {"status": status, "parameters": {**_HIVE_PARAMS, **(parameters or {})}, "environment_context": env}
+
+
+@overload
+def make_event(
+    event_type: type[_E],
+    db: str = "db",
+    table: str = "t",
+    *,
+    status: bool = True,
+    parameters: dict[str, str] | None = None,
+    environment_context: dict[str, str] | None = None,
+    **fields: object,
+) -> _E: ...
+
+
+@overload
+def make_event(
+    event_type: EventType | str,
+    db: str = "db",
+    table: str = "t",
+    *,
+    status: bool = True,
+    parameters: dict[str, str] | None = None,
+    environment_context: dict[str, str] | None = None,
+    **fields: object,
+) -> ListenerEvent: ...
+
+
+def make_event(
+    event_type: type[ListenerEvent] | EventType | str,
+    db: str = "db",
+    table: str = "t",
+    *,
+    status: bool = True,
+    parameters: dict[str, str] | None = None,
+    environment_context: dict[str, str] | None = None,
+    **fields: object,
+) -> ListenerEvent:
+    """An event of any type (its class, ``EventType`` or name), every field filled from the event types'
+    description unless given in ``fields``.
+
+    Defaults: a Table field is ``make_table(db, table)`` (partitioned by ``dt`` when the type carries
+    partitions), a Partition ``dt=2024-01-01`` of that table, a Database ``make_database(db)``, a flag False,
+    lists and maps empty. ``table`` is ignored for database events. So a new event type needs no factory of
+    its own::
+
+        event = hw.testing.make_event(hw.AddPartitionEvent, "sales", "orders", delete_data=True)
+    """
+    from hivewire.events._description import Kind
+    from hivewire.events._model import EVENT_CLASSES
+    from hivewire.events._types import TYPES, EventType
+
+    if isinstance(event_type, type):
+        cls = event_type
+        kind = cls.event_type
+    else:
+        kind = EventType(event_type)
+        cls = EVENT_CLASSES[kind]
+    spec = TYPES[kind]
+    unknown = sorted(set(fields) - {f.name for f in spec.fields})
+    if unknown:
+        raise TypeError(f"{spec.class_name} has no field(s) {unknown}; it has {[f.name for f in spec.fields]}")
+    partitioned = any(f.thrift is hms.Partition for f in spec.fields)
+    the_table = make_table(db, table, partition_keys=_PARTITION_KEYS if partitioned else None)
+    values: dict[str, Any] = {}
+    for f in spec.fields:
+        if f.name in fields:
+            values[f.name] = fields[f.name]
+        elif f.thrift is hms.Table:
+            values[f.name] = copy.deepcopy(the_table)
+        elif f.thrift is hms.Partition:
+            partition = make_partition(the_table, _PARTITION_VALUES)
+            values[f.name] = [partition] if f.kind is Kind.STRUCT_LIST else partition
+        elif f.thrift is hms.Database:
+            values[f.name] = make_database(db)
+        elif f.kind is Kind.FLAG:
+            values[f.name] = False
+        elif f.kind is Kind.STRING_MAP:
+            values[f.name] = {}
+        elif f.kind is Kind.STRUCT:
+            values[f.name] = None
+        else:
+            values[f.name] = []
+    if spec.names_from is None:  # the names come from the message alone
+        values["db_name"] = db
+        if not spec.database_event:
+            values["table_name"] = table
+    return cls(**values, **_common(status, parameters, environment_context))
 
 
 def create_table_event(
@@ -276,7 +403,7 @@ def create_table_event(
     status: bool = True,
     parameters: dict[str, str] | None = None,
     environment_context: dict[str, str] | None = None,
-    **table_kwargs: Any,
+    **table_kwargs: Unpack[TableOptions],
 ) -> CreateTableEvent:
     from hivewire.events._model import CreateTableEvent
 
@@ -294,20 +421,18 @@ def alter_table_event(
     status: bool = True,
     parameters: dict[str, str] | None = None,
     environment_context: dict[str, str] | None = None,
-    **table_kwargs: Any,
+    **table_kwargs: Unpack[TableOptions],
 ) -> AlterTableEvent:
     """An alter of ``db.table``: a rename (``rename_to``) and/or new columns (``add_columns``)."""
-    import copy
-
     from hivewire.events._model import AlterTableEvent
-    from hivewire_thrift.hive_metastore import ttypes as hms
 
     old = make_table(db, table, **table_kwargs)
     new = copy.deepcopy(old)
     if rename_to:
         new.tableName = rename_to
-    for name, kind in (add_columns or {}).items():
-        new.sd.cols.append(hms.FieldSchema(name=name, type=kind, comment=None))
+    if add_columns:
+        sd = _sd(new)
+        sd.cols = [*(sd.cols or ()), *(hms.FieldSchema(name=k, type=v, comment=None) for k, v in add_columns.items())]
     return AlterTableEvent(old_table=old, new_table=new, **_common(status, parameters, environment_context))
 
 
@@ -319,7 +444,7 @@ def drop_table_event(
     status: bool = True,
     parameters: dict[str, str] | None = None,
     environment_context: dict[str, str] | None = None,
-    **table_kwargs: Any,
+    **table_kwargs: Unpack[TableOptions],
 ) -> DropTableEvent:
     from hivewire.events._model import DropTableEvent
 
@@ -331,8 +456,12 @@ def drop_table_event(
 
 
 def _partitioned(
-    db: str, table: str, values: list[list[str]], partition_keys: dict[str, str] | None, table_kwargs: dict[str, Any]
-) -> tuple[Any, list[Any]]:
+    db: str,
+    table: str,
+    values: list[list[str]],
+    partition_keys: dict[str, str] | None,
+    table_kwargs: PartitionedTableOptions,
+) -> tuple[hms.Table, list[hms.Partition]]:
     keys = partition_keys or {f"p{i}": "string" for i in range(len(values[0]) if values else 1)}
     t = make_table(db, table, partition_keys=keys, **table_kwargs)
     return t, [make_partition(t, list(v)) for v in values]
@@ -347,12 +476,12 @@ def add_partition_event(
     status: bool = True,
     parameters: dict[str, str] | None = None,
     environment_context: dict[str, str] | None = None,
-    **table_kwargs: Any,
+    **table_kwargs: Unpack[PartitionedTableOptions],
 ) -> AddPartitionEvent:
     """Partitions with ``values`` (one list per partition, default ``[["2024-01-01"]]``) added to ``db.table``."""
     from hivewire.events._model import AddPartitionEvent
 
-    t, parts = _partitioned(db, table, values or [["2024-01-01"]], partition_keys or {"dt": "string"}, table_kwargs)
+    t, parts = _partitioned(db, table, values or [_PARTITION_VALUES], partition_keys or _PARTITION_KEYS, table_kwargs)
     return AddPartitionEvent(table=t, partitions=parts, **_common(status, parameters, environment_context))
 
 
@@ -366,16 +495,14 @@ def alter_partition_event(
     status: bool = True,
     parameters: dict[str, str] | None = None,
     environment_context: dict[str, str] | None = None,
-    **table_kwargs: Any,
+    **table_kwargs: Unpack[PartitionedTableOptions],
 ) -> AlterPartitionEvent:
-    import copy
-
     from hivewire.events._model import AlterPartitionEvent
 
-    t, (old,) = _partitioned(db, table, [values or ["2024-01-01"]], partition_keys or {"dt": "string"}, table_kwargs)
+    t, (old,) = _partitioned(db, table, [values or _PARTITION_VALUES], partition_keys or _PARTITION_KEYS, table_kwargs)
     new = copy.deepcopy(old)
     if new_location:
-        new.sd.location = new_location
+        _sd(new).location = new_location
     return AlterPartitionEvent(
         table=t, old_partition=old, new_partition=new, **_common(status, parameters, environment_context)
     )
@@ -391,11 +518,11 @@ def drop_partition_event(
     status: bool = True,
     parameters: dict[str, str] | None = None,
     environment_context: dict[str, str] | None = None,
-    **table_kwargs: Any,
+    **table_kwargs: Unpack[PartitionedTableOptions],
 ) -> DropPartitionEvent:
     from hivewire.events._model import DropPartitionEvent
 
-    t, parts = _partitioned(db, table, values or [["2024-01-01"]], partition_keys or {"dt": "string"}, table_kwargs)
+    t, parts = _partitioned(db, table, values or [_PARTITION_VALUES], partition_keys or _PARTITION_KEYS, table_kwargs)
     return DropPartitionEvent(
         table=t, partitions=parts, delete_data=delete_data, **_common(status, parameters, environment_context)
     )
@@ -424,7 +551,11 @@ def insert_event(
 
 
 def create_database_event(
-    name: str = "db", *, status: bool = True, parameters: dict[str, str] | None = None, **database_kwargs: Any
+    name: str = "db",
+    *,
+    status: bool = True,
+    parameters: dict[str, str] | None = None,
+    **database_kwargs: Unpack[DatabaseOptions],
 ) -> CreateDatabaseEvent:
     from hivewire.events._model import CreateDatabaseEvent
 
@@ -437,20 +568,22 @@ def alter_database_event(
     new_parameters: dict[str, str] | None = None,
     status: bool = True,
     parameters: dict[str, str] | None = None,
-    **database_kwargs: Any,
+    **database_kwargs: Unpack[DatabaseOptions],
 ) -> AlterDatabaseEvent:
-    import copy
-
     from hivewire.events._model import AlterDatabaseEvent
 
     old = make_database(name, **database_kwargs)
     new = copy.deepcopy(old)
-    new.parameters.update(new_parameters or {})
+    new.parameters = {**(new.parameters or {}), **(new_parameters or {})}
     return AlterDatabaseEvent(old_database=old, new_database=new, **_common(status, parameters, None))
 
 
 def drop_database_event(
-    name: str = "db", *, status: bool = True, parameters: dict[str, str] | None = None, **database_kwargs: Any
+    name: str = "db",
+    *,
+    status: bool = True,
+    parameters: dict[str, str] | None = None,
+    **database_kwargs: Unpack[DatabaseOptions],
 ) -> DropDatabaseEvent:
     from hivewire.events._model import DropDatabaseEvent
 
@@ -461,7 +594,11 @@ def drop_database_event(
 
 
 def run_app(
-    app: App, events: Iterable[ListenerEvent | bytes], *, config: dict[str, Any] | None = None, partitions: int = 4
+    app: App,
+    events: Iterable[ListenerEvent | bytes],
+    *,
+    config: Mapping[str, str | int | float | bool] | None = None,
+    partitions: int = 4,
 ) -> MemorySource:
     """Run ``app`` through the real runtime (workers, retries, dead letters, commits) on ``events``.
 

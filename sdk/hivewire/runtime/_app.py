@@ -37,6 +37,7 @@ from hivewire.runtime._kafka import KafkaSource
 from hivewire.runtime._listener import (
     EventFilter,
     Listener,
+    ListenerTarget,
     MetaStoreEventListener,
     RetryPolicy,
     load_object,
@@ -107,7 +108,7 @@ class App(AppDecorators):
 
     def add_listener(
         self,
-        target: Any,
+        target: ListenerTarget,
         *,
         types: Iterable[EventType | str] | None = None,
         db: str | Iterable[str] | None = None,

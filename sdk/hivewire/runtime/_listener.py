@@ -43,6 +43,12 @@ class MetaStoreEventListener(ListenerMethods):
         """Called once when the app stops."""
 
 
+#: What :meth:`hivewire.App.add_listener` registers: a function (or any callable) of one event, a
+#: :class:`MetaStoreEventListener` class (constructed with the configuration) or instance, or the import path
+#: of one of those (``"pkg.module:Name"``).
+ListenerTarget = Callable[..., object] | type[MetaStoreEventListener] | MetaStoreEventListener | str
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """Exponential backoff: attempt ``n`` (1-based) is followed by ``initial_delay * multiplier**(n-1)`` seconds,
@@ -122,7 +128,7 @@ class Listener:
     """
 
     name: str
-    target: Any
+    target: ListenerTarget
     types: frozenset[EventType]
     filter: EventFilter
     retry: RetryPolicy | None = None

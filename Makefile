@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
+BASE ?= HEAD
+BENCH ?=
 
-.PHONY: help install demo test unit integration lint format thrift thrift-check bench clean
+.PHONY: help install demo test unit integration lint format thrift thrift-check bench bench-compare clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -48,8 +50,11 @@ thrift:  ## regenerate thrift/hivewire_thrift from idl/ with Debian's thrift-com
 thrift-check:  ## fail if thrift/hivewire_thrift differs from what idl/ generates
 	$(BIN)/python idl/generate.py --check
 
-bench:  ## run every benchmark in bench/ and print the ratios
-	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+bench:  ## run every benchmark in bench/, print the ratios and refresh bench/README.md with them
+	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b --update-readme || exit 1; done
+
+bench-compare:  ## the benchmarks' figures, this tree against commit BASE (default HEAD), side by side
+	$(BIN)/python bench/compare.py --base $(BASE) $(BENCH)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -13,7 +13,7 @@ generator of tests/unit/test_arrow.py), decoded once. Then, interleaved over ``-
 Each DataFrame is also materialised in the JVM (a ``noop`` write) so that lazy work is not hidden. Also shown:
 ``Table.from_pylist`` with one dict per event, the row-wise alternative ``to_arrow`` was measured against.
 
-Usage: python bench/bench_arrow.py [--events 100000] [--rounds 3]
+Usage: python bench/bench_arrow.py [--events 100000] [--rounds 3] [--json] [--update-readme]
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
+sys.path.insert(0, str(Path(__file__).parent))
 
 import pyarrow as pa  # noqa: E402
+from _common import Output, add_output_options  # noqa: E402
 from test_arrow import decode_all, mixed_messages  # noqa: E402
 
 from hivewire import arrow  # noqa: E402
@@ -72,7 +74,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
+    add_output_options(parser)
     args = parser.parse_args()
+    with Output(__file__, args) as out:
+        run(args, out)
+
+
+def run(args: argparse.Namespace, out: Output) -> None:
     n = args.events
 
     from pyspark.sql import SparkSession
@@ -164,6 +172,21 @@ def main() -> None:
         f"ratio {rows_df_mat_s / to_df_mat_s:.2f}"
     )
     spark.stop()
+    for name, seconds in (
+        ("decode (apiary.decode, lazy), once", decode_s),
+        ("first to_arrow (converts every object), once", first_s),
+        ("to_arrow (objects already converted)", to_arrow_s),
+        ("Table.from_pylist, one dict per event", from_pylist_s),
+        ("to_dataframe from the Arrow table", to_df_s),
+        ("to_dataframe, materialised", to_df_mat_s),
+        ("Python Rows: build the rows from the events", rows_build_s),
+        ("Python Rows: createDataFrame", rows_df_s),
+        ("Python Rows: createDataFrame, materialised", rows_df_mat_s),
+    ):
+        out.figure(name, seconds, "s", "lower")
+    out.figure("events -> DataFrame, materialised: Rows/Arrow", rows_total / arrow_total, "ratio")
+    out.figure("DataFrame from ready data, created: Rows/Arrow", rows_df_s / to_df_s, "ratio")
+    out.figure("DataFrame from ready data, materialised: Rows/Arrow", rows_df_mat_s / to_df_mat_s, "ratio")
 
 
 if __name__ == "__main__":

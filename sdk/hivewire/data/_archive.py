@@ -159,7 +159,7 @@ class Archiver:
         return self._group_id
 
     # -- the table ------------------------------------------------------------------------------------
-    def table(self) -> Any:
+    def table(self) -> deltalake.DeltaTable:
         """The Delta table, created (empty, with the archive schema) if it does not exist, at its latest version."""
         if self._table is not None:
             self._table.update_incremental()

@@ -81,8 +81,9 @@ class Output:
     Nothing is written when the run fails.
     """
 
-    def __init__(self, script: str, args: argparse.Namespace) -> None:
+    def __init__(self, script: str, args: argparse.Namespace, readme: Path = README) -> None:
         self.script = Path(script).name
+        self.readme = readme
         self.json = bool(getattr(args, "json", False))
         self.update_readme = bool(getattr(args, "update_readme", False))
         self.figures: dict[str, dict[str, object]] = {}
@@ -117,8 +118,8 @@ class Output:
         if error is not None:
             return
         if self.update_readme:
-            write_section(self.script, self._section())
-            print(f"bench/README.md: {self.script}'s section rewritten", file=sys.stderr)
+            write_section(self.script, self._section(), self.readme)
+            print(f"{self.readme}: {self.script}'s section rewritten", file=sys.stderr)
         if self.json:
             print(json.dumps({"benchmark": self.script, "figures": self.figures}), flush=True)
 

@@ -185,6 +185,8 @@ def main() -> None:
     )
     add_output_options(parser)
     args = parser.parse_args()
+    if args.only and args.update_readme:
+        parser.error("--update-readme records a full run: leave out --only")
     with Output(__file__, args) as out:
         run(args, out)
 

@@ -53,8 +53,9 @@ def check_imports(tree: Path) -> None:
         env={**os.environ, "PYTHONPATH": python_path(tree)},
         capture_output=True,
         text=True,
-        check=True,
     )
+    if out.returncode != 0:
+        raise SystemExit(f"with PYTHONPATH={python_path(tree)}, Python cannot import hivewire:\n{out.stderr[-2000:]}")
     for path in out.stdout.split():
         if not Path(path).resolve().is_relative_to(tree.resolve()):
             raise SystemExit(f"with PYTHONPATH={python_path(tree)}, Python imports {path}, not a module of {tree}")

@@ -37,6 +37,7 @@ from test_arrow import decode_all, mixed_messages  # noqa: E402
 
 from hivewire import arrow  # noqa: E402
 from hivewire import spark as hw_spark  # noqa: E402
+from hivewire.data._arrow import _event_row  # noqa: E402
 
 
 def python_rows(events: list[Any]) -> list[Any]:
@@ -49,7 +50,7 @@ def python_rows(events: list[Any]) -> list[Any]:
     make = Row(*names)
     rows = []
     for event in events:
-        values = list(arrow._event_row(event, "raise"))
+        values = list(_event_row(event, "raise"))
         if values[time_at] is not None:
             values[time_at] = datetime.fromtimestamp(values[time_at] / 1e6, tz=timezone.utc)
             values[date_at] = date.fromordinal(date(1970, 1, 1).toordinal() + values[date_at])
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace, out: Output) -> None:
     def from_pylist() -> Any:
         names = arrow.SCHEMA.names
         with arrow.paused_gc():
-            dicts = [dict(zip(names, arrow._event_row(e, "raise"), strict=True)) for e in events]
+            dicts = [dict(zip(names, _event_row(e, "raise"), strict=True)) for e in events]
             return pa.Table.from_pylist(dicts, schema=arrow.SCHEMA)
 
     slices = -(-n // int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")))

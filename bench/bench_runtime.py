@@ -208,15 +208,15 @@ def run(args: argparse.Namespace, out: Output) -> None:
         script.write_text(CONSUMER)
         for _ in range(args.rounds):
             for mode in args.only or MODES:
-                out = subprocess.run(
+                proc = subprocess.run(
                     [sys.executable, str(script), mode, bootstrap, "bench", str(n), json.dumps(CONSUMER_SETTINGS)],
                     capture_output=True,
                     text=True,
                     timeout=600,
                 )
-                if out.returncode != 0:
-                    sys.exit(f"{mode} failed:\n{out.stderr[-3000:]}")
-                result = json.loads(out.stdout.strip().splitlines()[-1])
+                if proc.returncode != 0:
+                    sys.exit(f"{mode} failed:\n{proc.stderr[-3000:]}")
+                result = json.loads(proc.stdout.strip().splitlines()[-1])
                 rates.setdefault(mode, []).append(result["rate"])
                 if "gc_share" in result:
                     gc_shares.setdefault(mode, []).append(result["gc_share"])

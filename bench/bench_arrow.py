@@ -37,7 +37,7 @@ from test_arrow import decode_all, mixed_messages  # noqa: E402
 
 from hivewire import arrow  # noqa: E402
 from hivewire import spark as hw_spark  # noqa: E402
-from hivewire.data._arrow import _event_row  # noqa: E402
+from hivewire.data._arrow import _event_row, paused_gc  # noqa: E402
 
 
 def python_rows(events: list[Any]) -> list[Any]:
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace, out: Output) -> None:
 
     def from_pylist() -> Any:
         names = arrow.SCHEMA.names
-        with arrow.paused_gc():
+        with paused_gc():
             dicts = [dict(zip(names, _event_row(e, "raise"), strict=True)) for e in events]
             return pa.Table.from_pylist(dicts, schema=arrow.SCHEMA)
 

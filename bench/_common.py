@@ -126,9 +126,10 @@ class Output:
     def _section(self) -> str:
         args = [a for a in sys.argv[1:] if a not in ("--update-readme", "--json")]
         command = shlex.join(["python", f"bench/{self.script}", *args])
+        report = "\n".join(line.rstrip() for line in self._report.getvalue().strip().splitlines())
         return (
             f"Latest run: {self._started.isoformat()}, `{command}`, code at {_code_commit()}; "
-            f"{machine()}{self._load}.\n\n```text\n{self._report.getvalue().strip()}\n```"
+            f"{machine()}{self._load}.\n\n```text\n{report}\n```"
         )
 
 

@@ -96,7 +96,7 @@ def parse_benchmarks(names: list[str]) -> list[tuple[Path, list[str]]]:
 def describe(ref: str | None, tree: Path) -> str:
     commit = git("rev-parse", "--short", "HEAD", cwd=tree)
     if ref is None:
-        changed = git("status", "--porcelain", "--untracked-files=no", cwd=tree)
+        changed = git("status", "--porcelain", "--untracked-files=no", "--", "sdk", "shim", "thrift", cwd=tree)
         return f"working tree at {commit}" + (" with uncommitted changes" if changed else "")
     return f"{ref} at {commit}"
 

@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
+BASE ?= HEAD
+BENCH ?=
 
-.PHONY: help install demo test unit integration lint format generate thrift thrift-check bench clean
+.PHONY: help install demo test unit integration lint format generate thrift thrift-check bench bench-compare clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -52,8 +54,11 @@ thrift-check:  ## fail if the committed generated code differs from what idl/ ge
 	$(BIN)/python idl/generate.py --check
 	$(BIN)/python idl/generate_events.py --check
 
-bench:  ## run every benchmark in bench/ and print the ratios
-	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+bench:  ## run every benchmark in bench/, print the ratios and refresh bench/README.md with them
+	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b --update-readme || exit 1; done
+
+bench-compare:  ## the benchmarks' figures, this tree against commit BASE (default HEAD), side by side
+	$(BIN)/python bench/compare.py --base $(BASE) $(BENCH)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -9,9 +9,9 @@ a 12-column table, and ``ON_CREATE_TABLE``. For each, these contenders run inter
   (the lazy path: the whole message is syntax-checked, the envelope built, the Thrift objects left raw).
 * ``decode, fully materialised``: the same, then every Thrift object is built (``table``, ``partitions``,
   ``environment_context``).
-* ``decode + copy()``: names only, plus the per-listener copy the runtime makes.
+* ``decode + copy()``: names only, plus the per-listener copy ``App.dispatch`` makes.
 
-Usage: python bench/bench_apiary_decode.py [--iterations 2000] [--rounds 5]
+Usage: python bench/bench_apiary_decode.py [--iterations 2000] [--rounds 5] [--json] [--update-readme]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import msgspec
-from _common import interleaved, report
+from _common import Output, add_output_options, interleaved, report
 
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import AddPartitionEvent, CreateTableEvent, ListenerEvent
@@ -151,14 +151,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=2000, help="decodes per contender per round")
     parser.add_argument("--rounds", type=int, default=5)
+    add_output_options(parser)
     args = parser.parse_args()
-    for title, data in messages().items():
-        event = apiary.decode(data)
-        materialise(event)
-        assert apiary.decode(apiary.encode(event)) == event
-        n = max(1, args.iterations if len(data) < 8000 else args.iterations // 4)
-        rates = interleaved(contenders(data, n), rounds=args.rounds)
-        report(f"{title}: {len(data):,} bytes", rates, "events", baseline="json.loads")
+    with Output(__file__, args) as out:
+        for title, data in messages().items():
+            event = apiary.decode(data)
+            materialise(event)
+            assert apiary.decode(apiary.encode(event)) == event
+            n = max(1, args.iterations if len(data) < 8000 else args.iterations // 4)
+            rates = interleaved(contenders(data, n), rounds=args.rounds)
+            report(f"{title}: {len(data):,} bytes", rates, "events", baseline="json.loads")
+            for name, rate in rates.items():
+                out.figure(f"{title}: {name}", rate, "events/s")
+                if name != "json.loads":
+                    out.figure(f"{title}: {name} / json.loads", rate / rates["json.loads"], "ratio")
 
 
 if __name__ == "__main__":

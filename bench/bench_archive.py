@@ -17,7 +17,7 @@ Then, interleaved over ``--rounds``, each reading the whole topic from the begin
 Rates run from the first message received to the last message (or, for the archive, the last commit), so
 the consumer group's join delay (about 3 s on the mock) is not counted.
 
-Usage: python bench/bench_archive.py [--events 100000] [--rounds 2] [--flush-events 10000]
+Usage: python bench/bench_archive.py [--events 100000] [--rounds 2] [--flush-events 10000] [--json] [--update-readme]
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
+sys.path.insert(0, str(Path(__file__).parent))
 
+from _common import Output, add_output_options  # noqa: E402
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from test_arrow import T0_MS, mixed_messages  # noqa: E402
 
@@ -119,7 +121,13 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--flush-events", type=int, default=10_000)
+    add_output_options(parser)
     args = parser.parse_args()
+    with Output(__file__, args) as out:
+        run(args, out)
+
+
+def run(args: argparse.Namespace, out: Output) -> None:
     logging.basicConfig(level=logging.ERROR)
     n = args.events
     messages = mixed_messages(n)  # bench_arrow.py's events
@@ -143,6 +151,9 @@ def main() -> None:
     print(f"\nmedian of {args.rounds} rounds, events/s (first message to last message or last commit)")
     for name, rate in medians.items():
         print(f"  {name:<36} {rate:>10,.0f}/s   {rate / base:6.3f} of raw consume")
+        out.figure(name, rate, "events/s")
+        if name != "raw consume (confluent-kafka)":
+            out.figure(f"{name} / raw consume", rate / base, "ratio")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """get_table calls per second: hivewire.MetastoreClient vs hmsclient, same server, same run.
 
-Usage: python bench/bench_metastore_client.py [--uri thrift://host:port] [--calls 2000]
+Usage: python bench/bench_metastore_client.py [--uri thrift://host:port] [--calls 2000] [--json] [--update-readme]
 Without --uri a local Hive Metastore is started from pyspark's jars.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import interleaved, report
+from _common import Output, add_output_options, interleaved, report
 from hmsclient import hmsclient
 
 import hivewire as hw
@@ -25,7 +25,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--uri")
     parser.add_argument("--calls", type=int, default=2000)
+    add_output_options(parser)
     args = parser.parse_args()
+    with Output(__file__, args) as out:
+        run(args, out)
+
+
+def run(args: argparse.Namespace, out: Output) -> None:
     with contextlib.ExitStack() as stack:
         uri = args.uri or stack.enter_context(LocalMetastore()).uri
         ours = stack.enter_context(hw.MetastoreClient(uri))
@@ -70,6 +76,10 @@ def main() -> None:
             "calls",
             "hmsclient get_table",
         )
+        for name, rate in rates.items():
+            out.figure(name, rate, "calls/s")
+            if name != "hmsclient get_table":
+                out.figure(f"{name} / hmsclient", rate / rates["hmsclient get_table"], "ratio")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ Also measured in the same run:
   syntax check of the whole value and nothing else (the cheapest validation there is here), and what a
   hand-written loop pays with the standard library's ``json.loads``.
 
-Usage: python bench/bench_runtime.py [--messages 200000] [--rounds 3] [--only MODE ...]
+Usage: python bench/bench_runtime.py [--messages 200000] [--rounds 3] [--only MODE ...] [--json] [--update-readme]
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import Output, add_output_options
 from confluent_kafka import Producer
 
 from hivewire.events import _apiary as apiary
@@ -180,7 +183,15 @@ def main() -> None:
         metavar="MODE",
         help=f"run only these modes and print their rates (of: {', '.join(MODES)})",
     )
+    add_output_options(parser)
     args = parser.parse_args()
+    if args.only and args.update_readme:
+        parser.error("--update-readme records a full run: leave out --only")
+    with Output(__file__, args) as out:
+        run(args, out)
+
+
+def run(args: argparse.Namespace, out: Output) -> None:
     n = args.messages
     began = time.monotonic()
     rates: dict[str, list[float]] = {}
@@ -197,21 +208,23 @@ def main() -> None:
         script.write_text(CONSUMER)
         for _ in range(args.rounds):
             for mode in args.only or MODES:
-                out = subprocess.run(
+                proc = subprocess.run(
                     [sys.executable, str(script), mode, bootstrap, "bench", str(n), json.dumps(CONSUMER_SETTINGS)],
                     capture_output=True,
                     text=True,
                     timeout=600,
                 )
-                if out.returncode != 0:
-                    sys.exit(f"{mode} failed:\n{out.stderr[-3000:]}")
-                result = json.loads(out.stdout.strip().splitlines()[-1])
+                if proc.returncode != 0:
+                    sys.exit(f"{mode} failed:\n{proc.stderr[-3000:]}")
+                result = json.loads(proc.stdout.strip().splitlines()[-1])
                 rates.setdefault(mode, []).append(result["rate"])
                 if "gc_share" in result:
                     gc_shares.setdefault(mode, []).append(result["gc_share"])
                     faults.setdefault(mode, []).append(result["faults"])
             decode_us.append(decode_alone(messages, n))
     best = {mode: max(values) for mode, values in rates.items()}
+    for mode, rate in best.items():
+        out.figure(f"{MODES[mode]} (best)", rate, "events/s")
     if args.only:  # every round, with its page faults per event where measured
         for mode, values in rates.items():
             marks = [f" ({f:.2f})" for f in faults[mode]] if mode in faults else [""] * len(values)
@@ -233,6 +246,7 @@ def main() -> None:
     ):
         paired = statistics.median(f / a for f, a in zip(rates[mode], rates["hivewire:1"], strict=True))
         print(f"  {label:<48} best {best[mode] / best['hivewire:1']:4.2f}   median of rounds {paired:4.2f}")
+        out.figure(f"isolation {label[:-1]} (median of rounds)", paired, "ratio")
     per_event = {mode: 1e6 / rate for mode, rate in best.items()}
     alone = min(decode_us)
     print("\nwhat limits hivewire with 1 listener (microseconds per event, from the rates above)")
@@ -246,6 +260,21 @@ def main() -> None:
         "   (hand-off to the listener thread, its event, the call, batch bookkeeping, GIL)"
     )
     print(f"  total                                             {per_event['hivewire:1']:6.2f}")
+    out.figure("hivewire 1 listener / raw", best["hivewire:1"] / raw, "ratio")
+    out.figure(
+        "per event: decoding (consume+decode loop minus raw loop)",
+        per_event["decode"] - per_event["raw"],
+        "us",
+        "lower",
+    )
+    out.figure("per event: decode alone, in process", alone, "us", "lower")
+    out.figure(
+        "per event: the runtime (hivewire minus consume+decode loop)",
+        per_event["hivewire:1"] - per_event["decode"],
+        "us",
+        "lower",
+    )
+    out.figure("per event: hivewire with 1 listener", per_event["hivewire:1"], "us", "lower")
     print("\nthe ceiling of validating every message before dispatch (the malformed ones are dead-lettered with a")
     print("reason before any listener sees them): the raw loop plus a syntax check of each value, nothing else")
     print(

@@ -1,6 +1,7 @@
 """What the shim costs a client: get_table latency and a bulk get_partitions, direct vs through the shim.
 
 Usage: python bench/bench_shim.py [--uri thrift://host:port] [--calls 2000] [--partitions 5000] [--rounds 5]
+       [--json] [--update-readme]
 
 Without --uri a local Hive Metastore is started from pyspark's jars. The shim runs as ``hivewire shim`` in
 its own process (as in production), so it does not share this interpreter with the benchmark's client.
@@ -21,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import interleaved
+from _common import Output, add_output_options, interleaved
 
 import hivewire as hw
 from hivewire.tools._local import LocalMetastore, free_port
@@ -73,7 +74,7 @@ def prepare(uri: str, partitions: int) -> None:
             client.create_table(wide)
         have = len(client.get_partition_names("bench_shim", "wide"))
         if have < partitions:
-            print(f"adding {partitions - have} partitions to bench_shim.wide (once) ...", flush=True)
+            print(f"adding {partitions - have} partitions to bench_shim.wide (once) ...", file=sys.stderr, flush=True)
         for start in range(have, partitions, 500):
             client.add_partitions(
                 [make_partition(wide, [f"p{i:06d}"]) for i in range(start, min(start + 500, partitions))]
@@ -114,7 +115,13 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--partitions", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=5)
+    add_output_options(parser)
     args = parser.parse_args()
+    with Output(__file__, args) as out:
+        run(args, out)
+
+
+def run(args: argparse.Namespace, out: Output) -> None:
     with contextlib.ExitStack() as stack:
         uri = args.uri or stack.enter_context(LocalMetastore()).uri
         prepare(uri, args.partitions)
@@ -159,6 +166,13 @@ def main() -> None:
             f"(+{(p50['shim'] - p50['direct']) * 1000:.0f} us per call at p50)"
         )
         print(f"  get_partitions bulk {bulk_ratio:5.2f}")
+        for name in lat:
+            out.figure(f"get_table p50, {name}", p50[name], "ms", "lower")
+            out.figure(f"get_table p99, {name}", p99[name], "ms", "lower")
+            out.figure(f"get_partitions bulk, {name}", seconds[name] * 1000, "ms", "lower")
+        out.figure("get_table p50, shim / direct", p50_ratio, "ratio", "lower")
+        out.figure("get_table p99, shim / direct", p99_ratio, "ratio", "lower")
+        out.figure("get_partitions bulk, shim / direct", bulk_ratio, "ratio", "lower")
         if cpu_before and cpu_after:
             shim_calls = len(lat["shim"])
             total = (cpu_after[0] - cpu_before[0]) / shim_calls * 1e6
@@ -167,6 +181,7 @@ def main() -> None:
                 f"  shim process CPU per relayed get_table: {total:.0f} us ({user:.0f} us in Python, the rest in "
                 "the kernel's loopback TCP)"
             )
+            out.figure("shim process CPU per relayed get_table", total, "us", "lower")
         print(
             "\nWhat limits it: a relayed call adds two loopback hops and the shim's own work (parse the header,\n"
             "walk to the message's end in thrift's C extension, hand the bytes on: tens of microseconds of\n"

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from hivewire.data._spark import METASTORE_URIS_CONF, builder, session, to_dataframe
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+    SPARK_SCHEMA: StructType
+    """hivewire.arrow's schema in Spark SQL types: the schema of every DataFrame :func:`to_dataframe` returns."""
 
 __all__ = ["METASTORE_URIS_CONF", "builder", "session", "to_dataframe"]
 

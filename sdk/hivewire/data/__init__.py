@@ -7,7 +7,7 @@ missing dependency raises :class:`~hivewire.errors.PrerequisiteError` naming the
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hivewire.data._archive import Archiver, ArchiveStats
@@ -18,7 +18,7 @@ __all__ = ["ArchiveStats", "Archiver", "EventList", "read_events"]
 _LAZY = {"ArchiveStats": "_archive", "Archiver": "_archive", "EventList": "_notebook", "read_events": "_notebook"}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'hivewire.data' has no attribute {name!r}")

@@ -300,10 +300,9 @@ def paused_gc() -> Iterator[None]:
     """Pause Python's cyclic garbage collector for a bulk conversion, then restore it.
 
     Converting many events allocates millions of small acyclic objects (Thrift structs, tuples, lists).
-    Each allocation burst triggers a collection, and the full ones scan every live event again, so a
-    100,000-event conversion spends most of its time in the collector: pausing it made decoding plus
-    ``to_arrow`` of 100,000 mixed events about three times as fast (33 s -> 10 s on the development
-    machine). Nothing collectable is created here; reference counting still frees everything as usual.
+    Each allocation burst triggers a collection, and the full ones scan every live event again, so a large
+    conversion would spend most of its time in the collector (``bench/README.md`` has the figures). Nothing
+    collectable is created here; reference counting still frees everything as usual.
     """
     was_enabled = gc.isenabled()
     gc.disable()

@@ -17,13 +17,19 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Literal, SupportsIndex
+from typing import TYPE_CHECKING, Any, Literal, SupportsIndex
 
+from hivewire.config._kafka import KafkaValue
 from hivewire.data._arrow import Undecodable, paused_gc, to_arrow
 from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import ListenerEvent, Origin
 from hivewire.runtime._kafka import KafkaSource
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
 
 log = logging.getLogger("hivewire.notebook")
 
@@ -51,12 +57,12 @@ class EventList(list[ListenerEvent]):
             return list(self)
         return sorted([*self, *self.failures], key=_order)
 
-    def to_arrow(self, *, include_failures: bool = False, on_error: Literal["raise", "record"] = "record") -> Any:
+    def to_arrow(self, *, include_failures: bool = False, on_error: Literal["raise", "record"] = "record") -> pa.Table:
         """A ``pyarrow.Table`` (:data:`hivewire.arrow.SCHEMA`). An object that fails to convert is recorded in
         ``decode_error`` (``on_error="record"``, the default here: a notebook should show, not stop)."""
         return to_arrow(self._rows(include_failures), on_error=on_error)
 
-    def to_pandas(self, *, include_failures: bool = False) -> Any:
+    def to_pandas(self, *, include_failures: bool = False) -> pd.DataFrame:
         """A pandas DataFrame of :meth:`to_arrow`; map columns become dicts. Needs pandas."""
         try:
             importlib.import_module("pandas")
@@ -69,7 +75,7 @@ class EventList(list[ListenerEvent]):
             ) from e
         return self.to_arrow(include_failures=include_failures).to_pandas(maps_as_pydicts="strict")
 
-    def to_spark(self, spark: Any, *, include_failures: bool = False, raw: bool = True) -> Any:
+    def to_spark(self, spark: SparkSession, *, include_failures: bool = False, raw: bool = True) -> DataFrame:
         """A Spark DataFrame (:func:`hivewire.spark.to_dataframe`) of the events."""
         from hivewire.data._spark import to_dataframe
 
@@ -308,7 +314,7 @@ def read_events(
     max_events: int | None = None,
     progress: bool = True,
     timeout: float = 30.0,
-    consumer_config: Mapping[str, Any] | None = None,
+    consumer_config: Mapping[str, KafkaValue] | None = None,
 ) -> EventList:
     """Read a bounded slice of an Apiary topic: the events, in time order, and the messages that did not decode.
 

@@ -9,11 +9,19 @@ from __future__ import annotations
 import logging
 import os
 import random
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hivewire.metastore._discovery import DiscoveryConfig
+    from collections.abc import Iterable
+
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+    from typing_extensions import Unpack
+
+    from hivewire.data._arrow import Undecodable
+    from hivewire.events._model import ListenerEvent
+    from hivewire.metastore._discovery import DiscoveryConfig, DiscoveryOptions
 
 log = logging.getLogger("hivewire.spark")
 
@@ -40,7 +48,7 @@ def _resolve_metastores(
     namespace: str | None,
     uris: str | list[str] | None,
     hive_site: str | os.PathLike[str] | None,
-    zk_options: Mapping[str, Any],
+    zk_options: DiscoveryOptions,
 ) -> tuple[list[str], bool]:
     """(metastore URIs, discovered?) from exactly one of the three sources."""
     from hivewire.errors import ConfigError
@@ -91,7 +99,9 @@ def _resolve_metastores(
     return found, True
 
 
-def _builder(metastores: list[str], app_name: str, master: str | None, conf: dict[str, str] | None) -> Any:
+def _builder(
+    metastores: list[str], app_name: str, master: str | None, conf: dict[str, str] | None
+) -> SparkSession.Builder:
     spark_session = _spark_session_class()
     # A fresh Builder: on older pyspark ``SparkSession.builder`` is one shared object that keeps options.
     b = spark_session.Builder().appName(app_name)
@@ -111,8 +121,8 @@ def builder(
     app_name: str = "hivewire",
     master: str | None = None,
     conf: dict[str, str] | None = None,
-    **zk_options: Any,
-) -> Any:
+    **zk_options: Unpack[DiscoveryOptions],
+) -> SparkSession.Builder:
     """A ``SparkSession.Builder`` with Hive support, pointed at the metastores.
 
     Give one of: ``zookeeper`` (the live metastores under ``/<namespace>``, shuffled), ``uris`` (explicit
@@ -127,7 +137,7 @@ def builder(
     return _builder(metastores, app_name, master, conf)
 
 
-def _running_session(spark_session: Any) -> Any:
+def _running_session(spark_session: type[SparkSession]) -> SparkSession | None:
     """The session ``getOrCreate()`` would return: this thread's active one, else the default one."""
     active = spark_session.getActiveSession()
     if active is not None:
@@ -138,7 +148,7 @@ def _running_session(spark_session: Any) -> Any:
     return None
 
 
-def _session_metastores(spark: Any) -> tuple[str, list[str]]:
+def _session_metastores(spark: SparkSession) -> tuple[str, list[str]]:
     """(catalog implementation, metastore URIs) of a running session."""
     from hivewire.errors import HivewireError
     from hivewire.metastore import parse_uris
@@ -162,8 +172,8 @@ def session(
     app_name: str = "hivewire",
     master: str | None = None,
     conf: dict[str, str] | None = None,
-    **zk_options: Any,
-) -> Any:
+    **zk_options: Unpack[DiscoveryOptions],
+) -> SparkSession:
     """``builder(...).getOrCreate()``, safe in notebooks (the same arguments as :func:`builder`).
 
     A session that is already running is returned when it uses the Hive catalog and the same metastores
@@ -195,7 +205,7 @@ def session(
 #
 # Events become a Spark DataFrame through Arrow: hivewire.arrow builds the columns, and Spark receives
 # them as Arrow record batches (pyspark 4's createDataFrame(pyarrow.Table)). No Python Row is ever built,
-# which is what makes this several times faster than createDataFrame(rows) (bench/bench_arrow.py).
+# which is what makes this faster than createDataFrame(rows) (bench/bench_arrow.py measures both).
 
 
 def _spark_type(arrow_type: Any) -> Any:
@@ -224,10 +234,10 @@ def _spark_type(arrow_type: Any) -> Any:
     return atomic[arrow_type]
 
 
-_SCHEMAS: dict[str, Any] = {}
+_SCHEMAS: dict[str, StructType] = {}
 
 
-def _events_schema() -> Any:
+def _events_schema() -> StructType:
     """``SPARK_SCHEMA``, built on first use (pyspark and pyarrow are imported only then)."""
     schema = _SCHEMAS.get("events")
     if schema is None:
@@ -241,7 +251,7 @@ def _events_schema() -> Any:
     return schema
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> StructType:
     # SPARK_SCHEMA is a module attribute computed on first access, so importing hivewire.spark stays free of
     # pyspark and pyarrow.
     if name == "SPARK_SCHEMA":
@@ -249,7 +259,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def to_dataframe(spark: Any, events: Any, *, raw: bool = True) -> Any:
+def to_dataframe(
+    spark: SparkSession, events: Iterable[ListenerEvent | Undecodable] | pa.Table, *, raw: bool = True
+) -> DataFrame:
     """A Spark DataFrame of ``events`` with :data:`SPARK_SCHEMA` (hivewire.arrow's schema in Spark types).
 
     ``events`` is an iterable of events (and :class:`hivewire.arrow.Undecodable` messages), or a

@@ -381,8 +381,8 @@ class ListenerEvent:
 class _Building(ListenerEvent):
     """An event being assembled: the same layout, but assignable. Its ``__class__`` is then set to the real one.
 
-    Assigning slots this way is about four times as fast as ``object.__setattr__`` per slot, which matters on
-    the decoder's and ``copy()``'s hot path.
+    Assigning slots this way is much cheaper than ``object.__setattr__`` per slot, which matters on the
+    decoder's and ``copy()``'s hot path.
     """
 
     __slots__ = ()

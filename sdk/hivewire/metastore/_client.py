@@ -73,7 +73,9 @@ except ImportError:  # pragma: no cover - depends on how thrift was installed
 _T = TypeVar("_T")
 
 
-# Methods whose request-object form is preferred, and the legacy form to fall back to.
+# Methods (by name prefix) that change the metastore or a session's state (locks, transactions, privileges,
+# notifications): a call to one of these that failed in transit may have been carried out already, so
+# call() does not send it again after reconnecting. Every other method is a read, retried once.
 _NO_RETRY_PREFIXES = (
     "create_",
     "drop_",

@@ -53,8 +53,8 @@ class Item(MemoryRecord, frozen=True, gc=False, kw_only=True):
     """One polled record as the lanes hold it: the record (what dead letters are made of) and its decoded message.
 
     One per record, shared by every lane that gets it; each lane makes its own event from it. Never tracked by
-    the cyclic garbage collector: a slow listener's backlog of Kafka messages and events used to cost the
-    collector a fifth of the runtime's time, every collection scanning all of it (``bench_runtime.py``).
+    the cyclic garbage collector: otherwise every collection scans a slow listener's whole backlog of Kafka
+    messages and events, a cost that grows with the backlog (``bench_runtime.py`` reports the collector's share).
     """
 
     decoded: Decoded
@@ -527,7 +527,7 @@ class Lane:
         policy, tracker = self.policy, self.services.tracker
         # Failure handling runs at background priority: the GIL is given up before each retry and dead letter
         # (here and in _sleep), so a listener failing on every event (exceptions, tracebacks, dead letters) runs
-        # on the CPU the healthy listeners leave idle. bench_runtime.py's "failing at once": 0.24 -> see docs.
+        # on the CPU the healthy listeners leave idle (bench_runtime.py's isolation modes measure it).
         time.sleep(0)
         if isinstance(error, DecodeError) or attempts >= policy.max_attempts:
             return self._give_up(batch, record, error, attempts)

@@ -52,8 +52,9 @@ def _tune_gc() -> Callable[[], None]:
 
     Every event allocates a handful of containers, so with the default threshold (700) the collector runs
     every few hundred events and, as the heap grows, spends more time scanning than hivewire spends
-    dispatching (measured: 2x throughput with a 50,000 threshold). Objects that exist at start (modules,
-    configuration, listeners) are frozen out of the scans altogether. Cyclic garbage is still collected.
+    dispatching; a larger threshold makes collections rare (``bench/bench_runtime.py`` measures it). Objects
+    that exist at start (modules, configuration, listeners) are frozen out of the scans altogether. Cyclic
+    garbage is still collected.
     """
     previous = gc.get_threshold()
     gc.freeze()

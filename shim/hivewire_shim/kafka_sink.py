@@ -186,7 +186,7 @@ class KafkaSink:
         topic: str,
         spool_dir: str | os.PathLike[str],
         *,
-        producer_config: Mapping[str, Any] | None = None,
+        producer_config: Mapping[str, object] | None = None,
         alter_by_old_name: bool = False,
         fsync: FsyncPolicy = "interval",
         max_in_flight: int = 10_000,
@@ -194,7 +194,7 @@ class KafkaSink:
         metadata_refresh: float | None = None,
         max_overflow_bytes: int = 256 << 20,
         pending_warning: int = 10_000,
-        producer_factory: Callable[[dict[str, Any]], Any] | None = None,
+        producer_factory: Callable[[dict[str, object]], object] | None = None,
     ) -> None:
         from confluent_kafka import KafkaException, Producer  # here: only the Kafka sink needs librdkafka
 

@@ -99,6 +99,13 @@ def _append_by_name(db: str, table: str, name: str, env: Any) -> Change:
     return AddPartitions(db, table, [_new_partition(db, table, values)], env, stored_from=_single)
 
 
+def _append_partition_req(r: Any) -> Change:
+    if r.name:
+        return _append_by_name(r.dbName, r.tableName, r.name, r.environmentContext)
+    parts = [_new_partition(r.dbName, r.tableName, r.partVals or [])]
+    return AddPartitions(r.dbName, r.tableName, parts, r.environmentContext, stored_from=_single)
+
+
 def _add_partitions_req(r: Any) -> Change:
     return AddPartitions(
         r.dbName,
@@ -204,26 +211,7 @@ _CHANGES: dict[str, Callable[[Any], Change | None]] = {
     "append_partition_by_name_with_environment_context": lambda a: _append_by_name(
         a.db_name, a.tbl_name, a.part_name, a.environment_context
     ),
-    "append_partition_req": lambda a: (
-        _append_by_name(
-            a.appendPartitionsReq.dbName,
-            a.appendPartitionsReq.tableName,
-            a.appendPartitionsReq.name,
-            a.appendPartitionsReq.environmentContext,
-        )
-        if a.appendPartitionsReq.name
-        else AddPartitions(
-            a.appendPartitionsReq.dbName,
-            a.appendPartitionsReq.tableName,
-            [
-                _new_partition(
-                    a.appendPartitionsReq.dbName, a.appendPartitionsReq.tableName, a.appendPartitionsReq.partVals or []
-                )
-            ],
-            a.appendPartitionsReq.environmentContext,
-            stored_from=_single,
-        )
-    ),
+    "append_partition_req": lambda a: _append_partition_req(a.appendPartitionsReq),
     "alter_partition": lambda a: AlterPartitions(a.db_name, a.tbl_name, [a.new_part]),
     "alter_partition_with_environment_context": lambda a: AlterPartitions(
         a.db_name, a.tbl_name, [a.new_part], a.environment_context

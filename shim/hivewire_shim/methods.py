@@ -163,6 +163,10 @@ def _create_database_req(r: Any) -> Change:
     )
 
 
+def _exchange(a: Any) -> Change:
+    return ExchangePartitions(a.partitionSpecs, a.source_db, a.source_table_name, a.dest_db, a.dest_table_name)
+
+
 # Each modeled method: its arguments (a decoded ``*_args``) -> a Change (None: nothing to model).
 _CHANGES: dict[str, Callable[[Any], Change | None]] = {
     "create_database": lambda a: CreateDatabase(a.database) if a.database is not None else None,
@@ -241,12 +245,8 @@ _CHANGES: dict[str, Callable[[Any], Change | None]] = {
         a.db_name, a.tbl_name, names=[a.part_name], delete_data=a.deleteData, env=a.environment_context
     ),
     "drop_partitions_req": lambda a: _drop_partitions_req(a.req),
-    "exchange_partition": lambda a: ExchangePartitions(
-        a.partitionSpecs, a.source_db, a.source_table_name, a.dest_db, a.dest_table_name
-    ),
-    "exchange_partitions": lambda a: ExchangePartitions(
-        a.partitionSpecs, a.source_db, a.source_table_name, a.dest_db, a.dest_table_name
-    ),
+    "exchange_partition": _exchange,
+    "exchange_partitions": _exchange,
 }
 #: fire_listener_event is decoded by hand (Hive 2.x and 3.x+ number InsertEventRequestData's fields apart).
 MODELED_METHODS = frozenset([*_CHANGES, "fire_listener_event"])

@@ -56,6 +56,7 @@ __all__ = [
     "ExchangePartitions",
     "Insert",
     "Params",
+    "copy_struct",
 ]
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,8 @@ _T = TypeVar("_T")
 INCOMPLETE = "hivewire.shim.incomplete"
 
 
-def _copy(obj: Any) -> Any:
+def copy_struct(obj: _T) -> _T:
+    """A shallow copy of a generated Thrift struct (its fields are shared, not copied)."""
     new = object.__new__(type(obj))
     new.__dict__.update(obj.__dict__)
     return new
@@ -83,7 +85,7 @@ def _table_like(table: Any, db: str, name: str) -> Any:
     """The request's table under other names: the best stand-in for the table as it was before an alter."""
     if table is None:
         return _table(db, name)
-    out = _copy(table)
+    out = copy_struct(table)
     out.dbName, out.tableName = db, name
     return out
 
@@ -124,6 +126,10 @@ class Change:
             log.warning("%s; the event of %s carries %s instead", e, self, _STAND_INS.get(part, part))
             self._incomplete().add(part)
             return stand_in()
+
+    def _read_table(self, look: Lookup, db: str, name: str) -> Any:
+        """The table as stored; if it cannot be read, one with only its names; None if it does not exist."""
+        return self._read(lambda: look.table(db, name), lambda: _table(db, name), "table")
 
     def _incomplete(self) -> set[str]:
         if self._incomplete_parts is None:
@@ -219,7 +225,7 @@ class DropTable(Change):
         self.table: Any = None
 
     def before(self, look: Lookup) -> None:
-        self.table = self._read(lambda: look.table(self.db, self.name), lambda: _table(self.db, self.name), "table")
+        self.table = self._read_table(look, self.db, self.name)
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
@@ -283,7 +289,7 @@ class AddPartitions(Change):
             )
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
-        table = self._read(lambda: look.table(self.db, self.name), lambda: _table(self.db, self.name), "table")
+        table = self._read_table(look, self.db, self.name)
         if table is None:
             return []
         if not ok:
@@ -334,7 +340,7 @@ class AlterPartitions(Change):
         return self.old_values if self.old_values is not None else list(new.values or [])
 
     def before(self, look: Lookup) -> None:
-        self.table = self._read(lambda: look.table(self.db, self.name), lambda: _table(self.db, self.name), "table")
+        self.table = self._read_table(look, self.db, self.name)
         if self.table is None:
             return
         if self.table.partitionKeys is None:  # a stand-in: the partitions cannot be named
@@ -365,7 +371,7 @@ class AlterPartitions(Change):
         for new in self.new_parts:
             before_values = self._before_values(new)
             if self.old is None:  # unreadable: the new partition under its old values stands in
-                old = _copy(new)
+                old = copy_struct(new)
                 old.values = list(before_values)
             else:
                 old = self.old.get(tuple(before_values))
@@ -427,7 +433,7 @@ class DropPartitions(Change):
         return out + [_partition(self.db, self.name, v) for v in self.values]
 
     def before(self, look: Lookup) -> None:
-        self.table = self._read(lambda: look.table(self.db, self.name), lambda: _table(self.db, self.name), "table")
+        self.table = self._read_table(look, self.db, self.name)
         if self.table is None:
             return
         if self.by_expression:
@@ -498,9 +504,7 @@ class ExchangePartitions(Change):
         self.parts: list[Any] = []
 
     def before(self, look: Lookup) -> None:
-        self.src_table = self._read(
-            lambda: look.table(self.src_db, self.src), lambda: _table(self.src_db, self.src), "table"
-        )
+        self.src_table = self._read_table(look, self.src_db, self.src)
         all_names = self._read(lambda: look.partition_names(self.src_db, self.src), _none, "partitions")
         if all_names is None:
             self.names = None
@@ -523,9 +527,7 @@ class ExchangePartitions(Change):
         if self.names is None:
             log.warning("%s: which partitions moved could not be read; no event for this exchange", self)
             return []
-        dst_table = self._read(
-            lambda: look.table(self.dst_db, self.dst), lambda: _table(self.dst_db, self.dst), "table"
-        )
+        dst_table = self._read_table(look, self.dst_db, self.dst)
         if self.src_table is None or dst_table is None or not self.parts:
             return []
         names = self.names
@@ -564,7 +566,7 @@ class AlterDatabase(Change):
         self.old: Any = None
 
     def _stand_in(self) -> Any:
-        old = _copy(self.new_database) if self.new_database is not None else hms.Database()
+        old = copy_struct(self.new_database) if self.new_database is not None else hms.Database()
         old.name = self.name
         return old
 

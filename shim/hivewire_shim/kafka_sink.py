@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import errno
 import json
 import logging
 import os
@@ -19,12 +18,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hivewire._ratelimit import RateLimit
 from hivewire.config._kafka import KafkaValue
 from hivewire.errors import ConfigError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import ListenerEvent
 from hivewire_shim.sinks import partition_key
-from hivewire_shim.spool import FsyncPolicy, RateLimit, Record, Spool
+from hivewire_shim.spool import FsyncPolicy, Spool, SpoolRecord, write_all
 
 if TYPE_CHECKING:
     from confluent_kafka import Producer
@@ -117,12 +117,7 @@ def _append_line(path: Path, line: bytes) -> None:
     try:
         size = os.fstat(fd).st_size
         try:
-            view = memoryview(line)
-            while view:
-                written = os.write(fd, view)
-                if written == 0:
-                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-                view = view[written:]
+            write_all(fd, line)
             os.fsync(fd)
         except OSError:
             with contextlib.suppress(OSError):
@@ -471,7 +466,7 @@ class KafkaSink:
         self.partitions, self._new_partitions = self._new_partitions, None
         return False
 
-    def _reject(self, record: Record, error: str) -> bool:
+    def _reject(self, record: SpoolRecord, error: str) -> bool:
         """Move ``record`` to the rejected file; False if that file cannot be written (try again later)."""
         entry = {
             "seq": record.seq,
@@ -517,11 +512,11 @@ class KafkaSink:
         producer = session.producer
         cursor = self.spool.cursor()
         in_flight: collections.OrderedDict[int, int] = collections.OrderedDict()  # seq -> _PENDING, ...
-        refused: list[tuple[Record, str]] = []  # refused in a delivery report, to move to the rejected file
-        held: list[Record] = []
+        refused: list[tuple[SpoolRecord, str]] = []  # refused in a delivery report, to move to the rejected file
+        held: list[SpoolRecord] = []
         purged = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
 
-        def on_delivery(record: Record, partition: int) -> Any:
+        def on_delivery(record: SpoolRecord, partition: int) -> Any:
             def report(err: Any, _msg: Any) -> None:
                 if not session.open:
                     return  # a producer given up on: its record is sent again (a duplicate at worst)
@@ -612,7 +607,7 @@ class KafkaSink:
             self.spool.checkpoint(force=True)
             cursor.close()
 
-    def _overtook(self, record: Record, partition: int) -> None:
+    def _overtook(self, record: SpoolRecord, partition: int) -> None:
         self.overtaken += 1
         if self._overtaken_errors.due():
             log.error(

@@ -40,6 +40,11 @@ BATCH = 500
 DEFAULT_READ_TIMEOUT = 10.0
 
 
+def _batched(names: Sequence[str], read: Callable[[Sequence[str]], list[Any]]) -> list[Any]:
+    """``read`` of every name, :data:`BATCH` names a call."""
+    return [obj for i in range(0, len(names), BATCH) for obj in read(names[i : i + BATCH])]
+
+
 class ReadFailed(HivewireError):
     """A read of the upstream failed; the object's state is unknown (not absent)."""
 
@@ -120,11 +125,9 @@ class Lookup:
         names = list(names)
         if not names:
             return []
-
-        def read(c: MetastoreClient) -> list[Any]:
-            return [t for i in range(0, len(names), BATCH) for t in c.get_table_objects(db, names[i : i + BATCH])]
-
-        return self._read(f"{len(names)} table(s) of {db}", read, [])
+        return self._read(
+            f"{len(names)} table(s) of {db}", lambda c: _batched(names, lambda b: c.get_table_objects(db, b)), []
+        )
 
     def database(self, name: str) -> Any | None:
         name = split_catalog(name)[1]
@@ -136,15 +139,11 @@ class Lookup:
         names = list(names)
         if not names:
             return []
-
-        def read(c: MetastoreClient) -> list[Any]:
-            return [
-                p
-                for i in range(0, len(names), BATCH)
-                for p in c.get_partitions_by_names(db, table, names[i : i + BATCH])
-            ]
-
-        return self._read(f"{len(names)} partition(s) of {db}.{table}", read, [])
+        return self._read(
+            f"{len(names)} partition(s) of {db}.{table}",
+            lambda c: _batched(names, lambda b: c.get_partitions_by_names(db, table, b)),
+            [],
+        )
 
     def partitions_by_values(self, db: str, table: Any, values: Sequence[Sequence[str]]) -> list[Any]:
         """The partitions of ``table`` (a Table) with these value lists that exist."""

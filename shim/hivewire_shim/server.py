@@ -28,12 +28,12 @@ from hivewire.config._config import Config
 from hivewire.config._key import Key
 from hivewire.errors import ConfigError
 from hivewire.metastore import UriResolver, format_address
-from hivewire_shim.capture import Capture, Settings
+from hivewire_shim.capture import Capture, EventOptions
 from hivewire_shim.connection import Connection
 from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, Lookup
 from hivewire_shim.sinks import Sink, fan_out
 from hivewire_shim.spool import FsyncPolicy
-from hivewire_shim.upstream import Upstream, discovery_config
+from hivewire_shim.upstream import Upstream, discovery_of
 from hivewire_shim.wire import DEFAULT_MAX_MESSAGE_BYTES
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 
@@ -116,7 +116,7 @@ class Shim:
         self.host = host
         self._requested_port = port
         self.sinks = list(sinks)
-        self.settings = Settings(
+        self.settings = EventOptions(
             hive_version=hive_version, publish_failures=publish_failures, database_events=database_events
         )
         self.zookeeper = zookeeper
@@ -290,7 +290,7 @@ class Shim:
 
 def _refuse_discovery_loop(upstream: Upstream, zookeeper: str | DiscoveryConfig, namespace: str) -> None:
     """Refuse to register where the upstream is discovered: other shims would be found as upstreams."""
-    discovered = discovery_config(upstream.resolver)
+    discovered = discovery_of(upstream.resolver)
     if discovered is None:
         return
     from hivewire.metastore._discovery import DiscoveryConfig  # kazoo: only when registering

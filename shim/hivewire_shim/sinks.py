@@ -21,10 +21,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from hivewire._ratelimit import RateLimit
 from hivewire.errors import ConfigError, HivewireError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import AlterTableEvent, ListenerEvent
-from hivewire_shim.spool import RateLimit, Spool
+from hivewire_shim.spool import Spool
 
 __all__ = ["AppSink", "Dispatcher", "Sink", "fan_out", "partition_key"]
 

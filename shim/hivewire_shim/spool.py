@@ -48,9 +48,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from hivewire._ratelimit import RateLimit
 from hivewire.errors import ConfigError, HivewireError
 
-__all__ = ["Cursor", "RateLimit", "Record", "Spool"]
+__all__ = ["Cursor", "Spool", "SpoolRecord", "write_all"]
 
 log = logging.getLogger(__name__)
 
@@ -61,37 +62,22 @@ _RECORD_START = re.compile(rb"(?=\d+\t[0-9a-f]{8}\t\d+\t)")
 _READ_CHUNK = 1 << 20
 
 
-class RateLimit:
-    """True from :meth:`due` at most once every ``seconds`` (for log lines that would otherwise repeat)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self._last = float("-inf")
-        self._lock = threading.Lock()
-
-    def due(self) -> bool:
-        now = time.monotonic()
-        with self._lock:
-            if now - self._last < self.seconds:
-                return False
-            self._last = now
-            return True
-
-
 @dataclass(frozen=True)
-class Record:
+class SpoolRecord:
+    """One spooled event: its sequence number, when it was published, its Kafka key and its Apiary JSON."""
+
     seq: int
     timestamp_ms: int
     key: str
     payload: bytes
 
 
-def _encode(record: Record) -> bytes:
+def _encode(record: SpoolRecord) -> bytes:
     body = b"%d\t%s\t" % (record.timestamp_ms, json.dumps(record.key).encode("utf-8")) + record.payload
     return b"%d\t%08x\t" % (record.seq, zlib.crc32(body)) + body + b"\n"
 
 
-def _decode(line: bytes) -> Record | None:
+def _decode(line: bytes) -> SpoolRecord | None:
     """The record on ``line`` (with its newline), or None if it is torn or corrupt."""
     if not line.endswith(b"\n"):
         return None
@@ -100,18 +86,18 @@ def _decode(line: bytes) -> Record | None:
         if not seq.isdigit() or len(crc) != 8 or int(crc, 16) != zlib.crc32(body):
             return None
         ts, key, payload = body.split(b"\t", 2)
-        return Record(int(seq), int(ts), json.loads(key), payload)
+        return SpoolRecord(int(seq), int(ts), json.loads(key), payload)
     except ValueError:
         return None
 
 
-def _salvage(line: bytes, after_seq: int) -> Record | None:
+def _salvage(line: bytes, after_seq: int) -> SpoolRecord | None:
     """A valid record at the end of a damaged ``line``: what an append after a torn record looks like.
 
     The CRC does not cover the sequence number, so digits of the torn part may run into it ("…1" + "13"):
     of the readings that pass the CRC, the smallest sequence number after ``after_seq`` is the record's.
     """
-    best: Record | None = None
+    best: SpoolRecord | None = None
     for match in _RECORD_START.finditer(line, 1):
         record = _decode(line[match.start() :])
         if record is not None and record.seq > after_seq and (best is None or record.seq < best.seq):
@@ -145,6 +131,16 @@ def _parse_ranges(text: str) -> set[int]:
             raise ValueError(part)
         out.update(range(first, last + 1))
     return out
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` or raise :class:`OSError` (a write that makes no progress: a full disk)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written == 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[written:]
 
 
 def _segment_name(first_seq: int) -> str:
@@ -354,7 +350,7 @@ class Spool:
                             "spool %s: could not start a new segment (%s); the current one grows", self.directory, e
                         )
             seq = self._next_seq
-            line = _encode(Record(seq, ts, key, payload))
+            line = _encode(SpoolRecord(seq, ts, key, payload))
             self._write(line)
             self._segment_size += len(line)
             self._next_seq = seq + 1
@@ -372,13 +368,8 @@ class Spool:
         if self._torn:
             os.ftruncate(fd, size)  # raises (nothing written) if it still cannot be cut off
             self._torn = False
-        view = memoryview(line)
         try:
-            while view:
-                written = os.write(fd, view)
-                if written == 0:
-                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-                view = view[written:]
+            write_all(fd, line)
         except OSError:
             try:
                 os.ftruncate(fd, size)
@@ -599,9 +590,9 @@ class Cursor:
         self._offset, self._buf, self._pos = 0, bytearray(), 0
         return True
 
-    def read(self, max_records: int = 1000) -> list[Record]:
+    def read(self, max_records: int = 1000) -> list[SpoolRecord]:
         """The next records available now (possibly none), at most ``max_records``."""
-        out: list[Record] = []
+        out: list[SpoolRecord] = []
         if self._fd is None and not self._open_next():
             return out
         while len(out) < max_records:
@@ -660,7 +651,7 @@ class Cursor:
     def _later_segment_exists(self) -> bool:
         return any(_first_seq(p) > self._first_of_open for p in self._spool.segments())
 
-    def __iter__(self) -> Iterator[Record]:
+    def __iter__(self) -> Iterator[SpoolRecord]:
         while batch := self.read():
             yield from batch
 

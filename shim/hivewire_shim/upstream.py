@@ -10,13 +10,16 @@ from __future__ import annotations
 import contextlib
 import socket
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hivewire.errors import HivewireError
 from hivewire.metastore import FixedUris, MetastoreClient, UriResolver, connect, parse_uri, parse_uris
 from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, ReadClient
 
-__all__ = ["Upstream", "UpstreamUnavailable", "discovery_config"]
+if TYPE_CHECKING:
+    from hivewire.metastore import DiscoveryConfig
+
+__all__ = ["Upstream", "UpstreamUnavailable", "discovery_of"]
 
 
 class UpstreamUnavailable(HivewireError):
@@ -37,8 +40,8 @@ class _Excluding:
         return [u for u in self._inner.refresh() if u not in self._exclude]
 
 
-def discovery_config(resolver: UriResolver) -> Any:
-    """The :class:`~hivewire.discovery.DiscoveryConfig` a resolver discovers with, or None (fixed URIs)."""
+def discovery_of(resolver: UriResolver) -> DiscoveryConfig | None:
+    """The :class:`~hivewire.metastore.DiscoveryConfig` a resolver discovers with, or None (fixed URIs)."""
     while isinstance(resolver, _Excluding):
         resolver = resolver._inner
     config = getattr(resolver, "config", None)

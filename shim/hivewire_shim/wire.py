@@ -45,6 +45,7 @@ __all__ = [
     "PeerClosed",
     "WireError",
     "application_exception",
+    "decode_args",
     "frame",
     "parse_header",
 ]
@@ -128,6 +129,14 @@ def parse_header(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple
     if mtype not in _MESSAGE_TYPES:
         raise WireError(f"not a Thrift binary message (message type {mtype})")
     return Header(name, mtype, seqid), after
+
+
+def decode_args(cls: Any, body: bytes, offset: int) -> Any:
+    """``cls`` (a generated struct) decoded from ``body[offset:]`` (a message body after its header)."""
+    proto = TBinaryProtocol.TBinaryProtocolAccelerated(TTransport.TMemoryBuffer(body[offset:]))
+    obj = cls()
+    obj.read(proto)
+    return obj
 
 
 def frame(body: bytes) -> bytes:

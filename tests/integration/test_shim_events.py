@@ -22,7 +22,7 @@ from hivewire.events._model import EventType, ListenerEvent
 from hivewire.tools._local import LocalMetastore
 from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim import AppSink, Shim
-from hivewire_shim.capture import _FireArgs2, _FireData2, _FireRequest2, _InsertData2
+from hivewire_shim.methods import _FireArgs2, _FireData2, _FireRequest2, _InsertData2
 from hivewire_shim.server import UNKNOWN_METHOD
 from hivewire_shim.wire import MessageReader
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore as T

@@ -53,7 +53,11 @@ class Forwarder:
                 client, _ = self.listener.accept()
             except OSError:
                 return
-            upstream = socket.create_connection(self.target)
+            try:
+                upstream = socket.create_connection(self.target)
+            except OSError:  # the target is gone (its test is over, a producer still reconnects): refuse
+                client.close()
+                continue
             self.sockets += [client, upstream]
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
@@ -67,6 +71,8 @@ class Forwarder:
             dst.shutdown(socket.SHUT_WR)
 
     def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread: close() alone does not
         for s in self.sockets:
             with contextlib.suppress(OSError):
                 s.close()

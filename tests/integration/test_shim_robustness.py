@@ -29,15 +29,17 @@ FRAMED = {"hive.metastore.thrift.framed.transport.enabled": "true"}
 def hms(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMetastore]:
     server = LocalMetastore(workdir=tmp_path_factory.mktemp("framed-metastore"), properties=FRAMED)
     server.start()
-    with hw.MetastoreClient(server.uri, transport="framed") as client:
-        client.create_database(make_database("robust", location=(server.warehouse / "robust.db").as_uri()))
-        table = make_table(
-            "robust", "wide", partition_keys={"dt": "string"}, columns={f"c{i}": "string" for i in range(30)}
-        )
-        client.create_table(table)
-        client.add_partitions([make_partition(table, [f"d{i:04d}"]) for i in range(300)])
-    yield server
-    server.close()
+    try:  # a setup that fails must not leave the metastore running
+        with hw.MetastoreClient(server.uri, transport="framed") as client:
+            client.create_database(make_database("robust", location=(server.warehouse / "robust.db").as_uri()))
+            table = make_table(
+                "robust", "wide", partition_keys={"dt": "string"}, columns={f"c{i}": "string" for i in range(30)}
+            )
+            client.create_table(table)
+            client.add_partitions([make_partition(table, [f"d{i:04d}"]) for i in range(300)])
+        yield server
+    finally:
+        server.close()
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ PACKAGES = {"hivewire": "sdk", "hivewire_shim": "shim", "hivewire_thrift": "thri
 #: docs/architecture.md).
 FLOORS = [
     "generated",  # hivewire_thrift: code generated from idl/
-    "base",  # hivewire.errors, hivewire._version: modules at the top of the package that import nothing of ours
+    "base",  # hivewire.errors, ._version, ._ratelimit: modules at the top of the package that import nothing of ours
     "config",  # hivewire.config: configuration keys, their typed reader and sources
     "metastore",  # hivewire.metastore: client, addresses, ZooKeeper discovery and registration
     "events",  # hivewire.events: the event model and its wire formats
@@ -34,7 +34,7 @@ FLOORS = [
     "tools",  # hivewire.tools: local servers, the demo, the command line, testing helpers
     "face",  # hivewire itself and its public modules (hivewire.apiary, .arrow, .spark, .testing)
 ]
-BASE_MODULES = {"hivewire.errors", "hivewire._version"}
+BASE_MODULES = {"hivewire.errors", "hivewire._version", "hivewire._ratelimit"}
 FACE_MODULES = {"hivewire", "hivewire.__main__", "hivewire.apiary", "hivewire.arrow", "hivewire.spark",
                 "hivewire.testing"}  # fmt: skip
 

@@ -26,10 +26,13 @@ from thrift.transport import TTransport
 from hivewire.errors import MetastoreConnectionError, NoSuchObjectError
 from hivewire.events._model import EventType, ListenerEvent
 from hivewire.tools._testing import make_database, make_partition, make_table
-from hivewire_shim.capture import MODELED_METHODS, Capture, Locks, Reply, Settings, succeeded
+from hivewire_shim.capture import Capture, EventOptions, Plan
 from hivewire_shim.changes import INCOMPLETE
+from hivewire_shim.locks import Locks
 from hivewire_shim.lookup import Lookup, ReadFailed
+from hivewire_shim.methods import MODELED_METHODS
 from hivewire_shim.names import database_key, partition_name, partition_spec, split_catalog, table_key
+from hivewire_shim.reply import Reply, succeeded
 from hivewire_shim.upstream import Upstream
 from hivewire_shim.wire import Header
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore as T
@@ -98,11 +101,18 @@ def call_bytes(name: str, args: Any) -> bytes:
     return bytes(buf.getvalue())
 
 
+def execute(plan: Plan, call: Callable[[Any], Reply]) -> None:
+    """Carry out ``plan`` as a connection does; ``call(result_class)`` stands in for the upstream's reply."""
+    with plan.locked():
+        plan.read_before()
+        plan.publish(call(plan.result_class))
+
+
 def run(capture: Capture, name: str, args: Any, apply: Callable[[], Any], *, fail: bool = False) -> None:
     """Plan ``name(args)`` and execute it: ``apply`` changes the state (the upstream running the call)."""
     header = Header(name, TMessageType.CALL, 1)
-    change = capture.plan(header, call_bytes(name, args))
-    assert change is not None, f"{name} should be modeled"
+    plan = capture.plan(header, call_bytes(name, args))
+    assert plan is not None, f"{name} should be modeled"
 
     def call(result_class: Any) -> Reply:
         if fail:
@@ -110,9 +120,9 @@ def run(capture: Capture, name: str, args: Any, apply: Callable[[], Any], *, fai
         else:
             value = apply()
             result = result_class(success=value) if result_class.thrift_spec[0] is not None else result_class()
-        return Capture.reply_of(header, result)
+        return Reply.of(header, result)
 
-    capture.execute(change, header, call)
+    execute(plan, call)
 
 
 @pytest.fixture
@@ -125,7 +135,7 @@ def state() -> State:
 
 def capture_for(state: State, **settings: Any) -> tuple[Capture, list[ListenerEvent]]:
     events: list[ListenerEvent] = []
-    return Capture(state, events.append, Settings(**settings)), events  # type: ignore[arg-type]
+    return Capture(state, events.append, EventOptions(**settings)), events  # type: ignore[arg-type]
 
 
 def test_every_modeled_method_exists_in_the_idl_and_others_pass_through(state: State) -> None:
@@ -335,9 +345,9 @@ def test_inserts_from_hive_2_and_hive_3_clients_decode_to_the_same_event(state: 
         )
     )
     new = capture.plan(header, call_bytes("fire_listener_event", new_args))
-    for change in (old, new):
-        assert change is not None
-        capture.execute(change, header, lambda cls: Capture.reply_of(header, cls(success=hms.FireEventResponse())))
+    for plan in (old, new):
+        assert plan is not None
+        execute(plan, lambda cls: Reply.of(header, cls(success=hms.FireEventResponse())))
     assert events[0] == events[1]
     assert events[0].files == ["f1", "f2"] and events[0].file_checksums == ["c1", "c2"]
     assert events[0].partition_key_values == {"dt": "2024-01-01", "hr": "7"}
@@ -472,7 +482,7 @@ def test_a_read_that_finds_every_pooled_connection_busy_gives_up_after_the_read_
 
 def unreadable_capture(**settings: Any) -> tuple[Capture, list[ListenerEvent]]:
     events: list[ListenerEvent] = []
-    return Capture(Lookup(Unreachable), events.append, Settings(**settings)), events  # type: ignore[arg-type]
+    return Capture(Lookup(Unreachable), events.append, EventOptions(**settings)), events  # type: ignore[arg-type]
 
 
 def test_when_the_upstream_cannot_be_read_changes_still_publish_what_the_request_carried(
@@ -542,15 +552,15 @@ def test_an_upstream_that_fails_after_the_call_was_sent_publishes_nothing_even_w
 ) -> None:
     capture, events = capture_for(state, publish_failures=True)
     header = Header("create_table", TMessageType.CALL, 1)
-    change = capture.plan(header, call_bytes("create_table", T.create_table_args(tbl=make_table("db", "x"))))
-    assert change is not None
+    plan = capture.plan(header, call_bytes("create_table", T.create_table_args(tbl=make_table("db", "x"))))
+    assert plan is not None
     died = Reply(header, False, error="upstream closed the connection", from_upstream=False, maybe_applied=True)
     with caplog.at_level(logging.WARNING, logger="hivewire_shim.capture"):
-        capture.execute(change, header, lambda cls: died)
+        execute(plan, lambda cls: died)
     assert events == []
     assert "may or may not have been made" in caplog.text
     unreachable = Reply(header, False, error="upstream metastore unavailable", from_upstream=False)
-    capture.execute(change, header, lambda cls: unreachable)  # never reached the metastore: nothing to report
+    execute(plan, lambda cls: unreachable)  # never reached the metastore: nothing to report
     assert events == []
 
 
@@ -560,30 +570,30 @@ def test_a_cascading_drop_database_holds_its_database_exclusively(state: State) 
     held: list[bool] = []
 
     def drop() -> None:
-        held.append(capture._locks.held_exclusively(database_key("db")))
+        held.append(capture.locks.held_exclusively(database_key("db")))
         del state.databases["db"]
         state.tbls.clear()
 
     run(capture, "drop_database", T.drop_database_args(name="db", deleteData=True, cascade=True), drop)
     assert held == [True]
     assert [e.qualified_name for e in events] == ["db.t", "db.u", "db"]
-    assert not any(capture._locks.held(k) for k in (table_key("db", "t"), database_key("db")))
+    assert not any(capture.locks.held(k) for k in (table_key("db", "t"), database_key("db")))
 
 
 def _in_thread(capture: Capture, name: str, args: Any, apply: Callable[[], Any]) -> threading.Thread:
     """Run ``name(args)`` through ``capture`` on a thread; ``apply`` raising MetaException fails the call."""
     header = Header(name, TMessageType.CALL, 1)
-    change = capture.plan(header, call_bytes(name, args))
-    assert change is not None
+    plan = capture.plan(header, call_bytes(name, args))
+    assert plan is not None
 
     def call(result_class: Any) -> Reply:
         try:
             value = apply()
         except hms.MetaException as e:
-            return Capture.reply_of(header, result_class(o3=e))
-        return Capture.reply_of(header, result_class(success=value) if result_class.thrift_spec[0] else result_class())
+            return Reply.of(header, result_class(o3=e))
+        return Reply.of(header, result_class(success=value) if result_class.thrift_spec[0] else result_class())
 
-    thread = threading.Thread(target=capture.execute, args=(change, header, call), daemon=True)
+    thread = threading.Thread(target=execute, args=(plan, call), daemon=True)
     thread.start()
     return thread
 
@@ -622,7 +632,7 @@ def test_a_table_created_while_its_database_is_dropped_waits_and_then_fails(stat
     dropper = _in_thread(capture, "drop_database", T.drop_database_args(name="db", deleteData=True, cascade=True), drop)
     assert in_drop.wait(30)  # the drop listed db's tables and is at the metastore, holding db exclusively
     creator = _in_thread(capture, "create_table", T.create_table_args(tbl=make_table("db", "u")), _create_u(state))
-    _until(lambda: capture._locks.waiting(database_key("db")) == 1)  # the create waits for the database
+    _until(lambda: capture.locks.waiting(database_key("db")) == 1)  # the create waits for the database
     assert ("db", "u") not in state.tbls
     release.set()
     for thread in (dropper, creator):
@@ -649,7 +659,7 @@ def test_a_table_created_just_before_its_database_is_dropped_gets_its_drop_event
     dropper = _in_thread(
         capture, "drop_database", T.drop_database_args(name="db", deleteData=True, cascade=True), lambda: _drop(state)
     )
-    _until(lambda: capture._locks.waiting(database_key("db")) == 1)  # the drop waits for the create to finish
+    _until(lambda: capture.locks.waiting(database_key("db")) == 1)  # the drop waits for the create to finish
     assert "db" in state.databases
     release.set()
     for thread in (creator, dropper):

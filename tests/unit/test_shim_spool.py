@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from hivewire.errors import ConfigError, HivewireError
-from hivewire_shim.spool import Record, Spool, _encode
+from hivewire_shim.spool import Spool, SpoolRecord, _encode
 
 
 def payload(i: int) -> bytes:
@@ -216,7 +216,7 @@ def test_a_torn_record_that_cannot_be_cut_off_is_cut_before_the_next_write(
 def test_opening_keeps_the_valid_records_after_a_damaged_line(tmp_path: Path) -> None:
     # What the spool looked like after a partial write followed by more appends (before rollback existed):
     # record 3 torn, then written again in full, then 4; and record 5 damaged on disk, with 6 after it.
-    records = [Record(i, 1000 + i, "db.t", payload(i)) for i in range(1, 7)]
+    records = [SpoolRecord(i, 1000 + i, "db.t", payload(i)) for i in range(1, 7)]
     lines = [_encode(r) for r in records]
     damaged = lines[4].replace(b"ON_ADD_PARTITION", b"ON_ADD_PARTITIOM")
     segment = tmp_path / "00000000000000000001.spool"

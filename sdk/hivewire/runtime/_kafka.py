@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from hivewire._ratelimit import RateLimit
 from hivewire.config._kafka import CONSUMER_PREFIX, KafkaValue, consumer_settings
 from hivewire.errors import ConfigError, HivewireError, RecordsGoneError, SourceError
 from hivewire.runtime._source import Assigned, Delivered, Record
@@ -131,8 +132,7 @@ class KafkaSource:
         self._resend: list[tuple[float, int, _Letter]] = []
         self._resend_lock = threading.Lock()
         self._resend_seq = 0
-        self._failures_unlogged = 0
-        self._next_failure_log = 0.0
+        self._failure_log = RateLimit(10.0)
         self._closing = threading.Event()
         self._paused = False
         self._metrics: Metrics | None = None
@@ -331,14 +331,8 @@ class KafkaSource:
             self._metrics.dead_letter_failures.inc()
         if self._closing.is_set():
             return
-        now = time.monotonic()
-        with self._resend_lock:
-            self._failures_unlogged += 1
-            report = now >= self._next_failure_log
-            if report:
-                count, self._failures_unlogged = self._failures_unlogged, 0
-                self._next_failure_log = now + 10.0
-        if report:
+        count = self._failure_log.due()
+        if count:
             log.error(
                 "%d dead letter(s) to %s failed (last: %s); sending again until they are acknowledged "
                 "(their records are not committed meanwhile)",

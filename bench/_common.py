@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import io
 import json
 import os
@@ -22,10 +23,19 @@ import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import Literal, TextIO
 
 README = Path(__file__).resolve().with_name("README.md")
+
+
+def hivewire_module(new: str, old: str) -> ModuleType:
+    """``new`` (a module of hivewire's floors), or ``old``, its name before the floors (commit 3e5e6c2 and
+    earlier), so that ``compare.py`` can run these scripts against commits of either layout."""
+    try:
+        return importlib.import_module(new)
+    except ImportError:
+        return importlib.import_module(old)
 
 
 def interleaved(contenders: dict[str, Callable[[], int]], rounds: int = 5) -> dict[str, float]:

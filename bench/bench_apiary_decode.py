@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 import msgspec
 from _common import Output, add_output_options, interleaved, report
 
-from hivewire.events import _apiary as apiary
-from hivewire.events._model import AddPartitionEvent, CreateTableEvent, ListenerEvent
-from hivewire.tools._testing import make_partition, make_table
+from hivewire import apiary
+from hivewire.events import AddPartitionEvent, CreateTableEvent, ListenerEvent
+from hivewire.testing import make_partition, make_table
 from hivewire_thrift.hive_metastore import ttypes as hms
 
 COLUMNS = {

@@ -36,14 +36,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import Output, add_output_options  # noqa: E402
+from _common import Output, add_output_options, hivewire_module  # noqa: E402
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from test_arrow import T0_MS, mixed_messages  # noqa: E402
 
-from hivewire import apiary, arrow  # noqa: E402
-from hivewire.data._archive import Archiver  # noqa: E402
-from hivewire.runtime._kafka import KafkaSource  # noqa: E402
-from hivewire.tools._testing import mock_kafka  # noqa: E402
+from hivewire import (  # noqa: E402
+    KafkaSource,
+    apiary,
+    arrow,
+)
+from hivewire.testing import mock_kafka  # noqa: E402
+
+Archiver = hivewire_module("hivewire.data._archive", "hivewire.archive").Archiver
 
 PARTITIONS = 4
 

@@ -32,12 +32,14 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 sys.path.insert(0, str(Path(__file__).parent))
 
 import pyarrow as pa  # noqa: E402
-from _common import Output, add_output_options  # noqa: E402
+from _common import Output, add_output_options, hivewire_module  # noqa: E402
 from test_arrow import decode_all, mixed_messages  # noqa: E402
 
 from hivewire import arrow  # noqa: E402
 from hivewire import spark as hw_spark  # noqa: E402
-from hivewire.data._arrow import _event_row, paused_gc  # noqa: E402
+
+_arrow_internals = hivewire_module("hivewire.data._arrow", "hivewire.arrow")
+_event_row, paused_gc = _arrow_internals._event_row, _arrow_internals.paused_gc
 
 
 def python_rows(events: list[Any]) -> list[Any]:

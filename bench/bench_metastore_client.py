@@ -13,12 +13,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import Output, add_output_options, interleaved, report
+from _common import Output, add_output_options, hivewire_module, interleaved, report
 from hmsclient import hmsclient
 
 import hivewire as hw
-from hivewire.tools._local import LocalMetastore
-from hivewire.tools._testing import make_database, make_table
+from hivewire.testing import make_database, make_table
+
+LocalMetastore = hivewire_module("hivewire.tools", "hivewire.local").LocalMetastore
 
 
 def main() -> None:

@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import Output, add_output_options
 from confluent_kafka import Producer
 
-from hivewire.events import _apiary as apiary
-from hivewire.events._model import AddPartitionEvent, Origin
-from hivewire.tools._testing import make_partition, make_table, mock_kafka
+from hivewire import apiary
+from hivewire.events import AddPartitionEvent, Origin
+from hivewire.testing import make_partition, make_table, mock_kafka
 
 CONSUMER_SETTINGS = {"fetch.queue.backoff.ms": 20}  # what KafkaSource sets; given to every mode
 
@@ -47,8 +47,8 @@ mode, bootstrap, topic, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[
 settings = json.loads(sys.argv[5])
 if mode in ("raw", "syntax", "json", "decode"):
     from confluent_kafka import Consumer
-    from hivewire.events import _apiary as apiary
-    from hivewire.events._model import Origin
+    from hivewire import apiary
+    from hivewire.events import Origin
     import msgspec
     check = {"syntax": msgspec.json.Decoder(msgspec.Raw).decode, "json": json.loads}.get(mode)
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{mode}-{time.time()}",

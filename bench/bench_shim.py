@@ -22,11 +22,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import Output, add_output_options, interleaved
+from _common import Output, add_output_options, hivewire_module, interleaved
 
 import hivewire as hw
-from hivewire.tools._local import LocalMetastore, free_port
-from hivewire.tools._testing import make_database, make_partition, make_table
+from hivewire.testing import make_database, make_partition, make_table
+
+_local = hivewire_module("hivewire.tools", "hivewire.local")
+LocalMetastore, free_port = _local.LocalMetastore, _local.free_port
 
 
 def start_shim(upstream: str) -> tuple[subprocess.Popen[bytes], str]:

@@ -13,7 +13,9 @@ Benchmarks are named without ``bench_`` and ``.py``; arguments for one follow it
     python bench/compare.py --base structure --rounds 3 apiary_decode 'runtime:--messages 50000 --rounds 1'
 
 Without names, the four the structure work is measured by run: apiary_decode, runtime, shim and arrow. The
-scripts import hivewire's private modules, so both sides need the module layout the scripts expect.
+scripts import hivewire's public modules (``_common.hivewire_module`` names the few private ones in both layouts,
+before and after the floors), so either side may be a commit from before the floors; ``bench_arrow.py`` and
+``bench_archive.py`` also import this tree's test helpers, so their base must have the floors.
 """
 
 from __future__ import annotations
@@ -41,6 +43,16 @@ def git(*args: str, cwd: Path = BENCH) -> str:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
 
 
+# Runs a script with only PYTHONPATH's hivewire: an editable install's import hook (setuptools puts one in
+# sys.meta_path) would otherwise serve modules the side's tree does not have from the installed tree.
+_ISOLATED = (
+    "import runpy, sys; "
+    "sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith('__editable__')]; "
+    "sys.argv = sys.argv[1:]; "
+    "runpy.run_path(sys.argv[0], run_name='__main__')"
+)
+
+
 def python_path(tree: Path) -> str:
     return os.pathsep.join(str(tree / part) for part in ("sdk", "shim", "thrift"))
 
@@ -49,7 +61,7 @@ def check_imports(tree: Path) -> None:
     """Fail unless a Python with ``tree``'s PYTHONPATH imports hivewire's packages from ``tree``."""
     code = f"import importlib; print('\\n'.join(importlib.import_module(m).__file__ for m in {PACKAGES!r}))"
     out = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", _ISOLATED.replace("runpy.run_path(sys.argv[0], run_name='__main__')", code)],
         env={**os.environ, "PYTHONPATH": python_path(tree)},
         capture_output=True,
         text=True,
@@ -65,7 +77,7 @@ def run_once(script: Path, args: list[str], tree: Path) -> Figures:
     """One run of ``script`` against the code of ``tree``: its figures."""
     started = time.monotonic()
     out = subprocess.run(
-        [sys.executable, str(script), *args, "--json"],
+        [sys.executable, "-c", _ISOLATED, str(script), *args, "--json"],
         env={**os.environ, "PYTHONPATH": python_path(tree)},
         cwd=tree,
         capture_output=True,

@@ -38,8 +38,9 @@ from hivewire_shim.wire import DEFAULT_MAX_MESSAGE_BYTES
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 
 if TYPE_CHECKING:
-    from hivewire.metastore._discovery import DiscoveryConfig, ZooKeeperResolver
+    from hivewire.metastore._discovery import ZooKeeperResolver
     from hivewire.metastore._registration import Registration
+    from hivewire.metastore._zookeeper import DiscoveryConfig
 
 __all__ = ["DEFAULT_HIVE_VERSION", "UNKNOWN_METHOD", "PublishSettings", "Shim", "ShimSettings"]
 
@@ -62,7 +63,7 @@ class Shim:
     the framed transport (clients may use either). ``sinks`` receive the events (closed by :meth:`stop`).
     ``hive_version`` is the events' ``hive.version``; ``publish_failures`` publishes status=false events
     for failed changes; ``database_events`` publishes hivewire's database events. With ``zookeeper`` (a
-    quorum or a :class:`~hivewire.discovery.DiscoveryConfig`) the shim registers ``advertise``
+    quorum or a :class:`~hivewire.zookeeper.DiscoveryConfig`) the shim registers ``advertise``
     (default: this host's name and the port) under ``/<namespace>`` (default: the DiscoveryConfig's, else
     ``hive_metastore``) as Hive 4 metastores do; registering
     in the namespace the upstream is discovered in raises :class:`~hivewire.errors.ConfigError` (shims
@@ -293,7 +294,7 @@ def _refuse_discovery_loop(upstream: Upstream, zookeeper: str | DiscoveryConfig,
     discovered = discovery_of(upstream.resolver)
     if discovered is None:
         return
-    from hivewire.metastore._discovery import DiscoveryConfig  # kazoo: only when registering
+    from hivewire.metastore._zookeeper import DiscoveryConfig  # kazoo: only when registering
 
     registered = (
         DiscoveryConfig(quorum=zookeeper, namespace=namespace)
@@ -481,6 +482,6 @@ def _discovery(
                 f"is set, but neither {quorum_key.name} nor {hive_site_key.name}: give the ZooKeeper quorum too",
             )
         return None
-    from hivewire.metastore._discovery import DiscoveryConfig  # kazoo: only when discovering or registering
+    from hivewire.metastore._zookeeper import DiscoveryConfig  # kazoo: only when discovering or registering
 
     return DiscoveryConfig.from_parts(quorum, namespace, site)

@@ -19,12 +19,8 @@ from runtime_harness import MemoryHarness
 from waiting import wait_for
 
 import hivewire as hw
-from hivewire.metastore._discovery import (
-    DiscoveryConfig,
-    ZooKeeperResolver,
-    close_shared_resolvers,
-    discover_metastores,
-)
+from hivewire.metastore._discovery import ZooKeeperResolver, close_shared_resolvers, discover_metastores
+from hivewire.metastore._zookeeper import DiscoveryConfig
 from hivewire.tools._cli import main as cli
 from hivewire.tools._local import LocalMetastore, LocalZooKeeper
 from hivewire.tools._testing import make_database, make_table

@@ -21,8 +21,9 @@ from kazoo.client import KazooClient
 from kazoo.security import OPEN_ACL_UNSAFE, Permissions
 
 import hivewire as hw
-from hivewire.metastore._discovery import DiscoveryConfig, close_shared_resolvers, discover_metastores, shared_resolver
+from hivewire.metastore._discovery import close_shared_resolvers, discover_metastores, shared_resolver
 from hivewire.metastore._registration import Registration, RegistrationEvent
+from hivewire.metastore._zookeeper import DiscoveryConfig
 from hivewire.tools._local import LocalMetastore, LocalZooKeeper, free_port
 
 INTERVAL = 1.0

@@ -13,7 +13,7 @@ from kazoo.security import make_digest_acl
 
 import hivewire as hw
 import hivewire.data._spark as hw_spark
-from hivewire.metastore._discovery import DiscoveryConfig
+from hivewire.metastore._zookeeper import DiscoveryConfig
 from hivewire.tools._local import LocalMetastore, LocalZooKeeper
 
 NAMESPACE = f"spark_{uuid.uuid4().hex[:8]}"

@@ -20,8 +20,8 @@ from hivewire.config._reference import REGENERATE, render
 from hivewire.data._archive import Archiver, ArchiveSettings
 from hivewire.errors import HivewireError
 from hivewire.metastore._client_options import ClientOptions
-from hivewire.metastore._discovery import DiscoveryConfig
 from hivewire.metastore._registration import Registration, RegistrationSettings
+from hivewire.metastore._zookeeper import DiscoveryConfig
 from hivewire.runtime._settings import RuntimeSettings
 from hivewire.tools._cli import FLAGS, main
 from hivewire_shim import Shim, ShimSettings

@@ -7,7 +7,8 @@ import logging
 import pytest
 
 import hivewire as hw
-from hivewire.metastore._discovery import DiscoveryConfig, _nothing_registered, discovery_config
+from hivewire.metastore._discovery import _nothing_registered
+from hivewire.metastore._zookeeper import DiscoveryConfig, discovery_config
 
 QUORUM = {"metastore.thrift.uris": "zk1:2181"}
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import hivewire.metastore._discovery as patched_module
 import hivewire_shim
 from hivewire.errors import ConfigError, HivewireError
-from hivewire.metastore._discovery import DiscoveryConfig
+from hivewire.metastore._zookeeper import DiscoveryConfig
 from hivewire.tools._cli import main
 from hivewire_shim import Shim, Upstream
 from hivewire_shim.server import UNKNOWN_METHOD

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from hivewire.data._arrow import Undecodable
     from hivewire.events._model import ListenerEvent
-    from hivewire.metastore._discovery import DiscoveryConfig, DiscoveryOptions
+    from hivewire.metastore._zookeeper import DiscoveryConfig, DiscoveryOptions
 
 log = logging.getLogger("hivewire.spark")
 
@@ -53,6 +53,7 @@ def _resolve_metastores(
     """(metastore URIs, discovered?) from exactly one of the three sources."""
     from hivewire.errors import ConfigError
     from hivewire.metastore import _discovery as discovery
+    from hivewire.metastore import _zookeeper as zk_settings
     from hivewire.metastore import parse_uris
 
     given = [
@@ -76,7 +77,7 @@ def _resolve_metastores(
             )
         return parse_uris(uris), False
     if zookeeper is not None:
-        found = discovery.discover_metastores(discovery.discovery_config(zookeeper, namespace, **zk_options))
+        found = discovery.discover_metastores(zk_settings.discovery_config(zookeeper, namespace, **zk_options))
     else:
         assert hive_site is not None
         conf = discovery.load_conf(hive_site)
@@ -92,7 +93,7 @@ def _resolve_metastores(
             assert isinstance(static, list)
             return static, False
         # The site's own settings, with the arguments (credentials it cannot hold, a namespace) on top.
-        config = discovery.discovery_config(discovery.DiscoveryConfig.from_conf(conf), namespace, **zk_options)
+        config = zk_settings.discovery_config(zk_settings.DiscoveryConfig.from_conf(conf), namespace, **zk_options)
         found = discovery.discover_metastores(config)
     # Hive's default RANDOM selection: spread sessions over the live metastores.
     random.shuffle(found)
@@ -127,7 +128,7 @@ def builder(
 
     Give one of: ``zookeeper`` (the live metastores under ``/<namespace>``, shuffled), ``uris`` (explicit
     ``thrift://`` URIs) or ``hive_site`` (a ``hive-site.xml``, with or without ZooKeeper discovery).
-    ``zookeeper`` is a quorum or a :class:`~hivewire.discovery.DiscoveryConfig`; ``namespace`` (default
+    ``zookeeper`` is a quorum or a :class:`~hivewire.zk_settings.DiscoveryConfig`; ``namespace`` (default
     ``hive_metastore``, or the config's or site's own) and ``zk_options`` (other ``DiscoveryConfig`` fields:
     ``auth_data``, ``use_ssl``, ``certfile``, ``keyfile``, ``ca``, ``session_timeout``, ...) work as in
     :func:`hivewire.discovery.discover_metastores`, and override a ``hive_site``'s settings. ``conf`` holds

@@ -14,14 +14,9 @@ from hivewire.metastore._pool import MetastoreClientPool
 from hivewire.metastore._resolver import FixedUris, UriResolver
 
 if TYPE_CHECKING:
-    from hivewire.metastore._discovery import (
-        DEFAULT_NAMESPACE,
-        DiscoveryConfig,
-        ZooKeeperResolver,
-        discover_metastores,
-        discovery_config,
-    )
+    from hivewire.metastore._discovery import ZooKeeperResolver, discover_metastores
     from hivewire.metastore._registration import Registration, RegistrationEvent
+    from hivewire.metastore._zookeeper import DEFAULT_NAMESPACE, DiscoveryConfig, discovery_config
 
 __all__ = [
     "ACCELERATED",

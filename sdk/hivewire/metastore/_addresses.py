@@ -102,3 +102,17 @@ def _connect_socket(addresses: Sequence[tuple[Any, ...]], timeout: float) -> soc
 def _address(sockaddr: tuple[Any, ...]) -> str:
     host, port = sockaddr[0], sockaddr[1]
     return format_address(str(host), int(port))
+
+
+def host_port(text: str) -> str | None:
+    """``host:port`` (or ``[v6]:port``, or with a ``thrift://`` prefix) -> normalised ``host:port``, else None."""
+    text = text.strip()
+    if text.startswith("thrift://"):
+        text = text[len("thrift://") :]
+    text = text.rstrip("/")
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return None
+    if host.startswith("[") != host.endswith("]") or any(c in host for c in " /;=,"):
+        return None
+    return f"{host}:{int(port)}"

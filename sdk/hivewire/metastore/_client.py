@@ -58,7 +58,7 @@ from hivewire_thrift.hive_metastore import ttypes as hms
 if TYPE_CHECKING:  # for annotations only: typing_extensions is not a dependency, _discovery a higher module
     from typing_extensions import Unpack
 
-    from hivewire.metastore._discovery import DiscoveryConfig
+    from hivewire.metastore._zookeeper import DiscoveryConfig
 
 log = logging.getLogger("hivewire.metastore")
 
@@ -189,7 +189,7 @@ class MetastoreClient:
     ) -> MetastoreClient:
         """A client on the metastores registered in ZooKeeper under ``/<namespace>`` (HIVE-20794).
 
-        ``quorum`` is ``"zk1:2181,zk2:2181"`` or a :class:`~hivewire.discovery.DiscoveryConfig` (which carries
+        ``quorum`` is ``"zk1:2181,zk2:2181"`` or a :class:`~hivewire.zookeeper.DiscoveryConfig` (which carries
         digest auth, TLS and timeouts); ``namespace`` defaults to the config's, else ``hive_metastore``.
         ``client_kwargs`` go to the constructor. The URIs come from a watching
         :class:`~hivewire.discovery.ZooKeeperResolver` shared by every client of that ZooKeeper configuration:
@@ -199,8 +199,9 @@ class MetastoreClient:
         # Discovery (kazoo) is a higher layer, imported only when asked for: an allowed exception listed in
         # docs/architecture.md and tests/unit/test_layering.py.
         from hivewire.metastore import _discovery as discovery
+        from hivewire.metastore import _zookeeper as zookeeper
 
-        resolver = discovery.shared_resolver(discovery.discovery_config(quorum, namespace))
+        resolver = discovery.shared_resolver(zookeeper.discovery_config(quorum, namespace))
         resolver.require()
         return cls(resolver, **client_kwargs)
 

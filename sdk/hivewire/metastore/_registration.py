@@ -47,7 +47,7 @@ from hivewire.errors import ConfigError
 from hivewire.metastore._addresses import format_address, parse_uri
 from hivewire.metastore._client import MetastoreClient
 from hivewire.metastore._client_options import ClientOptions, ProtocolName, Transport
-from hivewire.metastore._discovery import DiscoveryConfig, DiscoveryOptions, _kazoo_client, discovery_config
+from hivewire.metastore._zookeeper import DiscoveryConfig, DiscoveryOptions, _kazoo_client, discovery_config
 from hivewire_thrift.fb303.ttypes import fb_status
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 
@@ -185,7 +185,7 @@ class Registration:
     """Keeps one metastore registered in ZooKeeper while it is healthy (see the module docstring).
 
     ``metastore`` is ``host:port`` (or ``thrift://host:port``): what is written to ZooKeeper, so it must be
-    an address clients can reach. ``zookeeper`` is the quorum or a :class:`~hivewire.discovery.DiscoveryConfig`
+    an address clients can reach. ``zookeeper`` is the quorum or a :class:`~hivewire.zookeeper.DiscoveryConfig`
     (``zk_options`` are its other fields, e.g. ``auth_data``, ``session_timeout``). ``acl`` as in
     :func:`parse_acl`. ``check_timeout`` bounds a whole health check, connecting included (default: half of
     ``interval``; it must be less than ``interval``). ``client_options`` may set the metastore's

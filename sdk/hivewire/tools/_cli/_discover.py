@@ -9,7 +9,7 @@ import click
 from hivewire.errors import HivewireError
 
 if TYPE_CHECKING:
-    from hivewire.metastore._discovery import DiscoveryConfig
+    from hivewire.metastore._zookeeper import DiscoveryConfig
 
 
 @click.command()
@@ -42,7 +42,7 @@ def discover(quorum: str | None, namespace: str | None, hive_site: str | None, a
 
 def _discovery_config(quorum: str | None, namespace: str | None, hive_site: str | None) -> DiscoveryConfig:
     """The ZooKeeper settings of --zookeeper/--namespace, or of a hive-site.xml (flags win)."""
-    from hivewire.metastore._discovery import DiscoveryConfig
+    from hivewire.metastore._zookeeper import DiscoveryConfig
 
     config = DiscoveryConfig.from_parts(quorum, namespace, hive_site)
     if config is None:

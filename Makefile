@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
+BASE ?= HEAD
+BENCH ?=
 
-.PHONY: help install demo test unit integration lint thrift thrift-check bench clean
+.PHONY: help install demo test unit integration lint format generate thrift thrift-check bench bench-compare clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -33,18 +35,30 @@ integration: install  ## only the integration tests (real HMS, ZooKeeper, Kafka 
 	./dev/prereqs.sh
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
 
-lint:  ## ruff and mypy
+lint:  ## ruff check, ruff format --check, mypy (strict)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-thrift:  ## regenerate thrift/hivewire_thrift from idl/ with Debian's thrift-compiler
+format:  ## rewrite the code in ruff's format and apply ruff's safe fixes
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+generate:  ## regenerate what idl/ describes: thrift/hivewire_thrift (code, stubs, JSON loaders), the event types' code
 	$(BIN)/python idl/generate.py
+	$(BIN)/python idl/generate_events.py
 
-thrift-check:  ## fail if thrift/hivewire_thrift differs from what idl/ generates
+thrift: generate  ## the same as generate
+
+thrift-check:  ## fail if the committed generated code differs from what idl/ generates
 	$(BIN)/python idl/generate.py --check
+	$(BIN)/python idl/generate_events.py --check
 
-bench:  ## run every benchmark in bench/ and print the ratios
-	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+bench:  ## run every benchmark in bench/, print the ratios and refresh bench/README.md with them
+	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b --update-readme || exit 1; done
+
+bench-compare:  ## the benchmarks' figures, this tree against commit BASE (default HEAD), side by side
+	$(BIN)/python bench/compare.py --base $(BASE) $(BENCH)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -17,7 +17,7 @@ Then, interleaved over ``--rounds``, each reading the whole topic from the begin
 Rates run from the first message received to the last message (or, for the archive, the last commit), so
 the consumer group's join delay (about 3 s on the mock) is not counted.
 
-Usage: python bench/bench_archive.py [--events 100000] [--rounds 2] [--flush-events 10000]
+Usage: python bench/bench_archive.py [--events 100000] [--rounds 2] [--flush-events 10000] [--json] [--update-readme]
 """
 
 from __future__ import annotations
@@ -34,21 +34,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
+sys.path.insert(0, str(Path(__file__).parent))
 
+from _common import Output, add_output_options, hivewire_module  # noqa: E402
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from test_arrow import T0_MS, mixed_messages  # noqa: E402
 
-from hivewire import apiary, arrow  # noqa: E402
-from hivewire.archive import Archiver  # noqa: E402
-from hivewire.kafka import KafkaSource  # noqa: E402
+from hivewire import (  # noqa: E402
+    KafkaSource,
+    apiary,
+    arrow,
+)
 from hivewire.testing import mock_kafka  # noqa: E402
+
+Archiver = hivewire_module("hivewire.data._archive", "hivewire.archive").Archiver
 
 PARTITIONS = 4
 
 
 def produce(bootstrap: str, topic: str, messages: list[bytes]) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "compression.type": "zstd", "linger.ms": 50,
-                         "batch.num.messages": 2000})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "compression.type": "zstd", "linger.ms": 50, "batch.num.messages": 2000}
+    )
     for i, data in enumerate(messages):
         while True:
             try:
@@ -64,8 +71,15 @@ def consume(bootstrap: str, topic: str, n: int, decode: bool, convert_every: int
 
     With ``convert_every``, the decoded events also go through ``to_arrow`` that many at a time."""
     # fetch.queue.backoff.ms as KafkaSource sets it (the archive's consumer), so every reader is equal.
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{uuid.uuid4().hex}",
-                         "enable.auto.commit": False, "enable.partition.eof": False, "fetch.queue.backoff.ms": 20})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": False,
+            "fetch.queue.backoff.ms": 20,
+        }
+    )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
     seen, first, pending = 0, None, []
     try:
@@ -93,8 +107,13 @@ def consume(bootstrap: str, topic: str, n: int, decode: bool, convert_every: int
 
 def archive(bootstrap: str, topic: str, n: int, flush_events: int) -> tuple[int, float]:
     with tempfile.TemporaryDirectory(prefix="bench-archive-") as tmp:
-        archiver = Archiver(KafkaSource(bootstrap, topic), f"{tmp}/events", app_id=f"bench-{uuid.uuid4().hex[:8]}",
-                            flush_events=flush_events, flush_seconds=5)
+        archiver = Archiver(
+            KafkaSource(bootstrap, topic),
+            f"{tmp}/events",
+            app_id=f"bench-{uuid.uuid4().hex[:8]}",
+            flush_events=flush_events,
+            flush_seconds=5,
+        )
         stats = archiver.run(idle_timeout=3)
         assert stats.rows_written == n, stats
         assert stats.first_message_at is not None and stats.last_commit_at is not None
@@ -106,7 +125,13 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--flush-events", type=int, default=10_000)
+    add_output_options(parser)
     args = parser.parse_args()
+    with Output(__file__, args) as out:
+        run(args, out)
+
+
+def run(args: argparse.Namespace, out: Output) -> None:
     logging.basicConfig(level=logging.ERROR)
     n = args.events
     messages = mixed_messages(n)  # bench_arrow.py's events
@@ -130,6 +155,9 @@ def main() -> None:
     print(f"\nmedian of {args.rounds} rounds, events/s (first message to last message or last commit)")
     for name, rate in medians.items():
         print(f"  {name:<36} {rate:>10,.0f}/s   {rate / base:6.3f} of raw consume")
+        out.figure(name, rate, "events/s")
+        if name != "raw consume (confluent-kafka)":
+            out.figure(f"{name} / raw consume", rate / base, "ratio")
 
 
 if __name__ == "__main__":

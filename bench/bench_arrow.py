@@ -13,7 +13,7 @@ generator of tests/unit/test_arrow.py), decoded once. Then, interleaved over ``-
 Each DataFrame is also materialised in the JVM (a ``noop`` write) so that lazy work is not hidden. Also shown:
 ``Table.from_pylist`` with one dict per event, the row-wise alternative ``to_arrow`` was measured against.
 
-Usage: python bench/bench_arrow.py [--events 100000] [--rounds 3]
+Usage: python bench/bench_arrow.py [--events 100000] [--rounds 3] [--json] [--update-readme]
 """
 
 from __future__ import annotations
@@ -29,12 +29,17 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
+sys.path.insert(0, str(Path(__file__).parent))
 
 import pyarrow as pa  # noqa: E402
+from _common import Output, add_output_options, hivewire_module  # noqa: E402
 from test_arrow import decode_all, mixed_messages  # noqa: E402
 
 from hivewire import arrow  # noqa: E402
 from hivewire import spark as hw_spark  # noqa: E402
+
+_arrow_internals = hivewire_module("hivewire.data._arrow", "hivewire.arrow")
+_event_row, paused_gc = _arrow_internals._event_row, _arrow_internals.paused_gc
 
 
 def python_rows(events: list[Any]) -> list[Any]:
@@ -47,7 +52,7 @@ def python_rows(events: list[Any]) -> list[Any]:
     make = Row(*names)
     rows = []
     for event in events:
-        values = list(arrow._event_row(event, "raise"))
+        values = list(_event_row(event, "raise"))
         if values[time_at] is not None:
             values[time_at] = datetime.fromtimestamp(values[time_at] / 1e6, tz=timezone.utc)
             values[date_at] = date.fromordinal(date(1970, 1, 1).toordinal() + values[date_at])
@@ -72,16 +77,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
+    add_output_options(parser)
     args = parser.parse_args()
+    with Output(__file__, args) as out:
+        run(args, out)
+
+
+def run(args: argparse.Namespace, out: Output) -> None:
     n = args.events
 
     from pyspark.sql import SparkSession
 
-    spark = (SparkSession.Builder().master("local[1]").appName("bench_arrow")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1")
-             .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
-             # Room for both routes' copies of 100,000 messages (about 280 MB each way) in the one JVM.
-             .config("spark.driver.memory", "4g").getOrCreate())
+    spark = (
+        SparkSession.Builder()
+        .master("local[1]")
+        .appName("bench_arrow")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.showConsoleProgress", "false")
+        # Room for both routes' copies of 100,000 messages (about 280 MB each way) in the one JVM.
+        .config("spark.driver.memory", "4g")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     schema = hw_spark.SPARK_SCHEMA
 
@@ -92,8 +110,10 @@ def main() -> None:
     start = time.perf_counter()
     table = arrow.to_arrow(events)
     first_s = time.perf_counter() - start
-    print(f"{n:,} events, {sum(map(len, messages)) / n:,.0f} bytes each on average; Arrow table "
-          f"{table.nbytes / 1e6:,.0f} MB ({table.column('raw').nbytes / 1e6:,.0f} MB of it the raw messages)")
+    print(
+        f"{n:,} events, {sum(map(len, messages)) / n:,.0f} bytes each on average; Arrow table "
+        f"{table.nbytes / 1e6:,.0f} MB ({table.column('raw').nbytes / 1e6:,.0f} MB of it the raw messages)"
+    )
     print(f"  decode (apiary.decode, lazy)                  {decode_s:8.2f} s")
     print(f"  first to_arrow (converts every object)        {first_s:8.2f} s")
 
@@ -103,8 +123,8 @@ def main() -> None:
 
     def from_pylist() -> Any:
         names = arrow.SCHEMA.names
-        with arrow.paused_gc():
-            dicts = [dict(zip(names, arrow._event_row(e, "raise"), strict=True)) for e in events]
+        with paused_gc():
+            dicts = [dict(zip(names, _event_row(e, "raise"), strict=True)) for e in events]
             return pa.Table.from_pylist(dicts, schema=arrow.SCHEMA)
 
     slices = -(-n // int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")))
@@ -142,13 +162,34 @@ def main() -> None:
     line("  + materialised in the JVM (noop write)", rows_df_mat_s)
     arrow_total = to_arrow_s + to_df_mat_s
     rows_total = rows_build_s + rows_df_mat_s
-    print(f"\n  events -> DataFrame, materialised: Arrow {arrow_total:.2f} s, Rows {rows_total:.2f} s; "
-          f"ratio Rows/Arrow {rows_total / arrow_total:.2f}")
-    print(f"  DataFrame from ready data, created: Arrow table {to_df_s:.2f} s, Rows {rows_df_s:.2f} s; "
-          f"ratio {rows_df_s / to_df_s:.2f}")
-    print(f"  DataFrame from ready data, materialised: Arrow {to_df_mat_s:.2f} s, Rows {rows_df_mat_s:.2f} s; "
-          f"ratio {rows_df_mat_s / to_df_mat_s:.2f}")
+    print(
+        f"\n  events -> DataFrame, materialised: Arrow {arrow_total:.2f} s, Rows {rows_total:.2f} s; "
+        f"ratio Rows/Arrow {rows_total / arrow_total:.2f}"
+    )
+    print(
+        f"  DataFrame from ready data, created: Arrow table {to_df_s:.2f} s, Rows {rows_df_s:.2f} s; "
+        f"ratio {rows_df_s / to_df_s:.2f}"
+    )
+    print(
+        f"  DataFrame from ready data, materialised: Arrow {to_df_mat_s:.2f} s, Rows {rows_df_mat_s:.2f} s; "
+        f"ratio {rows_df_mat_s / to_df_mat_s:.2f}"
+    )
     spark.stop()
+    for name, seconds in (
+        ("decode (apiary.decode, lazy), once", decode_s),
+        ("first to_arrow (converts every object), once", first_s),
+        ("to_arrow (objects already converted)", to_arrow_s),
+        ("Table.from_pylist, one dict per event", from_pylist_s),
+        ("to_dataframe from the Arrow table", to_df_s),
+        ("to_dataframe, materialised", to_df_mat_s),
+        ("Python Rows: build the rows from the events", rows_build_s),
+        ("Python Rows: createDataFrame", rows_df_s),
+        ("Python Rows: createDataFrame, materialised", rows_df_mat_s),
+    ):
+        out.figure(name, seconds, "s", "lower")
+    out.figure("events -> DataFrame, materialised: Rows/Arrow", rows_total / arrow_total, "ratio")
+    out.figure("DataFrame from ready data, created: Rows/Arrow", rows_df_s / to_df_s, "ratio")
+    out.figure("DataFrame from ready data, materialised: Rows/Arrow", rows_df_mat_s / to_df_mat_s, "ratio")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ Also measured in the same run:
   syntax check of the whole value and nothing else (the cheapest validation there is here), and what a
   hand-written loop pays with the standard library's ``json.loads``.
 
-Usage: python bench/bench_runtime.py [--messages 200000] [--rounds 3] [--only MODE ...]
+Usage: python bench/bench_runtime.py [--messages 200000] [--rounds 3] [--only MODE ...] [--json] [--update-readme]
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import Output, add_output_options
 from confluent_kafka import Producer
 
 from hivewire import apiary
@@ -38,7 +41,7 @@ from hivewire.testing import make_partition, make_table, mock_kafka
 
 CONSUMER_SETTINGS = {"fetch.queue.backoff.ms": 20}  # what KafkaSource sets; given to every mode
 
-CONSUMER = r'''
+CONSUMER = r"""
 import json, sys, time, logging
 mode, bootstrap, topic, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 settings = json.loads(sys.argv[5])
@@ -110,7 +113,7 @@ else:
     # Like the raw loop: first event to the n-th, not counting the shutdown (final commit, leaving the group).
     window = last[0] - first[0]
     print(json.dumps({"rate": n / window, "gc_share": paused[0] / window, "faults": (faults[1] - faults[0]) / n}))
-'''
+"""
 
 MODES = {
     "raw": "raw confluent-kafka consume loop",
@@ -126,17 +129,33 @@ MODES = {
 
 def fill(bootstrap: str, n: int) -> list[bytes]:
     """Produce ``n`` messages over 40 tables to topic 'bench'; return the 40 distinct messages."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "compression.type": "zstd",
-                         "batch.size": 4_000_000, "queue.buffering.max.messages": 1_000_000})
-    tables = [make_table("sales", f"orders_{i}", columns={f"c{j}": "string" for j in range(8)},
-                         partition_keys={"dt": "string"}) for i in range(40)]
-    messages = [apiary.encode(AddPartitionEvent(table=t, partitions=[make_partition(t, ["2024-01-01"])],
-                                                parameters={"hive.version": "2.3.9"})) for t in tables]
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 50,
+            "compression.type": "zstd",
+            "batch.size": 4_000_000,
+            "queue.buffering.max.messages": 1_000_000,
+        }
+    )
+    tables = [
+        make_table(
+            "sales", f"orders_{i}", columns={f"c{j}": "string" for j in range(8)}, partition_keys={"dt": "string"}
+        )
+        for i in range(40)
+    ]
+    messages = [
+        apiary.encode(
+            AddPartitionEvent(
+                table=t, partitions=[make_partition(t, ["2024-01-01"])], parameters={"hive.version": "2.3.9"}
+            )
+        )
+        for t in tables
+    ]
     for i in range(n):
         while True:
             try:
-                producer.produce("bench", messages[i % 40], partition=apiary.partition_for(
-                    f"sales.orders_{i % 40}", 4))
+                producer.produce("bench", messages[i % 40], partition=apiary.partition_for(f"sales.orders_{i % 40}", 4))
                 break
             except BufferError:
                 producer.poll(0.1)
@@ -157,9 +176,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", nargs="+", choices=list(MODES), metavar="MODE",
-                        help=f"run only these modes and print their rates (of: {', '.join(MODES)})")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=list(MODES),
+        metavar="MODE",
+        help=f"run only these modes and print their rates (of: {', '.join(MODES)})",
+    )
+    add_output_options(parser)
     args = parser.parse_args()
+    if args.only and args.update_readme:
+        parser.error("--update-readme records a full run: leave out --only")
+    with Output(__file__, args) as out:
+        run(args, out)
+
+
+def run(args: argparse.Namespace, out: Output) -> None:
     n = args.messages
     began = time.monotonic()
     rates: dict[str, list[float]] = {}
@@ -168,23 +200,31 @@ def main() -> None:
     decode_us: list[float] = []
     with mock_kafka() as bootstrap, tempfile.TemporaryDirectory(prefix="hivewire-bench-") as tmp:
         messages = fill(bootstrap, n)
-        print(f"{n} messages of {len(messages[0])} bytes in topic 'bench' (4 partitions); "
-              f"{args.rounds} rounds, modes alternating")
+        print(
+            f"{n} messages of {len(messages[0])} bytes in topic 'bench' (4 partitions); "
+            f"{args.rounds} rounds, modes alternating"
+        )
         script = Path(tmp) / "runtime_consumer.py"
         script.write_text(CONSUMER)
         for _ in range(args.rounds):
             for mode in args.only or MODES:
-                out = subprocess.run([sys.executable, str(script), mode, bootstrap, "bench", str(n),
-                                      json.dumps(CONSUMER_SETTINGS)], capture_output=True, text=True, timeout=600)
-                if out.returncode != 0:
-                    sys.exit(f"{mode} failed:\n{out.stderr[-3000:]}")
-                result = json.loads(out.stdout.strip().splitlines()[-1])
+                proc = subprocess.run(
+                    [sys.executable, str(script), mode, bootstrap, "bench", str(n), json.dumps(CONSUMER_SETTINGS)],
+                    capture_output=True,
+                    text=True,
+                    timeout=600,
+                )
+                if proc.returncode != 0:
+                    sys.exit(f"{mode} failed:\n{proc.stderr[-3000:]}")
+                result = json.loads(proc.stdout.strip().splitlines()[-1])
                 rates.setdefault(mode, []).append(result["rate"])
                 if "gc_share" in result:
                     gc_shares.setdefault(mode, []).append(result["gc_share"])
                     faults.setdefault(mode, []).append(result["faults"])
             decode_us.append(decode_alone(messages, n))
     best = {mode: max(values) for mode, values in rates.items()}
+    for mode, rate in best.items():
+        out.figure(f"{MODES[mode]} (best)", rate, "events/s")
     if args.only:  # every round, with its page faults per event where measured
         for mode, values in rates.items():
             marks = [f" ({f:.2f})" for f in faults[mode]] if mode in faults else [""] * len(values)
@@ -200,33 +240,60 @@ def main() -> None:
     print("\nisolation: a healthy listener's rate next to an always-failing one, vs alone (target >= 0.90);")
     print("best against best, and the median of each round's ratio (the runs of a round are seconds apart, so")
     print("the machine's own swings, 0.7x to 1.3x between rounds here, cancel out more)")
-    for mode, label in (("failing:1", "next to one failing with backoff:"),
-                        ("instant:1", "next to one failing at once, every event DLQ'd:")):
+    for mode, label in (
+        ("failing:1", "next to one failing with backoff:"),
+        ("instant:1", "next to one failing at once, every event DLQ'd:"),
+    ):
         paired = statistics.median(f / a for f, a in zip(rates[mode], rates["hivewire:1"], strict=True))
         print(f"  {label:<48} best {best[mode] / best['hivewire:1']:4.2f}   median of rounds {paired:4.2f}")
+        out.figure(f"isolation {label[:-1]} (median of rounds)", paired, "ratio")
     per_event = {mode: 1e6 / rate for mode, rate in best.items()}
     alone = min(decode_us)
     print("\nwhat limits hivewire with 1 listener (microseconds per event, from the rates above)")
     print(f"  consuming (the raw loop)                          {per_event['raw']:6.2f}")
-    print(f"  decoding (consume+decode loop minus raw loop)     {per_event['decode'] - per_event['raw']:6.2f}"
-          f"   (decode alone, same messages, in process: {alone:.2f})")
-    print(f"  the runtime (hivewire minus consume+decode loop)  {per_event['hivewire:1'] - per_event['decode']:6.2f}"
-          "   (hand-off to the listener thread, its event, the call, batch bookkeeping, GIL)")
+    print(
+        f"  decoding (consume+decode loop minus raw loop)     {per_event['decode'] - per_event['raw']:6.2f}"
+        f"   (decode alone, same messages, in process: {alone:.2f})"
+    )
+    print(
+        f"  the runtime (hivewire minus consume+decode loop)  {per_event['hivewire:1'] - per_event['decode']:6.2f}"
+        "   (hand-off to the listener thread, its event, the call, batch bookkeeping, GIL)"
+    )
     print(f"  total                                             {per_event['hivewire:1']:6.2f}")
+    out.figure("hivewire 1 listener / raw", best["hivewire:1"] / raw, "ratio")
+    out.figure(
+        "per event: decoding (consume+decode loop minus raw loop)",
+        per_event["decode"] - per_event["raw"],
+        "us",
+        "lower",
+    )
+    out.figure("per event: decode alone, in process", alone, "us", "lower")
+    out.figure(
+        "per event: the runtime (hivewire minus consume+decode loop)",
+        per_event["hivewire:1"] - per_event["decode"],
+        "us",
+        "lower",
+    )
+    out.figure("per event: hivewire with 1 listener", per_event["hivewire:1"], "us", "lower")
     print("\nthe ceiling of validating every message before dispatch (the malformed ones are dead-lettered with a")
     print("reason before any listener sees them): the raw loop plus a syntax check of each value, nothing else")
-    print(f"  consume + syntax check / raw:   {best['syntax'] / raw:4.2f}   "
-          f"(syntax check {per_event['syntax'] - per_event['raw']:.2f} us an event)")
+    print(
+        f"  consume + syntax check / raw:   {best['syntax'] / raw:4.2f}   "
+        f"(syntax check {per_event['syntax'] - per_event['raw']:.2f} us an event)"
+    )
     print(f"  consume + json.loads / raw:     {best['json'] / raw:4.2f}   (what a hand-written loop pays)")
-    print(f"  hivewire 1 listener / consume + syntax check: {best['hivewire:1'] / best['syntax']:4.2f};"
-          f"  / consume + json.loads: {best['hivewire:1'] / best['json']:4.2f}")
+    print(
+        f"  hivewire 1 listener / consume + syntax check: {best['hivewire:1'] / best['syntax']:4.2f};"
+        f"  / consume + json.loads: {best['hivewire:1'] / best['json']:4.2f}"
+    )
     print("\nwhat a backlog held in memory costs: every record polled lands in fresh memory (minor page faults)")
     print("instead of memory just freed, and the cyclic garbage collector runs (its share of the time); a failing")
     print("listener holds one poll before it spills, and the polling thread waits while no listener needs more")
     for mode, shares in gc_shares.items():
         best_round = rates[mode].index(best[mode])
-        print(f"  {MODES[mode]:<44} gc {shares[best_round]:6.1%}   page faults per event "
-              f"{faults[mode][best_round]:5.2f}")
+        print(
+            f"  {MODES[mode]:<44} gc {shares[best_round]:6.1%}   page faults per event {faults[mode][best_round]:5.2f}"
+        )
     print(f"\n(took {time.monotonic() - began:.0f} s)")
 
 

@@ -1,6 +1,7 @@
 """What the shim costs a client: get_table latency and a bulk get_partitions, direct vs through the shim.
 
 Usage: python bench/bench_shim.py [--uri thrift://host:port] [--calls 2000] [--partitions 5000] [--rounds 5]
+       [--json] [--update-readme]
 
 Without --uri a local Hive Metastore is started from pyspark's jars. The shim runs as ``hivewire shim`` in
 its own process (as in production), so it does not share this interpreter with the benchmark's client.
@@ -21,17 +22,34 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import interleaved
+from _common import Output, add_output_options, hivewire_module, interleaved
 
 import hivewire as hw
-from hivewire.local import LocalMetastore, free_port
 from hivewire.testing import make_database, make_partition, make_table
+
+_local = hivewire_module("hivewire.tools", "hivewire.local")
+LocalMetastore, free_port = _local.LocalMetastore, _local.free_port
 
 
 def start_shim(upstream: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "hivewire", "--log-level", "ERROR", "shim", "--upstream", upstream,
-                             "--bind", "127.0.0.1", "--port", str(port)], stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hivewire",
+            "--log-level",
+            "ERROR",
+            "shim",
+            "--upstream",
+            upstream,
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
@@ -46,18 +64,23 @@ def prepare(uri: str, partitions: int) -> None:
         with contextlib.suppress(hw.AlreadyExistsError):
             client.create_database(make_database("bench_shim"))
         with contextlib.suppress(hw.AlreadyExistsError):
-            client.create_table(make_table("bench_shim", "t", columns={f"c{i}": "string" for i in range(20)},
-                                           partition_keys={"dt": "string"}))
-        wide = make_table("bench_shim", "wide", columns={f"c{i}": "string" for i in range(20)},
-                          partition_keys={"dt": "string"})
+            client.create_table(
+                make_table(
+                    "bench_shim", "t", columns={f"c{i}": "string" for i in range(20)}, partition_keys={"dt": "string"}
+                )
+            )
+        wide = make_table(
+            "bench_shim", "wide", columns={f"c{i}": "string" for i in range(20)}, partition_keys={"dt": "string"}
+        )
         with contextlib.suppress(hw.AlreadyExistsError):
             client.create_table(wide)
         have = len(client.get_partition_names("bench_shim", "wide"))
         if have < partitions:
-            print(f"adding {partitions - have} partitions to bench_shim.wide (once) ...", flush=True)
+            print(f"adding {partitions - have} partitions to bench_shim.wide (once) ...", file=sys.stderr, flush=True)
         for start in range(have, partitions, 500):
-            client.add_partitions([make_partition(wide, [f"p{i:06d}"]) for i in range(start, min(start + 500,
-                                                                                                     partitions))])
+            client.add_partitions(
+                [make_partition(wide, [f"p{i:06d}"]) for i in range(start, min(start + 500, partitions))]
+            )
 
 
 def latencies(clients: dict[str, hw.MetastoreClient], calls: int, rounds: int) -> dict[str, list[float]]:
@@ -94,15 +117,23 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--partitions", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=5)
+    add_output_options(parser)
     args = parser.parse_args()
+    with Output(__file__, args) as out:
+        run(args, out)
+
+
+def run(args: argparse.Namespace, out: Output) -> None:
     with contextlib.ExitStack() as stack:
         uri = args.uri or stack.enter_context(LocalMetastore()).uri
         prepare(uri, args.partitions)
         proc, shim_uri = start_shim(uri)
         stack.callback(proc.wait, 30)
         stack.callback(proc.terminate)
-        clients = {"direct": stack.enter_context(hw.MetastoreClient(uri, timeout=600)),
-                   "shim": stack.enter_context(hw.MetastoreClient(shim_uri, timeout=600))}
+        clients = {
+            "direct": stack.enter_context(hw.MetastoreClient(uri, timeout=600)),
+            "shim": stack.enter_context(hw.MetastoreClient(shim_uri, timeout=600)),
+        }
         for client in clients.values():  # warm up both paths (JIT, connections, caches)
             for _ in range(200):
                 client.raw.get_table("bench_shim", "t")
@@ -115,11 +146,14 @@ def main() -> None:
         p50 = {name: percentile(v, 0.50) * 1000 for name, v in lat.items()}
         p99 = {name: percentile(v, 0.99) * 1000 for name, v in lat.items()}
         for name in lat:
-            print(f"  {name:<8} p50 {p50[name]:7.3f} ms   p99 {p99[name]:7.3f} ms   "
-                  f"mean {statistics.fmean(lat[name]) * 1000:7.3f} ms")
+            print(
+                f"  {name:<8} p50 {p50[name]:7.3f} ms   p99 {p99[name]:7.3f} ms   "
+                f"mean {statistics.fmean(lat[name]) * 1000:7.3f} ms"
+            )
 
         def bulk(client: hw.MetastoreClient) -> int:
             return len(client.raw.get_partitions("bench_shim", "wide", -1))
+
         rates = interleaved({name: (lambda c=c: bulk(c)) for name, c in clients.items()}, rounds=args.rounds)
         seconds = {name: args.partitions / rate for name, rate in rates.items()}
         print(f"\nget_partitions of {args.partitions} partitions (median of {args.rounds} interleaved rounds)")
@@ -129,20 +163,34 @@ def main() -> None:
         p50_ratio, p99_ratio = p50["shim"] / p50["direct"], p99["shim"] / p99["direct"]
         bulk_ratio = seconds["shim"] / seconds["direct"]
         print("\nratios (shim / direct; target: p50 <= 1.3, bulk <= 1.2)")
-        print(f"  get_table p50 {p50_ratio:5.2f}   p99 {p99_ratio:5.2f}   "
-              f"(+{(p50['shim'] - p50['direct']) * 1000:.0f} us per call at p50)")
+        print(
+            f"  get_table p50 {p50_ratio:5.2f}   p99 {p99_ratio:5.2f}   "
+            f"(+{(p50['shim'] - p50['direct']) * 1000:.0f} us per call at p50)"
+        )
         print(f"  get_partitions bulk {bulk_ratio:5.2f}")
+        for name in lat:
+            out.figure(f"get_table p50, {name}", p50[name], "ms", "lower")
+            out.figure(f"get_table p99, {name}", p99[name], "ms", "lower")
+            out.figure(f"get_partitions bulk, {name}", seconds[name] * 1000, "ms", "lower")
+        out.figure("get_table p50, shim / direct", p50_ratio, "ratio", "lower")
+        out.figure("get_table p99, shim / direct", p99_ratio, "ratio", "lower")
+        out.figure("get_partitions bulk, shim / direct", bulk_ratio, "ratio", "lower")
         if cpu_before and cpu_after:
             shim_calls = len(lat["shim"])
             total = (cpu_after[0] - cpu_before[0]) / shim_calls * 1e6
             user = (cpu_after[1] - cpu_before[1]) / shim_calls * 1e6
-            print(f"  shim process CPU per relayed get_table: {total:.0f} us ({user:.0f} us in Python, the rest in "
-                  "the kernel's loopback TCP)")
-        print("\nWhat limits it: a relayed call adds two loopback hops and the shim's own work (parse the header,\n"
-              "walk to the message's end in thrift's C extension, hand the bytes on: tens of microseconds of\n"
-              "Python) in a second process that must be scheduled on a core; on a busy machine the scheduling\n"
-              "dominates the difference above. Bulk replies are relayed in 64 KB pieces as they arrive, so the\n"
-              "client waits for the metastore building 5,000 partitions, not for the shim.")
+            print(
+                f"  shim process CPU per relayed get_table: {total:.0f} us ({user:.0f} us in Python, the rest in "
+                "the kernel's loopback TCP)"
+            )
+            out.figure("shim process CPU per relayed get_table", total, "us", "lower")
+        print(
+            "\nWhat limits it: a relayed call adds two loopback hops and the shim's own work (parse the header,\n"
+            "walk to the message's end in thrift's C extension, hand the bytes on: tens of microseconds of\n"
+            "Python) in a second process that must be scheduled on a core; on a busy machine the scheduling\n"
+            "dominates the difference above. Bulk replies are relayed in 64 KB pieces as they arrive, so the\n"
+            "client waits for the metastore building 5,000 partitions, not for the shim."
+        )
 
 
 if __name__ == "__main__":

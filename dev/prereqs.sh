@@ -3,6 +3,8 @@
 #   venv       $PYTHON (default python3) 3.10+ able to create a virtualenv (--python: only this check)
 #   java 17+   runs the Hive Metastore and ZooKeeper from the pyspark wheel's jars (demo and tests)
 #   thrift     Debian's thrift-compiler, only to check the committed generated code (tests: --with-thrift)
+#   javac      a JDK 17+, only for the tests (--with-thrift): they compile a Java MetaStoreEventListener, the
+#              oracle of what the metastore itself fires
 # As root on Debian/Ubuntu a missing one is installed with apt-get; otherwise this fails and says what to do.
 # A missing C compiler or Python headers is only a warning: thrift then runs without its C extension.
 set -euo pipefail
@@ -61,6 +63,22 @@ if ! have_java17; then
   if ! have_java17; then
     echo "prereqs: Java 17 or newer is required (the local Hive Metastore and ZooKeeper run on it)." >&2
     echo "         Install it, e.g. 'sudo apt-get install openjdk-17-jre-headless', or set JAVA_HOME." >&2
+    exit 1
+  fi
+fi
+
+have_javac17() {
+  local javac="${JAVA_HOME:+$JAVA_HOME/bin/}javac"
+  command -v "$javac" >/dev/null 2>&1 || return 1
+  local v
+  v=$("$javac" -version 2>&1 | sed -n 's/^javac \([0-9]*\).*/\1/p' | head -n1)
+  [ -n "$v" ] && [ "$v" -ge 17 ]
+}
+if [ "$want_thrift" = 1 ] && ! have_javac17; then
+  apt_install openjdk-17-jdk-headless || true
+  if ! have_javac17; then
+    echo "prereqs: the tests compile a small Java metastore listener and need a JDK 17+ (javac)." >&2
+    echo "         Install one, e.g. 'sudo apt-get install openjdk-17-jdk-headless', or set JAVA_HOME." >&2
     exit 1
   fi
 fi

@@ -17,8 +17,13 @@ Steps (standard library only):
    reader and the C-accelerated one (``thrift.protocol.fastbinary``) produce tuple keys instead of
    failing with ``TypeError: unhashable type: 'list'``;
 4. write a header note into ``hivewire_thrift/__init__.py``;
-5. replace ``thrift/hivewire_thrift`` with the result (the new tree is written completely next to
-   the old one first, then swapped in with two renames), or, with ``--check``, compare instead.
+5. run ``thrift -r --gen xml`` on the same IDL and write typed stubs (``.pyi``) next to every generated
+   module, plus ``py.typed`` (see ``gen_stubs.py``: requiredness decides ``T`` or ``T | None``); each stub
+   is checked against the module it describes;
+6. write the Apiary codec's JSON -> Thrift loaders, ``sdk/hivewire/events/_loaders.py`` (see
+   ``gen_loaders.py``), from the same description;
+7. replace ``thrift/hivewire_thrift`` and the loaders with the result (the new tree is written completely
+   next to the old one first, then swapped in with two renames), or, with ``--check``, compare instead.
 
 Every post-processing edit asserts that the compiler's output looks exactly as expected, so a new
 compiler version that generates different code fails here loudly instead of being patched blindly.
@@ -37,12 +42,21 @@ import sys
 import tempfile
 from pathlib import Path
 
+import gen_loaders
+import gen_model
+import gen_stubs
+
 ROOT = Path(__file__).resolve().parent.parent
 IDL_DIR = ROOT / "idl"
 MAIN_IDL = IDL_DIR / "hive_metastore.thrift"
 OUT_PARENT = ROOT / "thrift"
 PACKAGE = "hivewire_thrift"
 TARGET = OUT_PARENT / PACKAGE
+# The Apiary codec's JSON -> Thrift loaders (see gen_loaders.py).
+LOADERS = ROOT / "sdk" / "hivewire" / "events" / "_loaders.py"
+
+# Maps with list keys that patch_skewed_info() makes decode with tuple keys: (struct, field).
+TUPLE_KEYS = {("SkewedInfo", "skewedColValueLocationMaps")}
 
 INSTALL_HINT = "install Debian's thrift-compiler: apt-get install thrift-compiler"
 
@@ -59,6 +73,9 @@ change the IDL and run `python idl/generate.py` (CI runs `python idl/generate.py
 Post-processing applied by idl/generate.py: SkewedInfo.skewedColValueLocationMaps
 (map<list<string>, string>) decodes with tuple keys, in the pure-Python reader and in the
 fastbinary (accelerated protocol) decoder alike.
+
+The .pyi files beside the modules are typed stubs generated from the same IDL (`thrift --gen xml`):
+required fields are `T`, optional and default-requiredness fields `T | None`.
 """
 '''
 
@@ -90,9 +107,7 @@ def run_compiler(compiler: str, out_dir: Path) -> None:
     cmd = [compiler, "-r", "--gen", "py", "-out", str(out_dir), str(MAIN_IDL)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     noise = [
-        line
-        for line in (proc.stdout + proc.stderr).splitlines()
-        if line.strip() and not _EXPECTED_WARNING.search(line)
+        line for line in (proc.stdout + proc.stderr).splitlines() if line.strip() and not _EXPECTED_WARNING.search(line)
     ]
     if proc.returncode != 0:
         raise GenerationError(f"{' '.join(cmd)} failed ({proc.returncode}):\n" + "\n".join(noise))
@@ -188,8 +203,8 @@ def patch_skewed_info(ttypes: Path) -> None:
     ttypes.write_text(text, encoding="utf-8")
 
 
-def generate(compiler: str, work: Path) -> Path:
-    """Generate and post-process the package under ``work``; return the package directory."""
+def generate(compiler: str, work: Path) -> tuple[Path, str]:
+    """Generate and post-process the package under ``work``: its directory, and the loaders' text."""
     raw = work / "raw"
     raw.mkdir()
     run_compiler(compiler, raw)
@@ -220,7 +235,24 @@ def generate(compiler: str, work: Path) -> Path:
     if init.read_text(encoding="utf-8").strip():
         raise GenerationError("the generated hivewire_thrift/__init__.py is not empty any more")
     init.write_text(HEADER_NOTE.format(compiler=compiler_version(compiler)), encoding="utf-8")
-    return pkg
+    try:
+        programs = gen_model.read_idl(compiler, MAIN_IDL, work / "idl-xml")
+        write_stubs(programs, pkg)
+        loaders = gen_loaders.loaders_module(programs[MAIN_IDL.stem])
+    except (gen_model.ModelError, gen_stubs.StubError, gen_loaders.LoaderError) as exc:
+        raise GenerationError(str(exc)) from exc
+    return pkg, loaders
+
+
+def write_stubs(programs: dict[str, gen_model.Program], pkg: Path) -> None:
+    """Write a ``.pyi`` beside every generated module (checked against it) and ``py.typed``."""
+    for program in programs.values():
+        folder = pkg / program.package.split(".", 1)[1]
+        for name, text in gen_stubs.stubs(program, TUPLE_KEYS).items():
+            module = folder / name.replace(".pyi", ".py")
+            gen_stubs.check_against_python(f"{program.package}.{module.stem}", module.read_text(encoding="utf-8"), text)
+            (folder / name).write_text(text, encoding="utf-8")
+    (pkg / "py.typed").write_text("", encoding="utf-8")
 
 
 def _tree_files(root: Path) -> dict[str, Path]:
@@ -241,15 +273,21 @@ _VERSION_LINE = re.compile(r"^(# Autogenerated by Thrift Compiler \(|Generated b
 
 
 def _lines(path: Path) -> list[str]:
-    return [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
-            if not _VERSION_LINE.match(line)]
+    return [
+        line
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+        if not _VERSION_LINE.match(line)
+    ]
 
 
 def committed_compiler() -> str | None:
     """The compiler version named in the committed tree's header, e.g. ``Thrift Compiler 0.17.0``."""
     init = TARGET / "__init__.py"
-    found = re.search(r"Generated by idl/generate\.py with (Thrift Compiler [\w.]+)\.", init.read_text()) \
-        if init.is_file() else None
+    found = (
+        re.search(r"Generated by idl/generate\.py with (Thrift Compiler [\w.]+)\.", init.read_text())
+        if init.is_file()
+        else None
+    )
     return found.group(1) if found else None
 
 
@@ -274,6 +312,29 @@ def compare(new: Path, committed: Path, max_lines: int = 40) -> list[str]:
         if len(diff) > max_lines:
             report.append(f"    ... {len(diff) - max_lines} more diff lines")
     return report
+
+
+def compare_file(text: str, committed: Path, max_lines: int = 40) -> list[str]:
+    """As :func:`compare`, for one generated file."""
+    rel = committed.relative_to(ROOT).as_posix()
+    if not committed.is_file():
+        return [f"missing (would be created): {rel}"]
+    old = committed.read_text(encoding="utf-8").splitlines(keepends=True)
+    new = text.splitlines(keepends=True)
+    if old == new:
+        return []
+    diff = list(difflib.unified_diff(old, new, f"committed/{rel}", f"generated/{rel}", n=2))
+    changed = sum(1 for d in diff if d[:1] in "+-" and not d.startswith(("+++", "---")))
+    report = [f"differs: {rel} ({changed} changed lines)", *("    " + d.rstrip("\n") for d in diff[:max_lines])]
+    if len(diff) > max_lines:
+        report.append(f"    ... {len(diff) - max_lines} more diff lines")
+    return report
+
+
+def write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def install(pkg: Path) -> None:
@@ -311,30 +372,34 @@ def main(argv: list[str] | None = None) -> int:
     compiler = find_compiler(args.thrift)
     with tempfile.TemporaryDirectory(prefix="hivewire-thrift-") as tmp:
         try:
-            pkg = generate(compiler, Path(tmp))
+            pkg, loaders = generate(compiler, Path(tmp))
         except GenerationError as exc:
             print(f"generate.py: {exc}", file=sys.stderr)
             return 2
         rel_target = TARGET.relative_to(ROOT)
         if args.check:
-            report = compare(pkg, TARGET)
+            report = compare(pkg, TARGET) + compare_file(loaders, LOADERS)
             if report:
                 print(
-                    f"{rel_target} is not what the IDL generates ({compiler_version(compiler)}); "
-                    "run `python idl/generate.py` and commit the result:",
+                    f"{rel_target} or {LOADERS.relative_to(ROOT)} is not what the IDL generates "
+                    f"({compiler_version(compiler)}); run `python idl/generate.py` and commit the result:",
                     file=sys.stderr,
                 )
                 committed = committed_compiler()
                 if committed and committed != compiler_version(compiler):
-                    print(f"note: the committed code was generated by {committed}; another compiler version "
-                          "may generate differently shaped code for the same IDL. Check with that version "
-                          "(Debian 12's thrift-compiler) before regenerating.", file=sys.stderr)
+                    print(
+                        f"note: the committed code was generated by {committed}; another compiler version "
+                        "may generate differently shaped code for the same IDL. Check with that version "
+                        "(Debian 12's thrift-compiler) before regenerating.",
+                        file=sys.stderr,
+                    )
                 print("\n".join(report), file=sys.stderr)
                 return 1
-            print(f"{rel_target} is up to date with idl/")
+            print(f"{rel_target} and {LOADERS.relative_to(ROOT)} are up to date with idl/")
             return 0
         install(pkg)
-        print(f"regenerated {rel_target} from {MAIN_IDL.relative_to(ROOT)}")
+        write_atomically(LOADERS, loaders)
+        print(f"regenerated {rel_target} and {LOADERS.relative_to(ROOT)} from {MAIN_IDL.relative_to(ROOT)}")
     return 0
 
 

@@ -6,6 +6,9 @@ are marked ``integration`` and may use these fixtures, each started once per ses
 * ``metastore``  a real Hive Metastore 2.3 (pyspark's jars, Derby in a temp dir) -> ``.uri``
 * ``zookeeper``  a real ZooKeeper 3.9 (pyspark's jars) -> ``.quorum``
 * ``kafka``      librdkafka's mock cluster (confluent-kafka) -> bootstrap servers string
+* ``recorded_metastore``  a second Hive Metastore 2.3 that loads the Java listeners of ``tests/java``
+                 (compiled at session start with the JDK's javac): ``RecordingListener`` records what the
+                 metastore itself fires, the oracle for hivewire's events (see ``tests/oracle.py``)
 
 A missing prerequisite (Java 17+, pyspark) makes the fixture fail with the reason; nothing is skipped.
 When a test fails, the tail of each service log it used is attached to the report.
@@ -20,9 +23,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from oracle import RecordedMetastore
 
-from hivewire.local import LocalMetastore, LocalService, LocalZooKeeper
-from hivewire.testing import mock_kafka
+from hivewire.tools._local import LocalMetastore, LocalService, LocalZooKeeper, compile_java
+from hivewire.tools._testing import mock_kafka
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,6 +56,32 @@ def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMetasto
     hms = LocalMetastore(workdir=tmp_path_factory.mktemp("metastore"))
     hms.start()
     yield hms
+    hms.close()
+
+
+#: MetaStoreEventListener classes of tests/java that the recorded metastore loads.
+JAVA_LISTENERS = ["hivewire.test.RecordingListener"]
+
+
+@pytest.fixture(scope="session")
+def java_classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/java compiled against pyspark's jars (needs a JDK: dev/prereqs.sh installs one for the tests)."""
+    return compile_java(sorted((ROOT / "tests" / "java").rglob("*.java")), tmp_path_factory.mktemp("java"))
+
+
+@pytest.fixture(scope="session")
+def recorded_metastore(tmp_path_factory: pytest.TempPathFactory, java_classes: Path) -> Iterator[RecordedMetastore]:
+    workdir = tmp_path_factory.mktemp("recorded-metastore")
+    recording = workdir / "events.jsonl"
+    recording.touch()
+    hms = LocalMetastore(
+        workdir=workdir,
+        classpath=[java_classes],
+        listeners=JAVA_LISTENERS,
+        properties={"hivewire.test.recording.file": str(recording)},
+    )
+    hms.start()
+    yield RecordedMetastore(hms, recording)
     hms.close()
 
 

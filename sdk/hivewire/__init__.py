@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from hivewire import apiary
+from hivewire._version import __version__
 from hivewire.errors import (
     AlreadyExistsError,
     ConfigError,
@@ -44,14 +45,14 @@ from hivewire.events import (
 from hivewire.metastore import MetastoreClient, MetastoreClientPool
 
 if TYPE_CHECKING:  # imported on first use (below), so the core model loads without Kafka, ZooKeeper, ...
-    from hivewire.app import App
+    from hivewire import arrow as arrow
+    from hivewire import spark as spark
+    from hivewire import testing as testing
     from hivewire.config import Config
-    from hivewire.discovery import discover_metastores
-    from hivewire.kafka import KafkaSource
-    from hivewire.listener import MetaStoreEventListener, RetryPolicy
-    from hivewire.source import MemorySource
+    from hivewire.data import read_events
+    from hivewire.metastore import discover_metastores
+    from hivewire.runtime import App, KafkaSource, MemorySource, MetaStoreEventListener, RetryPolicy
 
-__version__ = "0.1.0"
 
 __all__ = [
     "AddPartitionEvent",
@@ -92,20 +93,21 @@ __all__ = [
     "__version__",
     "apiary",
     "discover_metastores",
+    "read_events",
 ]
 
 # Modules (and names) of the layers above the core model (docs/architecture.md), imported on first use:
 # `import hivewire.apiary` then costs the codec, not confluent-kafka, kazoo and prometheus-client too.
-_LAZY_SUBMODULES = {"archive", "arrow", "local", "notebook", "spark", "testing"}
+_LAZY_SUBMODULES = {"arrow", "spark", "testing"}
 _LAZY_NAMES = {
-    "App": "hivewire.app",
+    "App": "hivewire.runtime",
     "Config": "hivewire.config",
-    "discover_metastores": "hivewire.discovery",
-    "KafkaSource": "hivewire.kafka",
-    "MetaStoreEventListener": "hivewire.listener",
-    "RetryPolicy": "hivewire.listener",
-    "MemorySource": "hivewire.source",
-    "read_events": "hivewire.notebook",
+    "discover_metastores": "hivewire.metastore",
+    "KafkaSource": "hivewire.runtime",
+    "MetaStoreEventListener": "hivewire.runtime",
+    "RetryPolicy": "hivewire.runtime",
+    "MemorySource": "hivewire.runtime",
+    "read_events": "hivewire.data",
 }
 
 

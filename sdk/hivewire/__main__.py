@@ -1,5 +1,5 @@
 """``python -m hivewire`` is the ``hivewire`` command."""
 
-from hivewire.cli import main
+from hivewire.tools._cli import main
 
 main()

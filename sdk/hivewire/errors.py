@@ -9,6 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+__all__ = [
+    "AlreadyExistsError",
+    "ConfigError",
+    "DecodeError",
+    "DiscoveryError",
+    "HivewireError",
+    "InvalidObjectError",
+    "InvalidOperationError",
+    "ListenerError",
+    "MetastoreConnectionError",
+    "MetastoreError",
+    "MetastoreServerError",
+    "NoSuchObjectError",
+    "PrerequisiteError",
+    "RecordsGoneError",
+    "SourceError",
+    "UnsupportedMethodError",
+]
+
 
 class HivewireError(Exception):
     """Base class of every error hivewire raises on purpose."""

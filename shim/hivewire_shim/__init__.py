@@ -5,12 +5,24 @@ change that succeeded, publishes the event a listener inside the metastore would
 to Kafka through a durable spool, or straight to an in-process ``hivewire.App``). See docs/shim.md.
 """
 
-from hivewire_shim.capture import MODELED_METHODS, Settings
+from hivewire_shim.capture import EventOptions
 from hivewire_shim.kafka_sink import KafkaSink, replay_rejected
-from hivewire_shim.server import DEFAULT_HIVE_VERSION, Shim
+from hivewire_shim.methods import MODELED_METHODS
+from hivewire_shim.server import DEFAULT_HIVE_VERSION, Shim, ShimSettings
 from hivewire_shim.sinks import AppSink, Sink
 from hivewire_shim.spool import Spool
 from hivewire_shim.upstream import Upstream
 
-__all__ = ["DEFAULT_HIVE_VERSION", "MODELED_METHODS", "AppSink", "KafkaSink", "Settings", "Shim", "Sink", "Spool",
-           "Upstream", "replay_rejected"]
+__all__ = [
+    "DEFAULT_HIVE_VERSION",
+    "MODELED_METHODS",
+    "AppSink",
+    "EventOptions",
+    "KafkaSink",
+    "Shim",
+    "ShimSettings",
+    "Sink",
+    "Spool",
+    "Upstream",
+    "replay_rejected",
+]

@@ -24,7 +24,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from hivewire.events import (
+from hivewire.events._model import (
     AddPartitionEvent,
     AlterDatabaseEvent,
     AlterPartitionEvent,
@@ -41,9 +41,23 @@ from hivewire_shim.lookup import Lookup, ReadFailed
 from hivewire_shim.names import database_key, partition_name, partition_spec, split_catalog, table_key
 from hivewire_thrift.hive_metastore import ttypes as hms
 
-__all__ = ["INCOMPLETE", "AddPartitions", "AlterDatabase", "AlterPartitions", "AlterTable", "Change",
-           "CreateDatabase", "CreateTable", "DropDatabase", "DropPartitions", "DropTable", "ExchangePartitions",
-           "Insert", "Params"]
+__all__ = [
+    "INCOMPLETE",
+    "AddPartitions",
+    "AlterDatabase",
+    "AlterPartitions",
+    "AlterTable",
+    "Change",
+    "CreateDatabase",
+    "CreateTable",
+    "DropDatabase",
+    "DropPartitions",
+    "DropTable",
+    "ExchangePartitions",
+    "Insert",
+    "Params",
+    "copy_struct",
+]
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +69,8 @@ _T = TypeVar("_T")
 INCOMPLETE = "hivewire.shim.incomplete"
 
 
-def _copy(obj: Any) -> Any:
+def copy_struct(obj: _T) -> _T:
+    """A shallow copy of a generated Thrift struct (its fields are shared, not copied)."""
     new = object.__new__(type(obj))
     new.__dict__.update(obj.__dict__)
     return new
@@ -70,7 +85,7 @@ def _table_like(table: Any, db: str, name: str) -> Any:
     """The request's table under other names: the best stand-in for the table as it was before an alter."""
     if table is None:
         return _table(db, name)
-    out = _copy(table)
+    out = copy_struct(table)
     out.dbName, out.tableName = db, name
     return out
 
@@ -112,6 +127,10 @@ class Change:
             self._incomplete().add(part)
             return stand_in()
 
+    def _read_table(self, look: Lookup, db: str, name: str) -> Any:
+        """The table as stored; if it cannot be read, one with only its names; None if it does not exist."""
+        return self._read(lambda: look.table(db, name), lambda: _table(db, name), "table")
+
     def _incomplete(self) -> set[str]:
         if self._incomplete_parts is None:
             self._incomplete_parts = set()
@@ -143,8 +162,10 @@ def _names(db: str | None, table: str | None) -> tuple[str, str]:
 
 def _table_locks(*tables: tuple[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The exclusive keys (the tables) and the shared keys (their databases) of a change to ``tables``."""
-    return (tuple(dict.fromkeys(table_key(db, name) for db, name in tables)),
-            tuple(dict.fromkeys(database_key(db) for db, _ in tables)))
+    return (
+        tuple(dict.fromkeys(table_key(db, name) for db, name in tables)),
+        tuple(dict.fromkeys(database_key(db) for db, _ in tables)),
+    )
 
 
 def _none() -> None:
@@ -159,8 +180,11 @@ class CreateTable(Change):
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         stored = self._read(lambda: look.table(self.db, self.name), _none, "table") if ok else None
-        return [CreateTableEvent(table=stored or self.table, status=ok, environment_context=self.env,
-                                 parameters=self._params(params))]
+        return [
+            CreateTableEvent(
+                table=stored or self.table, status=ok, environment_context=self.env, parameters=self._params(params)
+            )
+        ]
 
 
 class AlterTable(Change):
@@ -173,16 +197,24 @@ class AlterTable(Change):
         self.old: Any = None
 
     def before(self, look: Lookup) -> None:
-        self.old = self._read(lambda: look.table(self.db, self.name),
-                              lambda: _table_like(self.new_table, self.db, self.name), "old_table")
+        self.old = self._read(
+            lambda: look.table(self.db, self.name), lambda: _table_like(self.new_table, self.db, self.name), "old_table"
+        )
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.old is None:
             log.warning("alter of %s.%s: no old table to report (it did not exist before)", self.db, self.name)
             return []
         stored = self._read(lambda: look.table(self.new_db, self.new_name), _none, "table") if ok else None
-        return [AlterTableEvent(old_table=self.old, new_table=stored or self.new_table, status=ok,
-                                environment_context=self.env, parameters=self._params(params))]
+        return [
+            AlterTableEvent(
+                old_table=self.old,
+                new_table=stored or self.new_table,
+                status=ok,
+                environment_context=self.env,
+                parameters=self._params(params),
+            )
+        ]
 
 
 class DropTable(Change):
@@ -193,13 +225,20 @@ class DropTable(Change):
         self.table: Any = None
 
     def before(self, look: Lookup) -> None:
-        self.table = self._read(lambda: look.table(self.db, self.name), lambda: _table(self.db, self.name), "table")
+        self.table = self._read_table(look, self.db, self.name)
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
             return []
-        return [DropTableEvent(table=self.table, delete_data=self.delete_data, status=ok,
-                               environment_context=self.env, parameters=self._params(params))]
+        return [
+            DropTableEvent(
+                table=self.table,
+                delete_data=self.delete_data,
+                status=ok,
+                environment_context=self.env,
+                parameters=self._params(params),
+            )
+        ]
 
 
 class AddPartitions(Change):
@@ -209,9 +248,16 @@ class AddPartitions(Change):
     partitions the reply carries, if any, else they are read back by name.
     """
 
-    def __init__(self, db: str, table: str, parts: Sequence[Any], env: Any = None, *,
-                 stored_from: Callable[[Any], list[Any] | None] = lambda result: None,
-                 if_not_exists: bool = False) -> None:
+    def __init__(
+        self,
+        db: str,
+        table: str,
+        parts: Sequence[Any],
+        env: Any = None,
+        *,
+        stored_from: Callable[[Any], list[Any] | None] = lambda result: None,
+        if_not_exists: bool = False,
+    ) -> None:
         self.db, self.name = _names(db, table)
         self.parts, self.env, self.stored_from = list(parts), env, stored_from
         self.if_not_exists = if_not_exists
@@ -238,10 +284,12 @@ class AddPartitions(Change):
             keys = [k.name for k in table.partitionKeys]
             self.existing = self._read(
                 lambda: {partition_name(keys, p.values) for p in look.partitions(self.db, self.name, names)},
-                set, "partitions")
+                set,
+                "partitions",
+            )
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
-        table = self._read(lambda: look.table(self.db, self.name), lambda: _table(self.db, self.name), "table")
+        table = self._read_table(look, self.db, self.name)
         if table is None:
             return []
         if not ok:
@@ -253,12 +301,23 @@ class AddPartitions(Change):
         else:
             new = [(p, n) for p, n in self._named(table) if n not in self.existing]
             requested = [p for p, _ in new]
-            added = self._read(lambda: look.partitions(self.db, self.name, [n for _, n in new]),
-                               lambda: requested, "partitions") or requested
+            added = (
+                self._read(
+                    lambda: look.partitions(self.db, self.name, [n for _, n in new]), lambda: requested, "partitions"
+                )
+                or requested
+            )
         if not added:
             return []
-        return [AddPartitionEvent(table=table, partitions=list(added), status=ok, environment_context=self.env,
-                                  parameters=self._params(params))]
+        return [
+            AddPartitionEvent(
+                table=table,
+                partitions=list(added),
+                status=ok,
+                environment_context=self.env,
+                parameters=self._params(params),
+            )
+        ]
 
 
 class AlterPartitions(Change):
@@ -267,8 +326,9 @@ class AlterPartitions(Change):
     ``old_values`` (rename only) are the values the partition had before.
     """
 
-    def __init__(self, db: str, table: str, new_parts: Sequence[Any], env: Any = None, *,
-                 old_values: Sequence[str] | None = None) -> None:
+    def __init__(
+        self, db: str, table: str, new_parts: Sequence[Any], env: Any = None, *, old_values: Sequence[str] | None = None
+    ) -> None:
         self.db, self.name = _names(db, table)
         self.new_parts, self.env = list(new_parts), env
         self.old_values = list(old_values) if old_values is not None else None
@@ -280,7 +340,7 @@ class AlterPartitions(Change):
         return self.old_values if self.old_values is not None else list(new.values or [])
 
     def before(self, look: Lookup) -> None:
-        self.table = self._read(lambda: look.table(self.db, self.name), lambda: _table(self.db, self.name), "table")
+        self.table = self._read_table(look, self.db, self.name)
         if self.table is None:
             return
         if self.table.partitionKeys is None:  # a stand-in: the partitions cannot be named
@@ -290,30 +350,49 @@ class AlterPartitions(Change):
         wanted = [self._before_values(p) for p in self.new_parts]
         self.old = self._read(
             lambda: {tuple(p.values): p for p in look.partitions_by_values(self.db, self.table, wanted)},
-            _none, "old_partitions")
+            _none,
+            "old_partitions",
+        )
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
             return []
         stored: dict[tuple[str, ...], Any] = {}
         if ok and self.table.partitionKeys is not None:
-            stored = self._read(lambda: {tuple(p.values): p for p in look.partitions_by_values(
-                self.db, self.table, [p.values or [] for p in self.new_parts])}, dict, "partitions")
+            stored = self._read(
+                lambda: {
+                    tuple(p.values): p
+                    for p in look.partitions_by_values(self.db, self.table, [p.values or [] for p in self.new_parts])
+                },
+                dict,
+                "partitions",
+            )
         out: list[ListenerEvent] = []
         for new in self.new_parts:
             before_values = self._before_values(new)
             if self.old is None:  # unreadable: the new partition under its old values stands in
-                old = _copy(new)
+                old = copy_struct(new)
                 old.values = list(before_values)
             else:
                 old = self.old.get(tuple(before_values))
             if old is None:
-                log.warning("alter of partition %s of %s.%s: it did not exist before; no event", before_values,
-                            self.db, self.name)
+                log.warning(
+                    "alter of partition %s of %s.%s: it did not exist before; no event",
+                    before_values,
+                    self.db,
+                    self.name,
+                )
                 continue
-            out.append(AlterPartitionEvent(table=self.table, old_partition=old,
-                                           new_partition=stored.get(tuple(new.values or []), new), status=ok,
-                                           environment_context=self.env, parameters=self._params(params)))
+            out.append(
+                AlterPartitionEvent(
+                    table=self.table,
+                    old_partition=old,
+                    new_partition=stored.get(tuple(new.values or []), new),
+                    status=ok,
+                    environment_context=self.env,
+                    parameters=self._params(params),
+                )
+            )
         return out
 
 
@@ -324,10 +403,19 @@ class DropPartitions(Change):
     (unless the reply will carry the dropped ones: ``stored_from``).
     """
 
-    def __init__(self, db: str, table: str, *, names: Sequence[str] = (), values: Sequence[Sequence[str]] = (),
-                 by_expression: bool = False, delete_data: bool | None = False, env: Any = None,
-                 stored_from: Callable[[Any], list[Any] | None] = lambda result: None,
-                 reply_carries: bool = False) -> None:
+    def __init__(
+        self,
+        db: str,
+        table: str,
+        *,
+        names: Sequence[str] = (),
+        values: Sequence[Sequence[str]] = (),
+        by_expression: bool = False,
+        delete_data: bool | None = False,
+        env: Any = None,
+        stored_from: Callable[[Any], list[Any] | None] = lambda result: None,
+        reply_carries: bool = False,
+    ) -> None:
         self.db, self.name = _names(db, table)
         self.names, self.values = list(names), [list(v) for v in values]
         self.by_expression, self.reply_carries = by_expression, reply_carries
@@ -345,7 +433,7 @@ class DropPartitions(Change):
         return out + [_partition(self.db, self.name, v) for v in self.values]
 
     def before(self, look: Lookup) -> None:
-        self.table = self._read(lambda: look.table(self.db, self.name), lambda: _table(self.db, self.name), "table")
+        self.table = self._read_table(look, self.db, self.name)
         if self.table is None:
             return
         if self.by_expression:
@@ -358,9 +446,14 @@ class DropPartitions(Change):
         elif self.table.partitionKeys is None:
             self.parts = self._requested()
         else:
-            self.parts = self._read(lambda: look.partitions(self.db, self.name, self.names)
-                                    + look.partitions_by_values(self.db, self.table, self.values),
-                                    self._requested, "partitions")
+            self.parts = self._read(
+                lambda: (
+                    look.partitions(self.db, self.name, self.names)
+                    + look.partitions_by_values(self.db, self.table, self.values)
+                ),
+                self._requested,
+                "partitions",
+            )
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
@@ -378,11 +471,23 @@ class DropPartitions(Change):
                     dropped = [p for p in dropped if partition_name(keys, p.values) not in remaining]
         if dropped is None:
             # Publishing every candidate would report partitions that still exist as dropped.
-            log.warning("%s: which partitions the expression dropped could not be read; no event for this drop "
-                        "(the metastore has the truth: compare its partitions with your consumers')", self)
+            log.warning(
+                "%s: which partitions the expression dropped could not be read; no event for this drop "
+                "(the metastore has the truth: compare its partitions with your consumers')",
+                self,
+            )
             return []
-        return [DropPartitionEvent(table=self.table, partitions=[p], delete_data=self.delete_data, status=ok,
-                                   environment_context=self.env, parameters=self._params(params)) for p in dropped]
+        return [
+            DropPartitionEvent(
+                table=self.table,
+                partitions=[p],
+                delete_data=self.delete_data,
+                status=ok,
+                environment_context=self.env,
+                parameters=self._params(params),
+            )
+            for p in dropped
+        ]
 
 
 class ExchangePartitions(Change):
@@ -399,8 +504,7 @@ class ExchangePartitions(Change):
         self.parts: list[Any] = []
 
     def before(self, look: Lookup) -> None:
-        self.src_table = self._read(lambda: look.table(self.src_db, self.src),
-                                    lambda: _table(self.src_db, self.src), "table")
+        self.src_table = self._read_table(look, self.src_db, self.src)
         all_names = self._read(lambda: look.partition_names(self.src_db, self.src), _none, "partitions")
         if all_names is None:
             self.names = None
@@ -413,26 +517,29 @@ class ExchangePartitions(Change):
                 if all(spec.get(k) == v for k, v in wanted.items()):
                     self.names.append(name)
         names = self.names
-        self.parts = self._read(lambda: look.partitions(self.src_db, self.src, names),
-                                lambda: [_partition(self.src_db, self.src, list(partition_spec(n).values()))
-                                         for n in names], "partitions")
+        self.parts = self._read(
+            lambda: look.partitions(self.src_db, self.src, names),
+            lambda: [_partition(self.src_db, self.src, list(partition_spec(n).values())) for n in names],
+            "partitions",
+        )
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.names is None:
             log.warning("%s: which partitions moved could not be read; no event for this exchange", self)
             return []
-        dst_table = self._read(lambda: look.table(self.dst_db, self.dst), lambda: _table(self.dst_db, self.dst),
-                               "table")
+        dst_table = self._read_table(look, self.dst_db, self.dst)
         if self.src_table is None or dst_table is None or not self.parts:
             return []
         names = self.names
-        added = (self._read(lambda: look.partitions(self.dst_db, self.dst, names), list, "partitions")
-                 if ok else [])
+        added = self._read(lambda: look.partitions(self.dst_db, self.dst, names), list, "partitions") if ok else []
         p = self._params(params)
-        out: list[ListenerEvent] = [AddPartitionEvent(table=dst_table, partitions=added or self.parts, status=ok,
-                                                      parameters=p)]
-        out += [DropPartitionEvent(table=self.src_table, partitions=[part], delete_data=True, status=ok,
-                                   parameters=p) for part in self.parts]
+        out: list[ListenerEvent] = [
+            AddPartitionEvent(table=dst_table, partitions=added or self.parts, status=ok, parameters=p)
+        ]
+        out += [
+            DropPartitionEvent(table=self.src_table, partitions=[part], delete_data=True, status=ok, parameters=p)
+            for part in self.parts
+        ]
         return out
 
 
@@ -459,7 +566,7 @@ class AlterDatabase(Change):
         self.old: Any = None
 
     def _stand_in(self) -> Any:
-        old = _copy(self.new_database) if self.new_database is not None else hms.Database()
+        old = copy_struct(self.new_database) if self.new_database is not None else hms.Database()
         old.name = self.name
         return old
 
@@ -470,8 +577,14 @@ class AlterDatabase(Change):
         if self.old is None:
             return []
         stored = self._read(lambda: look.database(self.name), _none, "database") if ok else None
-        return [AlterDatabaseEvent(old_database=self.old, new_database=stored or self.new_database, status=ok,
-                                   parameters=self._params(params))]
+        return [
+            AlterDatabaseEvent(
+                old_database=self.old,
+                new_database=stored or self.new_database,
+                status=ok,
+                parameters=self._params(params),
+            )
+        ]
 
 
 class DropDatabase(Change):
@@ -493,8 +606,7 @@ class DropDatabase(Change):
         self.tables: list[Any] | None = []  # None: unknown
 
     def before(self, look: Lookup) -> None:
-        self.database = self._read(lambda: look.database(self.name), lambda: hms.Database(name=self.name),
-                                   "database")
+        self.database = self._read(lambda: look.database(self.name), lambda: hms.Database(name=self.name), "database")
         self.tables = []
         if not self.cascade or self.database is None:
             return
@@ -502,8 +614,9 @@ class DropDatabase(Change):
         if names is None:
             self.tables = None
             return
-        self.tables = self._read(lambda: look.tables(self.name, names),
-                                 lambda: [_table(self.name, n) for n in names], "tables")
+        self.tables = self._read(
+            lambda: look.tables(self.name, names), lambda: [_table(self.name, n) for n in names], "tables"
+        )
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.database is None:
@@ -511,8 +624,7 @@ class DropDatabase(Change):
         out: list[ListenerEvent] = []
         p = self._params(params)
         if ok and self.tables is None:
-            log.warning("%s: its tables could not be read before the drop; their DROP_TABLE events are missing",
-                        self)
+            log.warning("%s: its tables could not be read before the drop; their DROP_TABLE events are missing", self)
         if ok:  # a failed cascade rolled back: no table was dropped
             out += [DropTableEvent(table=t, delete_data=False, status=True, parameters=p) for t in self.tables or []]
         if self.database_events:
@@ -524,8 +636,9 @@ class Insert(Change):
     """fire_listener_event with insert data: an InsertEvent per insert (``status`` is the request's
     ``successful``, as in ``HMSHandler.fire_listener_event``). Failed calls fire nothing."""
 
-    def __init__(self, db: str, table: str, inserts: list[tuple[list[str], list[str], list[str]]],
-                 successful: bool) -> None:
+    def __init__(
+        self, db: str, table: str, inserts: list[tuple[list[str], list[str], list[str]]], successful: bool
+    ) -> None:
         self.db, self.name = _names(db, table)
         self.inserts, self.successful = inserts, successful
         self.keys, self.shared = _table_locks((self.db, self.name))
@@ -540,6 +653,15 @@ class Insert(Change):
         out: list[ListenerEvent] = []
         for values, files, checksums in self.inserts:
             key_values = dict(zip(keys, values, strict=False)) if values else {}
-            out.append(InsertEvent(db_name=db, table_name=name, partition_key_values=key_values, files=files,
-                                   file_checksums=checksums, status=self.successful, parameters=self._params(params)))
+            out.append(
+                InsertEvent(
+                    db_name=db,
+                    table_name=name,
+                    partition_key_values=key_values,
+                    files=files,
+                    file_checksums=checksums,
+                    status=self.successful,
+                    parameters=self._params(params),
+                )
+            )
         return out

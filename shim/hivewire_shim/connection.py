@@ -39,19 +39,20 @@ from typing import Any
 from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException
 
-from hivewire_shim.capture import Capture, Reply, decode_args
+from hivewire_shim.capture import Capture, Plan
+from hivewire_shim.reply import Reply
 from hivewire_shim.upstream import Upstream, UpstreamUnavailable
 from hivewire_shim.wire import (
     CALL,
     EXCEPTION,
     MAX_REPLY_VALUE_BYTES,
     ONEWAY,
-    REPLY,
     Header,
     MessageReader,
     PeerClosed,
     WireError,
     application_exception,
+    decode_args,
     frame,
     parse_header,
 )
@@ -65,6 +66,29 @@ _I32 = struct.Struct(">i")
 
 class ClientGone(Exception):
     """Sending to the client failed: it went away."""
+
+
+class _Outbox:
+    """Where the bytes of one reply go: to the client as they arrive or, for a modeled call, into
+    :attr:`held` until its events are published. A client that leaves mid-reply is remembered in
+    :attr:`gone`, not raised: the reply is still read to its end, so the upstream connection stays in step
+    (the client's connection ends after the call)."""
+
+    __slots__ = ("_send", "gone", "held")
+
+    def __init__(self, send: Callable[[bytes], None], *, hold: bool) -> None:
+        self._send = send
+        self.held: list[bytes] | None = [] if hold else None
+        self.gone: ClientGone | None = None
+
+    def put(self, piece: bytes) -> None:
+        if self.held is not None:
+            self.held.append(piece)
+        elif self.gone is None:
+            try:
+                self._send(piece)
+            except ClientGone as e:
+                self.gone = e
 
 
 class _UpstreamFailed(Exception):
@@ -93,16 +117,21 @@ def _configure_client_socket(sock: socket.socket, send_timeout: float) -> None:
         # fails, and the client is treated as gone.
         seconds = int(send_timeout)
         with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
-                            struct.pack("ll", seconds, int((send_timeout - seconds) * 1e6)))
+            sock.setsockopt(
+                socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", seconds, int((send_timeout - seconds) * 1e6))
+            )
 
 
 def _transport_hint(framed: bool) -> str:
     if framed:
-        return ("; if the metastore does not use the framed transport (metastore.thrift.framed.transport.enabled), "
-                "start the shim without --framed")
-    return ("; if the metastore uses the framed transport (metastore.thrift.framed.transport.enabled=true), start "
-            "the shim with --framed")
+        return (
+            "; if the metastore does not use the framed transport (metastore.thrift.framed.transport.enabled), "
+            "start the shim without --framed"
+        )
+    return (
+        "; if the metastore uses the framed transport (metastore.thrift.framed.transport.enabled=true), start "
+        "the shim with --framed"
+    )
 
 
 class Connection:
@@ -112,8 +141,17 @@ class Connection:
     upstream replied to it as a method it knows (an exception such as "Invalid method name" is no answer).
     """
 
-    def __init__(self, sock: socket.socket, peer: str, *, upstream: Upstream, capture: Capture,
-                 count: Callable[[str, bool], None], max_message_bytes: int, send_timeout: float = 600.0) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        peer: str,
+        *,
+        upstream: Upstream,
+        capture: Capture,
+        count: Callable[[str, bool], None],
+        max_message_bytes: int,
+        send_timeout: float = 600.0,
+    ) -> None:
         self.sock = sock
         self.peer = peer
         self._upstream = upstream
@@ -127,11 +165,8 @@ class Connection:
         self._up_uri: str | None = None
         self._up_replies = 0  # replies read on the current upstream connection
         # Calls that set per-connection state, replayed on a new upstream connection, in order.
-        self._session: dict[Any, bytes] = {}
+        self._session: dict[str | tuple[str, str | bytes], bytes] = {}
         self.busy = False
-        self._gone: ClientGone | None = None  # the client left during the current call's reply
-        self._held: list[bytes] | None = None  # a change's reply, relayed once its event is published
-        self._last_reply: Reply | None = None
         _configure_client_socket(sock, send_timeout)
 
     # -- the loop -----------------------------------------------------------------------------------------
@@ -228,41 +263,52 @@ class Connection:
 
     # -- one call ---------------------------------------------------------------------------------------------
     def _handle(self, header: Header, body: bytes) -> None:
-        try:
-            self._handle_call(header, body)
-        finally:
-            reply, self._last_reply = self._last_reply, None
-            self._count(header.name, reply is not None and reply.from_upstream and reply.header is not None
-                        and reply.header.type == REPLY)
-
-    def _handle_call(self, header: Header, body: bytes) -> None:
+        """One call: forward it and relay its reply (a modeled call's once its events are published)."""
         started = time.perf_counter()
-        change = self._capture.plan(header, body)
-        if change is None:
-            reply = self._call(header, body, None)
-        else:
-            self._held = []
-            try:
-                reply = self._capture.execute(change, header, lambda cls: self._call(header, body, cls))
-            finally:
-                held, self._held = self._held, None
-                self._client_send_all(held)  # the event is published and the table's lock released
-        self._last_reply = reply
-        if self._gone is not None:
-            raise self._gone
-        # Remembered once they worked, to be replayed on a new upstream connection (not this one).
-        if reply is not None and reply.ok and header.name == "set_ugi":
+        reply: Reply | None = None
+        try:
+            plan = self._capture.plan(header, body)
+            out = _Outbox(self._client_send, hold=plan is not None)
+            reply = self._forward(header, body, None, out) if plan is None else self._carry_out(plan, body, out)
+            if out.gone is not None:
+                raise out.gone
+            if reply.ok and header.name in ("set_ugi", "setMetaConf"):
+                self._remember_setting(header.name, body)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    "client %s: %s%s -> %s in %.1f ms",
+                    self.peer,
+                    header,
+                    " (modeled)" if plan is not None else "",
+                    "ok" if reply.ok else reply.error or "failed",
+                    (time.perf_counter() - started) * 1000,
+                )
+        finally:
+            self._count(header.name, reply is not None and reply.answered)
+
+    def _carry_out(self, plan: Plan, body: bytes, out: _Outbox) -> Reply:
+        """Run a modeled call by its plan (see :mod:`hivewire_shim.capture`); relay the reply once its events
+        are in the sinks and its locks are released."""
+        try:
+            with plan.locked():
+                plan.read_before()
+                reply = self._forward(plan.header, body, plan.result_class, out)
+                plan.publish(reply)
+        finally:
+            self._client_send_all(out.held)
+        return reply
+
+    def _remember_setting(self, name: str, body: bytes) -> None:
+        """Keep a set_ugi or setMetaConf call that worked, to replay it on a new upstream connection (not on
+        this one); a later setMetaConf of the same key replaces the earlier one."""
+        if name == "set_ugi":
             self._session["set_ugi"] = body
-        elif reply is not None and reply.ok and header.name == "setMetaConf":
+        else:
             self._session[("setMetaConf", self._meta_conf_key(body))] = body
-        if log.isEnabledFor(logging.DEBUG):
-            outcome = "oneway" if reply is None else ("ok" if reply.ok else reply.error or "failed")
-            log.debug("client %s: %s%s -> %s in %.1f ms", self.peer, header, " (modeled)" if change else "",
-                      outcome, (time.perf_counter() - started) * 1000)
 
     @staticmethod
-    def _meta_conf_key(body: bytes) -> Any:
-        """The key a setMetaConf call sets (later calls for the same key replace it on replay)."""
+    def _meta_conf_key(body: bytes) -> str | bytes:
+        """The key a setMetaConf call sets."""
         try:
             parsed = parse_header(body)
             assert parsed is not None
@@ -270,15 +316,15 @@ class Connection:
         except Exception:
             return body  # undecodable: replay it as it came
 
-    def _call(self, header: Header, body: bytes, result_class: Any) -> Reply:
-        """Forward one call and relay its reply (or hold it, for a change: :attr:`_held`); a failed upstream
-        becomes a TApplicationException."""
+    def _forward(self, header: Header, body: bytes, result_class: Any, out: _Outbox) -> Reply:
+        """Send one call upstream and pass its reply to ``out``, decoded as ``result_class`` if one is given;
+        a failed upstream becomes a TApplicationException for the client."""
         oneway = header.type == ONEWAY
         for attempt in (1, 2):
             try:
                 self._ensure_upstream()
             except UpstreamUnavailable as e:
-                return self._fail(header, f"hivewire shim: {e}", oneway)
+                return self._fail(header, f"hivewire shim: {e}", out)
             try:
                 self._send_upstream(body)
             except OSError as e:
@@ -286,48 +332,30 @@ class Connection:
                 self._close_upstream()
                 if attempt == 1:
                     continue
-                return self._fail(header, f"hivewire shim: upstream {self._up_uri} failed: {e}", oneway)
+                return self._fail(header, f"hivewire shim: upstream {self._up_uri} failed: {e}", out)
             break
         if oneway:
             return Reply(header, True)
-        held = self._held
-        gone: list[ClientGone] = []
-
-        def to_client(piece: bytes) -> None:
-            if held is not None:
-                held.append(piece)
-                return
-            # A client that leaves mid-reply must not stop us reading the reply: the connection ends
-            # after the call, and the upstream connection stays in step.
-            if not gone:
-                try:
-                    self._client_send(piece)
-                except ClientGone as e:
-                    gone.append(e)
         try:
-            reply = self._relay(to_client, result_class)
-            if gone:
-                self._gone = gone[0]
-            return reply
+            return self._relay(out.put, result_class)
         except _UpstreamFailed as e:
             uri = self._up_uri
             self._close_upstream()
-            if e.forwarded and held is None:
-                raise
-            if held is not None:
-                held.clear()  # part of a reply: the client gets the error instead
-            return self._fail(header, f"hivewire shim: upstream {uri} failed during {header.name}: {e}", False,
-                              maybe_applied=True)
-
-    def _fail(self, header: Header, message: str, oneway: bool, *, maybe_applied: bool = False) -> Reply:
-        log.warning("client %s: %s", self.peer, message)
-        if not oneway:
-            data = self._framed_for_client(application_exception(header, TApplicationException.INTERNAL_ERROR,
-                                                                 message))
-            if self._held is not None:
-                self._held.append(data)
+            if out.held is None:
+                if e.forwarded:
+                    raise
             else:
-                self._client_send(data)
+                out.held.clear()  # part of a reply: the client gets the error instead
+            return self._fail(
+                header, f"hivewire shim: upstream {uri} failed during {header.name}: {e}", out, maybe_applied=True
+            )
+
+    def _fail(self, header: Header, message: str, out: _Outbox, *, maybe_applied: bool = False) -> Reply:
+        log.warning("client %s: %s", self.peer, message)
+        if header.type != ONEWAY:
+            out.put(
+                self._framed_for_client(application_exception(header, TApplicationException.INTERNAL_ERROR, message))
+            )
         return Reply(header, False, error=message, from_upstream=False, maybe_applied=maybe_applied)
 
     # -- upstream ---------------------------------------------------------------------------------------------
@@ -347,8 +375,7 @@ class Connection:
                 self._relay(lambda piece: None, None)
         except (OSError, _UpstreamFailed) as e:
             self._close_upstream()
-            raise UpstreamUnavailable(f"upstream {uri} failed while restoring the connection's settings: {e}") \
-                from e
+            raise UpstreamUnavailable(f"upstream {uri} failed while restoring the connection's settings: {e}") from e
 
     def _upstream_usable(self) -> bool:
         """False if the idle upstream connection was closed (e.g. the metastore restarted)."""
@@ -471,4 +498,4 @@ class Connection:
             if not self._upstream.framed:
                 r.skip_struct()
             return Reply(header, True)
-        return self._capture.reply_of(header, r.decode_struct(result_class))
+        return Reply.of(header, r.decode_struct(result_class))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import errno
 import json
 import logging
 import os
@@ -17,13 +16,18 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hivewire import apiary
+from hivewire._ratelimit import RateLimit
+from hivewire.config._kafka import KafkaValue
 from hivewire.errors import ConfigError
-from hivewire.events import ListenerEvent
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import ListenerEvent
 from hivewire_shim.sinks import partition_key
-from hivewire_shim.spool import FsyncPolicy, RateLimit, Record, Spool
+from hivewire_shim.spool import FsyncPolicy, Spool, SpoolRecord, write_all
+
+if TYPE_CHECKING:
+    from confluent_kafka import Producer
 
 __all__ = ["PRODUCER_DEFAULTS", "REJECTED_FILE", "KafkaSink", "replay_rejected"]
 
@@ -71,9 +75,11 @@ def _producer_config(user: Mapping[str, Any], bootstrap_servers: str) -> dict[st
         if "enable.gapless.guarantee" not in user:
             del config["enable.gapless.guarantee"]
         config.setdefault("max.in.flight.requests.per.connection", 1)
-        log.warning("Kafka producer without enable.idempotence: an event that Kafka fails for good (authorisation, "
-                    "a broker error) can be overtaken by later events of its table, which then reach consumers "
-                    "first (each case is logged); keep enable.idempotence=true unless the brokers cannot do it")
+        log.warning(
+            "Kafka producer without enable.idempotence: an event that Kafka fails for good (authorisation, "
+            "a broker error) can be overtaken by later events of its table, which then reach consumers "
+            "first (each case is logged); keep enable.idempotence=true unless the brokers cannot do it"
+        )
     config.setdefault("logger", logging.getLogger("hivewire_shim.kafka"))
     return config
 
@@ -94,8 +100,15 @@ def _refused_for_good() -> frozenset[int]:
 
     # Errors about the record itself: sending it again cannot work, and waiting for it would stop every
     # later event. Anything else (authorisation, an unknown topic, a fatal producer error) is retried.
-    return frozenset([KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.INVALID_MSG_SIZE, KafkaError.RECORD_LIST_TOO_LARGE,
-                      KafkaError.INVALID_RECORD, KafkaError.INVALID_TIMESTAMP])
+    return frozenset(
+        [
+            KafkaError.MSG_SIZE_TOO_LARGE,
+            KafkaError.INVALID_MSG_SIZE,
+            KafkaError.RECORD_LIST_TOO_LARGE,
+            KafkaError.INVALID_RECORD,
+            KafkaError.INVALID_TIMESTAMP,
+        ]
+    )
 
 
 def _append_line(path: Path, line: bytes) -> None:
@@ -104,12 +117,7 @@ def _append_line(path: Path, line: bytes) -> None:
     try:
         size = os.fstat(fd).st_size
         try:
-            view = memoryview(line)
-            while view:
-                written = os.write(fd, view)
-                if written == 0:
-                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-                view = view[written:]
+            write_all(fd, line)
             os.fsync(fd)
         except OSError:
             with contextlib.suppress(OSError):
@@ -176,12 +184,22 @@ class KafkaSink:
     ``producer_factory`` makes the producer from its configuration (default: ``confluent_kafka.Producer``).
     """
 
-    def __init__(self, bootstrap_servers: str, topic: str, spool_dir: str | os.PathLike[str], *,
-                 producer_config: Mapping[str, Any] | None = None, alter_by_old_name: bool = False,
-                 fsync: FsyncPolicy = "interval", max_in_flight: int = 10_000,
-                 metadata_timeout: float = 5.0, metadata_refresh: float | None = None,
-                 max_overflow_bytes: int = 256 << 20, pending_warning: int = 10_000,
-                 producer_factory: Callable[[dict[str, Any]], Any] | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        spool_dir: str | os.PathLike[str],
+        *,
+        producer_config: Mapping[str, KafkaValue] | None = None,
+        alter_by_old_name: bool = False,
+        fsync: FsyncPolicy = "interval",
+        max_in_flight: int = 10_000,
+        metadata_timeout: float = 5.0,
+        metadata_refresh: float | None = None,
+        max_overflow_bytes: int = 256 << 20,
+        pending_warning: int = 10_000,
+        producer_factory: Callable[[dict[str, KafkaValue]], Producer] | None = None,
+    ) -> None:
         from confluent_kafka import KafkaException, Producer  # here: only the Kafka sink needs librdkafka
 
         self.topic = topic
@@ -202,8 +220,11 @@ class KafkaSink:
         try:  # a bad setting is an error now, not a sender thread that dies later
             first = _Producer(self._producer_factory, self._config)
         except KafkaException as e:
-            raise ConfigError("Kafka producer", f"{e.args[0] if e.args else e}; check --producer-property "
-                                                f"(librdkafka's names, such as compression.type=lz4)") from e
+            raise ConfigError(
+                "Kafka producer",
+                f"{e.args[0] if e.args else e}; check --producer-property "
+                f"(librdkafka's names, such as compression.type=lz4)",
+            ) from e
         self.spool = Spool(spool_dir, fsync=fsync)
         self.rejected_path = self.spool.directory / REJECTED_FILE
         self._refused_codes = _refused_for_good()
@@ -234,10 +255,12 @@ class KafkaSink:
         self._reject_errors = RateLimit(30.0)
         self._overtaken_errors = RateLimit(60.0)
         if self.spool.pending:
-            log.info("spool %s holds %d undelivered event(s); sending them first", self.spool.directory,
-                     self.spool.pending)
-        self._thread = threading.Thread(target=self._run, args=(first,), name=f"hivewire-shim-kafka-{topic}",
-                                        daemon=True)
+            log.info(
+                "spool %s holds %d undelivered event(s); sending them first", self.spool.directory, self.spool.pending
+            )
+        self._thread = threading.Thread(
+            target=self._run, args=(first,), name=f"hivewire-shim-kafka-{topic}", daemon=True
+        )
         self._thread.start()
 
     # -- publishing (client threads) ----------------------------------------------------------------------
@@ -263,17 +286,26 @@ class KafkaSink:
 
     def _spool_failed(self, error: OSError) -> None:
         if self._spool_errors.due():
-            log.error("cannot write events to the spool %s (%s): up to %d MB of them wait in memory and are written "
-                      "as soon as it works again; free space on its filesystem (or move --spool-dir). Events still "
-                      "in memory are lost if the shim stops.", self.spool.directory, error,
-                      self.max_overflow_bytes >> 20)
+            log.error(
+                "cannot write events to the spool %s (%s): up to %d MB of them wait in memory and are written "
+                "as soon as it works again; free space on its filesystem (or move --spool-dir). Events still "
+                "in memory are lost if the shim stops.",
+                self.spool.directory,
+                error,
+                self.max_overflow_bytes >> 20,
+            )
 
     def _hold(self, key: str, payload: bytes, timestamp_ms: int) -> None:
         if self._overflow_bytes + len(payload) > self.max_overflow_bytes:
             self.lost += 1
-            log.error("an event for %s is LOST: the spool %s cannot be written and %d event(s) (%d MB) already wait "
-                      "in memory; free disk space for the spool now", key, self.spool.directory, len(self._overflow),
-                      self._overflow_bytes >> 20)
+            log.error(
+                "an event for %s is LOST: the spool %s cannot be written and %d event(s) (%d MB) already wait "
+                "in memory; free disk space for the spool now",
+                key,
+                self.spool.directory,
+                len(self._overflow),
+                self._overflow_bytes >> 20,
+            )
             return
         self._overflow.append((key, payload, timestamp_ms))
         self._overflow_bytes += len(payload)
@@ -292,8 +324,9 @@ class KafkaSink:
             self._overflow_bytes -= len(payload)
             written += 1
         if written and not self._overflow:
-            log.warning("the spool %s is writable again; the events that waited in memory are in it",
-                        self.spool.directory)
+            log.warning(
+                "the spool %s is writable again; the events that waited in memory are in it", self.spool.directory
+            )
 
     def _retry_overflow(self) -> None:
         if self._overflow and self._overflow_retry.due():
@@ -327,8 +360,12 @@ class KafkaSink:
                 self._send(session)
                 return
             except _Restart as e:
-                log.warning("Kafka producer for %s failed (%s); starting a new one and resending from the first "
-                            "event not delivered", self.topic, e)
+                log.warning(
+                    "Kafka producer for %s failed (%s); starting a new one and resending from the first "
+                    "event not delivered",
+                    self.topic,
+                    e,
+                )
             except Exception:
                 log.exception("Kafka sender for %s failed; restarting it", self.topic)
             finally:
@@ -337,7 +374,7 @@ class KafkaSink:
             while True:
                 failures = 0 if self.delivered + self.rejected > progress else failures + 1
                 progress = self.delivered + self.rejected
-                resume = time.monotonic() + (min(30.0, 0.5 * 2 ** failures) if failures else 0.1)
+                resume = time.monotonic() + (min(30.0, 0.5 * 2**failures) if failures else 0.1)
                 while time.monotonic() < resume:
                     if self._stop.wait(min(1.0, max(resume - time.monotonic(), 0))):
                         return
@@ -361,17 +398,29 @@ class KafkaSink:
         except Exception as e:  # KafkaException while the cluster is unreachable
             reason = str(e)
         if not warn:
-            log.debug("could not read the partitions of Kafka topic %s (%s); keeping %s", self.topic, reason,
-                      self.partitions)
+            log.debug(
+                "could not read the partitions of Kafka topic %s (%s); keeping %s", self.topic, reason, self.partitions
+            )
         elif self._metadata_warnings.due():
             if missing:
-                log.warning("Kafka topic %s does not exist at %s (%s); %d event(s) wait in the spool. Create the "
-                            "topic (or enable auto.create.topics.enable on the brokers), or fix --topic.",
-                            self.topic, self.bootstrap_servers, reason, self.pending)
+                log.warning(
+                    "Kafka topic %s does not exist at %s (%s); %d event(s) wait in the spool. Create the "
+                    "topic (or enable auto.create.topics.enable on the brokers), or fix --topic.",
+                    self.topic,
+                    self.bootstrap_servers,
+                    reason,
+                    self.pending,
+                )
             else:
-                log.warning("cannot read the metadata of Kafka topic %s from %s (%s); %d event(s) wait in the spool. "
-                            "Check --kafka-bootstrap-servers, the network and the security settings "
-                            "(--producer-property).", self.topic, self.bootstrap_servers, reason, self.pending)
+                log.warning(
+                    "cannot read the metadata of Kafka topic %s from %s (%s); %d event(s) wait in the spool. "
+                    "Check --kafka-bootstrap-servers, the network and the security settings "
+                    "(--producer-property).",
+                    self.topic,
+                    self.bootstrap_servers,
+                    reason,
+                    self.pending,
+                )
         return None
 
     def _learn_partitions(self, producer: Any) -> bool:
@@ -401,32 +450,60 @@ class KafkaSink:
         if in_flight and time.monotonic() < self._switch_by:
             return True
         if in_flight:
-            log.warning("Kafka topic %s: %d event(s) still in flight while switching to %d partitions; events of a "
-                        "table that moves to another partition may reach consumers out of order around the switch",
-                        self.topic, len(in_flight), self._new_partitions)
-        log.info("Kafka topic %s now has %d partition(s) (was %s); events are partitioned over all of them",
-                 self.topic, self._new_partitions, self.partitions)
+            log.warning(
+                "Kafka topic %s: %d event(s) still in flight while switching to %d partitions; events of a "
+                "table that moves to another partition may reach consumers out of order around the switch",
+                self.topic,
+                len(in_flight),
+                self._new_partitions,
+            )
+        log.info(
+            "Kafka topic %s now has %d partition(s) (was %s); events are partitioned over all of them",
+            self.topic,
+            self._new_partitions,
+            self.partitions,
+        )
         self.partitions, self._new_partitions = self._new_partitions, None
         return False
 
-    def _reject(self, record: Record, error: str) -> bool:
+    def _reject(self, record: SpoolRecord, error: str) -> bool:
         """Move ``record`` to the rejected file; False if that file cannot be written (try again later)."""
-        entry = {"seq": record.seq, "key": record.key, "timestamp_ms": record.timestamp_ms, "topic": self.topic,
-                 "error": error, "rejected_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                 "payload": record.payload.decode("utf-8", errors="surrogateescape")}
+        entry = {
+            "seq": record.seq,
+            "key": record.key,
+            "timestamp_ms": record.timestamp_ms,
+            "topic": self.topic,
+            "error": error,
+            "rejected_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "payload": record.payload.decode("utf-8", errors="surrogateescape"),
+        }
         try:
             _append_line(self.rejected_path, json.dumps(entry).encode("utf-8", errors="surrogateescape") + b"\n")
         except OSError as e:
             if self._reject_errors.due():
-                log.error("Kafka refused event #%d for %s (%s) and it cannot be moved to %s (%s); later events "
-                          "wait until it can: free disk space", record.seq, self.topic, error, self.rejected_path, e)
+                log.error(
+                    "Kafka refused event #%d for %s (%s) and it cannot be moved to %s (%s); later events "
+                    "wait until it can: free disk space",
+                    record.seq,
+                    self.topic,
+                    error,
+                    self.rejected_path,
+                    e,
+                )
             return False
         self.rejected += 1
-        log.error("Kafka refused event #%d for %s for good (%s; %d bytes of Apiary JSON); it was moved to %s and "
-                  "later events go on. Raise the topic's max.message.bytes on the brokers and the shim's "
-                  "message.max.bytes (--producer-property message.max.bytes=N), then, with the shim stopped, "
-                  "replay it: hivewire replay-rejected --spool-dir %s", record.seq, self.topic, error,
-                  len(record.payload), self.rejected_path, self.spool.directory)
+        log.error(
+            "Kafka refused event #%d for %s for good (%s; %d bytes of Apiary JSON); it was moved to %s and "
+            "later events go on. Raise the topic's max.message.bytes on the brokers and the shim's "
+            "message.max.bytes (--producer-property message.max.bytes=N), then, with the shim stopped, "
+            "replay it: hivewire replay-rejected --spool-dir %s",
+            record.seq,
+            self.topic,
+            error,
+            len(record.payload),
+            self.rejected_path,
+            self.spool.directory,
+        )
         return True
 
     def _send(self, session: _Producer) -> None:
@@ -435,11 +512,11 @@ class KafkaSink:
         producer = session.producer
         cursor = self.spool.cursor()
         in_flight: collections.OrderedDict[int, int] = collections.OrderedDict()  # seq -> _PENDING, ...
-        refused: list[tuple[Record, str]] = []  # refused in a delivery report, to move to the rejected file
-        held: list[Record] = []
+        refused: list[tuple[SpoolRecord, str]] = []  # refused in a delivery report, to move to the rejected file
+        held: list[SpoolRecord] = []
         purged = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
 
-        def on_delivery(record: Record, partition: int) -> Any:
+        def on_delivery(record: SpoolRecord, partition: int) -> Any:
             def report(err: Any, _msg: Any) -> None:
                 if not session.open:
                     return  # a producer given up on: its record is sent again (a duplicate at worst)
@@ -456,6 +533,7 @@ class KafkaSink:
                 else:  # including a purge we did not ask for: librdkafka's after a fatal error
                     session.failed_partitions.add(partition)
                     session.failure.append(f"event #{record.seq}: {err}")
+
             return report
 
         try:
@@ -488,8 +566,13 @@ class KafkaSink:
                     assert self.partitions is not None
                     partition = apiary.partition_for(record.key, self.partitions)
                     try:
-                        producer.produce(self.topic, record.payload, partition=partition,
-                                         timestamp=record.timestamp_ms, on_delivery=on_delivery(record, partition))
+                        producer.produce(
+                            self.topic,
+                            record.payload,
+                            partition=partition,
+                            timestamp=record.timestamp_ms,
+                            on_delivery=on_delivery(record, partition),
+                        )
                     except BufferError:  # librdkafka's queue is full: wait for room, keep order
                         held = batch[i:]
                         break
@@ -524,19 +607,30 @@ class KafkaSink:
             self.spool.checkpoint(force=True)
             cursor.close()
 
-    def _overtook(self, record: Record, partition: int) -> None:
+    def _overtook(self, record: SpoolRecord, partition: int) -> None:
         self.overtaken += 1
         if self._overtaken_errors.due():
-            log.error("Kafka topic %s: event #%d was delivered to partition %d after an earlier event of that "
-                      "partition failed, so consumers see them out of order (%d so far); the shim's producer defaults "
-                      "(enable.idempotence with enable.gapless.guarantee) prevent this: do not override them",
-                      self.topic, record.seq, partition, self.overtaken)
+            log.error(
+                "Kafka topic %s: event #%d was delivered to partition %d after an earlier event of that "
+                "partition failed, so consumers see them out of order (%d so far); the shim's producer defaults "
+                "(enable.idempotence with enable.gapless.guarantee) prevent this: do not override them",
+                self.topic,
+                record.seq,
+                partition,
+                self.overtaken,
+            )
 
     def _warn_if_pending(self) -> None:
         if self.pending >= self.pending_warning and self._pending_warnings.due():
-            log.warning("%d event(s) wait for Kafka topic %s in the spool %s (%.1f MB on disk); they are sent in order "
-                        "once Kafka (%s) takes them", self.pending, self.topic, self.spool.directory,
-                        self.spool.size_bytes / 1e6, self.bootstrap_servers)
+            log.warning(
+                "%d event(s) wait for Kafka topic %s in the spool %s (%.1f MB on disk); they are sent in order "
+                "once Kafka (%s) takes them",
+                self.pending,
+                self.topic,
+                self.spool.directory,
+                self.spool.size_bytes / 1e6,
+                self.bootstrap_servers,
+            )
 
     def _advance(self, in_flight: collections.OrderedDict[int, int]) -> None:
         """Acknowledge the delivered (or rejected) prefix of what is in flight (reports come in any order)."""
@@ -573,14 +667,23 @@ class KafkaSink:
             self._drain_overflow()
             if self._overflow:
                 self.lost += len(self._overflow)
-                log.error("%d event(s) for %s are LOST: the spool %s could not be written (see the errors above) "
-                          "and the shim is stopping", len(self._overflow), self.topic, self.spool.directory)
+                log.error(
+                    "%d event(s) for %s are LOST: the spool %s could not be written (see the errors above) "
+                    "and the shim is stopping",
+                    len(self._overflow),
+                    self.topic,
+                    self.spool.directory,
+                )
                 self._overflow.clear()
                 self._overflow_bytes = 0
         self.spool.close()
         if self.spool.pending:
-            log.warning("%d event(s) for %s stay in the spool %s; they are sent when the shim starts again",
-                        self.spool.pending, self.topic, self.spool.directory)
+            log.warning(
+                "%d event(s) for %s stay in the spool %s; they are sent when the shim starts again",
+                self.spool.pending,
+                self.topic,
+                self.spool.directory,
+            )
 
     def __repr__(self) -> str:
         return f"KafkaSink({self.topic!r})"

@@ -40,6 +40,11 @@ BATCH = 500
 DEFAULT_READ_TIMEOUT = 10.0
 
 
+def _batched(names: Sequence[str], read: Callable[[Sequence[str]], list[Any]]) -> list[Any]:
+    """``read`` of every name, :data:`BATCH` names a call."""
+    return [obj for i in range(0, len(names), BATCH) for obj in read(names[i : i + BATCH])]
+
+
 class ReadFailed(HivewireError):
     """A read of the upstream failed; the object's state is unknown (not absent)."""
 
@@ -55,8 +60,10 @@ class ReadClient(MetastoreClient):
 
     def open(self) -> MetastoreClient:
         if not self.is_open and self.deadline is not None and time.monotonic() >= self.deadline:
-            raise MetastoreConnectionError(f"the read took its {self.timeout:g} s already; not reconnecting to "
-                                           f"retry it (raise --read-timeout if the metastore is just slow)")
+            raise MetastoreConnectionError(
+                f"the read took its {self.timeout:g} s already; not reconnecting to "
+                f"retry it (raise --read-timeout if the metastore is just slow)"
+            )
         return super().open()
 
 
@@ -67,8 +74,9 @@ class Lookup:
     retry; the clients' own ``timeout`` bounds each call (make them with the same value).
     """
 
-    def __init__(self, factory: Callable[[], MetastoreClient], size: int = 16,
-                 timeout: float = DEFAULT_READ_TIMEOUT) -> None:
+    def __init__(
+        self, factory: Callable[[], MetastoreClient], size: int = 16, timeout: float = DEFAULT_READ_TIMEOUT
+    ) -> None:
         self._pool = MetastoreClientPool(factory, size=size)
         self.timeout = timeout
         self._failures = 0
@@ -117,10 +125,9 @@ class Lookup:
         names = list(names)
         if not names:
             return []
-
-        def read(c: MetastoreClient) -> list[Any]:
-            return [t for i in range(0, len(names), BATCH) for t in c.get_table_objects(db, names[i:i + BATCH])]
-        return self._read(f"{len(names)} table(s) of {db}", read, [])
+        return self._read(
+            f"{len(names)} table(s) of {db}", lambda c: _batched(names, lambda b: c.get_table_objects(db, b)), []
+        )
 
     def database(self, name: str) -> Any | None:
         name = split_catalog(name)[1]
@@ -132,11 +139,11 @@ class Lookup:
         names = list(names)
         if not names:
             return []
-
-        def read(c: MetastoreClient) -> list[Any]:
-            return [p for i in range(0, len(names), BATCH)
-                    for p in c.get_partitions_by_names(db, table, names[i:i + BATCH])]
-        return self._read(f"{len(names)} partition(s) of {db}.{table}", read, [])
+        return self._read(
+            f"{len(names)} partition(s) of {db}.{table}",
+            lambda c: _batched(names, lambda b: c.get_partitions_by_names(db, table, b)),
+            [],
+        )
 
     def partitions_by_values(self, db: str, table: Any, values: Sequence[Sequence[str]]) -> list[Any]:
         """The partitions of ``table`` (a Table) with these value lists that exist."""

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_PARTITION_NAME", "database_key", "partition_name", "partition_spec", "split_catalog",
-           "table_key"]
+__all__ = ["DEFAULT_PARTITION_NAME", "database_key", "partition_name", "partition_spec", "split_catalog", "table_key"]
 
 #: Hive's name for a partition whose value is null or empty (``hive.exec.default.partition.name``).
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
@@ -29,8 +28,8 @@ def _unescape(text: str) -> str:
     i = 0
     while i < len(text):
         c = text[i]
-        if c == "%" and _is_hex(text[i + 1:i + 3]):
-            out.append(chr(int(text[i + 1:i + 3], 16)))
+        if c == "%" and _is_hex(text[i + 1 : i + 3]):
+            out.append(chr(int(text[i + 1 : i + 3], 16)))
             i += 3
         else:
             out.append(c)
@@ -49,8 +48,9 @@ def partition_name(keys: Sequence[str], values: Sequence[str | None]) -> str:
     """
     if len(keys) != len(values):
         raise ValueError(f"{len(keys)} partition keys but {len(values)} values")
-    return "/".join(f"{_escape(k.lower())}={_escape(v) if v else DEFAULT_PARTITION_NAME}"
-                    for k, v in zip(keys, values, strict=True))
+    return "/".join(
+        f"{_escape(k.lower())}={_escape(v) if v else DEFAULT_PARTITION_NAME}" for k, v in zip(keys, values, strict=True)
+    )
 
 
 def partition_spec(name: str) -> dict[str, str]:

@@ -20,19 +20,29 @@ import logging
 import socket
 import threading
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypedDict
 
+from hivewire.config import _keys as keys
+from hivewire.config._config import Config
+from hivewire.config._key import Key
 from hivewire.errors import ConfigError
 from hivewire.metastore import UriResolver, format_address
-from hivewire_shim.capture import Capture, Settings
+from hivewire_shim.capture import Capture, EventOptions
 from hivewire_shim.connection import Connection
 from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, Lookup
 from hivewire_shim.sinks import Sink, fan_out
-from hivewire_shim.upstream import Upstream, discovery_config
+from hivewire_shim.spool import FsyncPolicy
+from hivewire_shim.upstream import Upstream, discovery_of
 from hivewire_shim.wire import DEFAULT_MAX_MESSAGE_BYTES
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 
-__all__ = ["DEFAULT_HIVE_VERSION", "UNKNOWN_METHOD", "Shim"]
+if TYPE_CHECKING:
+    from hivewire.metastore._discovery import ZooKeeperResolver
+    from hivewire.metastore._registration import Registration
+    from hivewire.metastore._zookeeper import DiscoveryConfig
+
+__all__ = ["DEFAULT_HIVE_VERSION", "UNKNOWN_METHOD", "PublishSettings", "Shim", "ShimSettings"]
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +63,7 @@ class Shim:
     the framed transport (clients may use either). ``sinks`` receive the events (closed by :meth:`stop`).
     ``hive_version`` is the events' ``hive.version``; ``publish_failures`` publishes status=false events
     for failed changes; ``database_events`` publishes hivewire's database events. With ``zookeeper`` (a
-    quorum or a :class:`~hivewire.discovery.DiscoveryConfig`) the shim registers ``advertise``
+    quorum or a :class:`~hivewire.zookeeper.DiscoveryConfig`) the shim registers ``advertise``
     (default: this host's name and the port) under ``/<namespace>`` (default: the DiscoveryConfig's, else
     ``hive_metastore``) as Hive 4 metastores do; registering
     in the namespace the upstream is discovered in raises :class:`~hivewire.errors.ConfigError` (shims
@@ -64,48 +74,91 @@ class Shim:
     stored one after), which run under the table's lock: past it the event carries what the request did.
     """
 
-    def __init__(self, upstream: str | Sequence[str] | UriResolver | Upstream, *, host: str = "127.0.0.1",
-                 port: int = 0, framed: bool = False, sinks: Sequence[Sink] = (),
-                 hive_version: str = DEFAULT_HIVE_VERSION, publish_failures: bool = False,
-                 database_events: bool = True, timeout: float = 600.0, connect_timeout: float = 5.0,
-                 zookeeper: Any = None, namespace: str | None = None, advertise: str | None = None,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, lookup_connections: int = 16,
-                 client_send_timeout: float = 600.0, read_timeout: float = DEFAULT_READ_TIMEOUT) -> None:
+    def __init__(
+        self,
+        upstream: str | Sequence[str] | UriResolver | Upstream,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        framed: bool = False,
+        sinks: Sequence[Sink] = (),
+        hive_version: str = DEFAULT_HIVE_VERSION,
+        publish_failures: bool = False,
+        database_events: bool = True,
+        timeout: float = 600.0,
+        connect_timeout: float = 5.0,
+        zookeeper: str | DiscoveryConfig | None = None,
+        namespace: str | None = None,
+        advertise: str | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        lookup_connections: int = 16,
+        client_send_timeout: float = 600.0,
+        read_timeout: float = DEFAULT_READ_TIMEOUT,
+    ) -> None:
         if max_message_bytes < 1024:
-            raise ConfigError("max_message_bytes", f"{max_message_bytes} bytes is too small for any metastore call; "
-                                                  f"Hive's default is {DEFAULT_MAX_MESSAGE_BYTES}")
+            raise ConfigError(
+                "max_message_bytes",
+                f"{max_message_bytes} bytes is too small for any metastore call; "
+                f"Hive's default is {DEFAULT_MAX_MESSAGE_BYTES}",
+            )
         if not read_timeout > 0:
             raise ConfigError("read_timeout", f"{read_timeout!r} must be more than zero seconds")
-        self.upstream = upstream if isinstance(upstream, Upstream) else Upstream(
-            upstream, framed=framed, connect_timeout=connect_timeout, timeout=timeout)
+        self.upstream = (
+            upstream
+            if isinstance(upstream, Upstream)
+            else Upstream(upstream, framed=framed, connect_timeout=connect_timeout, timeout=timeout)
+        )
         # The namespace given, else a DiscoveryConfig's own, else Hive's default.
-        namespace = namespace or getattr(zookeeper, "namespace", None) or "hive_metastore"
+        namespace = namespace or (None if zookeeper is None or isinstance(zookeeper, str) else zookeeper.namespace)
+        namespace = namespace or "hive_metastore"
         if zookeeper is not None:
             _refuse_discovery_loop(self.upstream, zookeeper, namespace)
         self.client_send_timeout = client_send_timeout
         self.host = host
         self._requested_port = port
         self.sinks = list(sinks)
-        self.settings = Settings(hive_version=hive_version, publish_failures=publish_failures,
-                                 database_events=database_events)
+        self.settings = EventOptions(
+            hive_version=hive_version, publish_failures=publish_failures, database_events=database_events
+        )
         self.zookeeper = zookeeper
         self.namespace = namespace
         self._advertise = advertise
         self.max_message_bytes = max_message_bytes
         self.read_timeout = read_timeout
-        self.lookup = Lookup(lambda: self.upstream.client(read_timeout), size=lookup_connections,
-                             timeout=read_timeout)
+        self.lookup = Lookup(lambda: self.upstream.client(read_timeout), size=lookup_connections, timeout=read_timeout)
         self.capture = Capture(self.lookup, fan_out(self.sinks), self.settings)
         self._listener: socket.socket | None = None
         self._accept_thread: threading.Thread | None = None
         self._connections: dict[Connection, threading.Thread] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._registration: Any = None
+        self._registration: Registration | None = None
+        # The discovery session from_settings opened for the upstream, closed by stop().
+        self._owned_resolver: ZooKeeperResolver | None = None
         #: Calls relayed so far, by Thrift method name (what clients actually call); names that neither our
         #: IDL nor the upstream knows are counted together under :data:`UNKNOWN_METHOD`.
         self.calls: collections.Counter[str] = collections.Counter()
         self.port = 0
+
+    @classmethod
+    def from_settings(cls, settings: ShimSettings, *, sinks: Sequence[Sink] | None = None) -> Shim:
+        """A shim configured by ``settings``: the upstream it names (a ZooKeeper discovery session, which
+        :meth:`stop` ends, when it is discovered), the Kafka sink when it publishes, unless ``sinks`` are given."""
+        upstream = settings.open_upstream()
+        try:
+            shim = cls(upstream, sinks=settings.sinks() if sinks is None else sinks, **settings.keywords())
+        except BaseException:
+            if not isinstance(upstream, str):
+                upstream.close()
+            raise
+        shim._owned_resolver = None if isinstance(upstream, str) else upstream
+        return shim
+
+    @classmethod
+    def from_config(cls, config: Config, *, sinks: Sequence[Sink] | None = None) -> Shim:
+        """A shim configured by ``hivewire.shim.*``, ``apiary.bootstrap.servers`` and ``apiary.kafka.topic.name``
+        (docs/configuration.md, "Shim"); see :meth:`from_settings`."""
+        return cls.from_settings(ShimSettings.from_config(config), sinks=sinks)
 
     # -- lifecycle ----------------------------------------------------------------------------------------
     @property
@@ -134,12 +187,11 @@ class Shim:
         self._listener = listener
         self.port = listener.getsockname()[1]
         self.upstream.exclude(self.uri)
-        self._accept_thread = threading.Thread(target=self._accept_loop, name=f"hivewire-shim-{self.port}",
-                                               daemon=True)
+        self._accept_thread = threading.Thread(target=self._accept_loop, name=f"hivewire-shim-{self.port}", daemon=True)
         self._accept_thread.start()
         log.info("hivewire shim listening on %s:%d, relaying to %s", self.host, self.port, self.upstream.describe())
         if self.zookeeper is not None:
-            from hivewire.registration import Registration  # kazoo: only when registering
+            from hivewire.metastore._registration import Registration  # kazoo: only when registering
 
             self._registration = Registration(self.address, self.zookeeper, self.namespace).start()
         return self
@@ -155,10 +207,16 @@ class Shim:
                 log.exception("accept failed; continuing")
                 continue
             peer = f"{addr[0]}:{addr[1]}"
-            conn = Connection(sock, peer, upstream=self.upstream, capture=self.capture, count=self._count,
-                              max_message_bytes=self.max_message_bytes, send_timeout=self.client_send_timeout)
-            thread = threading.Thread(target=self._serve, args=(conn,), name=f"hivewire-shim-conn-{peer}",
-                                      daemon=True)
+            conn = Connection(
+                sock,
+                peer,
+                upstream=self.upstream,
+                capture=self.capture,
+                count=self._count,
+                max_message_bytes=self.max_message_bytes,
+                send_timeout=self.client_send_timeout,
+            )
+            thread = threading.Thread(target=self._serve, args=(conn,), name=f"hivewire-shim-conn-{peer}", daemon=True)
             with self._lock:
                 self._connections[conn] = thread
             thread.start()
@@ -211,6 +269,8 @@ class Shim:
                 sink.close(timeout)
             except Exception:
                 log.exception("closing sink %s failed", sink)
+        if self._owned_resolver is not None:
+            self._owned_resolver.close()
         log.info("hivewire shim on port %d stopped", self.port)
 
     def __enter__(self) -> Shim:
@@ -229,15 +289,18 @@ class Shim:
             self.stop()
 
 
-def _refuse_discovery_loop(upstream: Upstream, zookeeper: Any, namespace: str) -> None:
+def _refuse_discovery_loop(upstream: Upstream, zookeeper: str | DiscoveryConfig, namespace: str) -> None:
     """Refuse to register where the upstream is discovered: other shims would be found as upstreams."""
-    discovered = discovery_config(upstream.resolver)
+    discovered = discovery_of(upstream.resolver)
     if discovered is None:
         return
-    from hivewire.discovery import DiscoveryConfig  # kazoo: only when registering
+    from hivewire.metastore._zookeeper import DiscoveryConfig  # kazoo: only when registering
 
-    registered = (dataclasses.replace(zookeeper, namespace=namespace) if isinstance(zookeeper, DiscoveryConfig)
-                  else DiscoveryConfig(quorum=str(zookeeper), namespace=namespace))
+    registered = (
+        DiscoveryConfig(quorum=zookeeper, namespace=namespace)
+        if isinstance(zookeeper, str)
+        else dataclasses.replace(zookeeper, namespace=namespace)
+    )
 
     def ensemble(config: DiscoveryConfig) -> tuple[set[str], str]:
         hosts, _, chroot = config.quorum.partition("/")
@@ -247,8 +310,178 @@ def _refuse_discovery_loop(upstream: Upstream, zookeeper: Any, namespace: str) -
     # Any server in common means one ensemble (its members serve the same tree).
     if hosts & up_hosts and chroot == up_chroot and registered.namespace == discovered.namespace:
         raise ConfigError(
-            "namespace", f"the shim would register in /{registered.namespace} of the ZooKeeper it discovers its "
+            "namespace",
+            f"the shim would register in /{registered.namespace} of the ZooKeeper it discovers its "
             f"upstream metastores in ({discovered.quorum}, /{discovered.namespace}): it, and any other shim there, "
             f"would be found as an upstream and calls could be relayed from shim to shim in a loop. Register the "
             f"shim in a namespace of its own (--namespace, e.g. hivewire_shim) and point clients there, or "
-            f"discover the metastores in another one (--upstream-namespace)")
+            f"discover the metastores in another one (--upstream-namespace)",
+        )
+
+
+class ShimKeywords(TypedDict):
+    """:class:`Shim`'s keyword arguments that come from the configuration."""
+
+    host: str
+    port: int
+    framed: bool
+    hive_version: str
+    publish_failures: bool
+    database_events: bool
+    timeout: float
+    connect_timeout: float
+    zookeeper: DiscoveryConfig | None
+    advertise: str | None
+    max_message_bytes: int
+    lookup_connections: int
+    client_send_timeout: float
+    read_timeout: float
+
+
+@dataclass(frozen=True)
+class PublishSettings:
+    """Where the shim publishes: the Kafka topic, the spool that holds events until Kafka has them, and the
+    producer's librdkafka settings (``hivewire.shim.producer.*``)."""
+
+    bootstrap_servers: str
+    topic: str
+    spool_dir: str
+    fsync: FsyncPolicy
+    producer_config: dict[str, str]
+    alter_by_old_name: bool
+
+
+@dataclass(frozen=True)
+class ShimSettings:
+    """The shim's settings (docs/configuration.md, "Shim"); build them with :meth:`from_config`. Times are
+    in seconds. ``upstream`` is fixed URIs, or where to discover the metastores; ``zookeeper`` where to
+    register the shim (None: it does not register); ``publish`` None: it only relays calls."""
+
+    upstream: str | DiscoveryConfig
+    host: str
+    port: int
+    framed: bool
+    timeout: float
+    connect_timeout: float
+    hive_version: str
+    publish_failures: bool
+    database_events: bool
+    zookeeper: DiscoveryConfig | None
+    advertise: str | None
+    max_message_bytes: int
+    lookup_connections: int
+    client_send_timeout: float
+    read_timeout: float
+    publish: PublishSettings | None
+
+    @classmethod
+    def from_config(cls, config: Config) -> ShimSettings:
+        """Validate and read the shim's keys; raises :class:`~hivewire.errors.ConfigError` naming the key."""
+        config.check_keys()
+        uris = config.optional(keys.SHIM_UPSTREAM)
+        discovered = _discovery(
+            config, keys.SHIM_UPSTREAM_ZOOKEEPER, keys.SHIM_UPSTREAM_NAMESPACE, keys.SHIM_UPSTREAM_HIVE_SITE
+        )
+        if (uris is None) == (discovered is None):
+            raise ConfigError(
+                keys.SHIM_UPSTREAM.name,
+                f"give exactly one of {keys.SHIM_UPSTREAM.name} and {keys.SHIM_UPSTREAM_ZOOKEEPER.name} or "
+                f"{keys.SHIM_UPSTREAM_HIVE_SITE.name}: the metastores to front, or where to discover them",
+            )
+        bootstrap_servers, topic = config.optional(keys.BOOTSTRAP_SERVERS), config.optional(keys.TOPIC)
+        if (bootstrap_servers is None) != (topic is None):
+            raise ConfigError(
+                keys.TOPIC.name if topic is None else keys.BOOTSTRAP_SERVERS.name,
+                f"{keys.BOOTSTRAP_SERVERS.name} and {keys.TOPIC.name} go together: give both to publish events, "
+                "or neither to only relay calls",
+            )
+        fsync = config.read(keys.SHIM_SPOOL_FSYNC)
+        publish = PublishSettings(
+            bootstrap_servers=bootstrap_servers or "",
+            topic=topic or "",
+            spool_dir=config.read(keys.SHIM_SPOOL_DIR),
+            fsync="always" if fsync == "always" else "never" if fsync == "never" else "interval",
+            producer_config=config.with_prefix(keys.SHIM_PRODUCER_PREFIX.name),
+            alter_by_old_name=config.read(keys.SHIM_PARTITION_BY_OLD_NAME),
+        )
+        return cls(
+            upstream=discovered if discovered is not None else uris or "",
+            host=config.read(keys.SHIM_BIND),
+            port=config.read(keys.SHIM_PORT),
+            framed=config.read(keys.SHIM_FRAMED),
+            timeout=config.read(keys.SHIM_TIMEOUT),
+            connect_timeout=config.read(keys.SHIM_CONNECT_TIMEOUT),
+            hive_version=config.read(keys.SHIM_HIVE_VERSION),
+            publish_failures=config.read(keys.SHIM_PUBLISH_FAILURES),
+            database_events=config.read(keys.SHIM_DATABASE_EVENTS),
+            zookeeper=_discovery(config, keys.SHIM_ZOOKEEPER, keys.SHIM_NAMESPACE, keys.SHIM_HIVE_SITE),
+            advertise=config.optional(keys.SHIM_ADVERTISE),
+            max_message_bytes=config.read(keys.SHIM_MAX_MESSAGE_SIZE),
+            lookup_connections=config.read(keys.SHIM_LOOKUP_CONNECTIONS),
+            client_send_timeout=config.read(keys.SHIM_CLIENT_SEND_TIMEOUT),
+            read_timeout=config.read(keys.SHIM_READ_TIMEOUT),
+            publish=publish if bootstrap_servers and topic else None,
+        )
+
+    def open_upstream(self) -> str | ZooKeeperResolver:
+        """The fixed URIs, or a new discovery session (ZooKeeper) the caller closes."""
+        if isinstance(self.upstream, str):
+            return self.upstream
+        from hivewire.metastore import _discovery  # kazoo: only when discovering
+
+        return _discovery.ZooKeeperResolver(self.upstream)
+
+    def sinks(self) -> list[Sink]:
+        """The Kafka sink when the shim publishes (its spool is opened), else none."""
+        if self.publish is None:
+            return []
+        from hivewire_shim.kafka_sink import KafkaSink
+
+        p = self.publish
+        return [
+            KafkaSink(
+                p.bootstrap_servers,
+                p.topic,
+                p.spool_dir,
+                producer_config=p.producer_config,
+                alter_by_old_name=p.alter_by_old_name,
+                fsync=p.fsync,
+            )
+        ]
+
+    def keywords(self) -> ShimKeywords:
+        """The :class:`Shim` keyword arguments these settings make (the upstream and the sinks aside)."""
+        return ShimKeywords(
+            host=self.host,
+            port=self.port,
+            framed=self.framed,
+            hive_version=self.hive_version,
+            publish_failures=self.publish_failures,
+            database_events=self.database_events,
+            timeout=self.timeout,
+            connect_timeout=self.connect_timeout,
+            zookeeper=self.zookeeper,
+            advertise=self.advertise,
+            max_message_bytes=self.max_message_bytes,
+            lookup_connections=self.lookup_connections,
+            client_send_timeout=self.client_send_timeout,
+            read_timeout=self.read_timeout,
+        )
+
+
+def _discovery(
+    config: Config, quorum_key: Key[str], namespace_key: Key[str], hive_site_key: Key[str]
+) -> DiscoveryConfig | None:
+    """The ZooKeeper settings these three keys give, or None when neither a quorum nor a hive-site.xml is set."""
+    quorum, site = config.optional(quorum_key), config.optional(hive_site_key)
+    namespace = config.optional(namespace_key)
+    if quorum is None and site is None:
+        if namespace is not None:
+            raise ConfigError(
+                config.provenance(namespace_key).name,
+                f"is set, but neither {quorum_key.name} nor {hive_site_key.name}: give the ZooKeeper quorum too",
+            )
+        return None
+    from hivewire.metastore._zookeeper import DiscoveryConfig  # kazoo: only when discovering or registering
+
+    return DiscoveryConfig.from_parts(quorum, namespace, site)

@@ -21,10 +21,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from hivewire import apiary
+from hivewire._ratelimit import RateLimit
 from hivewire.errors import ConfigError, HivewireError
-from hivewire.events import AlterTableEvent, ListenerEvent
-from hivewire_shim.spool import RateLimit, Spool
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import AlterTableEvent, ListenerEvent
+from hivewire_shim.spool import Spool
 
 __all__ = ["AppSink", "Dispatcher", "Sink", "fan_out", "partition_key"]
 
@@ -49,12 +50,14 @@ class Dispatcher(Protocol):
 
 def fan_out(sinks: Sequence[Sink]) -> Callable[[ListenerEvent], None]:
     """One publish function over several sinks; a sink that raises is logged, never propagated."""
+
     def publish(event: ListenerEvent) -> None:
         for sink in sinks:
             try:
                 sink.publish(event)
             except Exception:
                 log.exception("sink %s failed to take %r; the event is lost for that sink", sink, event)
+
     return publish
 
 
@@ -87,8 +90,14 @@ class AppSink:
     and logged as an ERROR.
     """
 
-    def __init__(self, app: Dispatcher, *, name: str = "app", max_memory_bytes: int = 64 << 20,
-                 spill_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        app: Dispatcher,
+        *,
+        name: str = "app",
+        max_memory_bytes: int = 64 << 20,
+        spill_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
         if max_memory_bytes < 0:
             raise ConfigError("max_memory_bytes", f"{max_memory_bytes} must be zero or more")
         self.app = app
@@ -140,10 +149,15 @@ class AppSink:
                     self._spill_one(event.qualified_name, payload)
                 except (OSError, HivewireError) as e:
                     self.lost += 1
-                    log.error("sink %s: an event for %s is LOST: %d MB of events wait in memory and the spill "
-                              "cannot be written (%s); free space under %s, or make the listeners faster",
-                              self.name, event.qualified_name, self._memory_bytes >> 20, e,
-                              self.spill_dir or tempfile.gettempdir())
+                    log.error(
+                        "sink %s: an event for %s is LOST: %d MB of events wait in memory and the spill "
+                        "cannot be written (%s); free space under %s, or make the listeners faster",
+                        self.name,
+                        event.qualified_name,
+                        self._memory_bytes >> 20,
+                        e,
+                        self.spill_dir or tempfile.gettempdir(),
+                    )
                     return
             self._outstanding += 1
             self._lock.notify_all()
@@ -158,9 +172,13 @@ class AppSink:
             self._spill_path = path
             self._spill_cursor = self._spill.cursor()
         if not self._spilling and self._spill_errors.due():
-            log.warning("sink %s: %d MB of events wait for the App's listeners; later ones spill to %s until they "
-                        "catch up (the listeners are slower than the metastore's changes)", self.name,
-                        self._memory_bytes >> 20, self._spill_path)
+            log.warning(
+                "sink %s: %d MB of events wait for the App's listeners; later ones spill to %s until they "
+                "catch up (the listeners are slower than the metastore's changes)",
+                self.name,
+                self._memory_bytes >> 20,
+                self._spill_path,
+            )
         self._spill.append(key, payload)
         self._spilling = True
         self.spilled += 1
@@ -206,8 +224,9 @@ class AppSink:
             self.dispatched += 1
         except Exception as e:  # ListenerError after every listener ran, or anything else: log only
             self.failed += 1
-            log.error("sink %s: dispatching %r failed: %s", self.name, event, e,
-                      exc_info=type(e).__name__ != "ListenerError")
+            log.error(
+                "sink %s: dispatching %r failed: %s", self.name, event, e, exc_info=type(e).__name__ != "ListenerError"
+            )
         finally:
             with self._lock:
                 self._outstanding -= 1
@@ -233,8 +252,11 @@ class AppSink:
             self._lock.notify_all()
         self._thread.join(timeout)
         if self._thread.is_alive():
-            log.warning("sink %s: %d event(s) were not dispatched before the shim stopped (a listener is still "
-                        "running)", self.name, self._outstanding)
+            log.warning(
+                "sink %s: %d event(s) were not dispatched before the shim stopped (a listener is still running)",
+                self.name,
+                self._outstanding,
+            )
 
     def __repr__(self) -> str:
         return f"AppSink({self.name!r})"

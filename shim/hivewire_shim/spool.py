@@ -48,9 +48,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from hivewire._ratelimit import RateLimit
 from hivewire.errors import ConfigError, HivewireError
 
-__all__ = ["Cursor", "RateLimit", "Record", "Spool"]
+__all__ = ["Cursor", "Spool", "SpoolRecord", "write_all"]
 
 log = logging.getLogger(__name__)
 
@@ -61,37 +62,22 @@ _RECORD_START = re.compile(rb"(?=\d+\t[0-9a-f]{8}\t\d+\t)")
 _READ_CHUNK = 1 << 20
 
 
-class RateLimit:
-    """True from :meth:`due` at most once every ``seconds`` (for log lines that would otherwise repeat)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self._last = float("-inf")
-        self._lock = threading.Lock()
-
-    def due(self) -> bool:
-        now = time.monotonic()
-        with self._lock:
-            if now - self._last < self.seconds:
-                return False
-            self._last = now
-            return True
-
-
 @dataclass(frozen=True)
-class Record:
+class SpoolRecord:
+    """One spooled event: its sequence number, when it was published, its Kafka key and its Apiary JSON."""
+
     seq: int
     timestamp_ms: int
     key: str
     payload: bytes
 
 
-def _encode(record: Record) -> bytes:
+def _encode(record: SpoolRecord) -> bytes:
     body = b"%d\t%s\t" % (record.timestamp_ms, json.dumps(record.key).encode("utf-8")) + record.payload
     return b"%d\t%08x\t" % (record.seq, zlib.crc32(body)) + body + b"\n"
 
 
-def _decode(line: bytes) -> Record | None:
+def _decode(line: bytes) -> SpoolRecord | None:
     """The record on ``line`` (with its newline), or None if it is torn or corrupt."""
     if not line.endswith(b"\n"):
         return None
@@ -100,20 +86,20 @@ def _decode(line: bytes) -> Record | None:
         if not seq.isdigit() or len(crc) != 8 or int(crc, 16) != zlib.crc32(body):
             return None
         ts, key, payload = body.split(b"\t", 2)
-        return Record(int(seq), int(ts), json.loads(key), payload)
+        return SpoolRecord(int(seq), int(ts), json.loads(key), payload)
     except ValueError:
         return None
 
 
-def _salvage(line: bytes, after_seq: int) -> Record | None:
+def _salvage(line: bytes, after_seq: int) -> SpoolRecord | None:
     """A valid record at the end of a damaged ``line``: what an append after a torn record looks like.
 
     The CRC does not cover the sequence number, so digits of the torn part may run into it ("…1" + "13"):
     of the readings that pass the CRC, the smallest sequence number after ``after_seq`` is the record's.
     """
-    best: Record | None = None
+    best: SpoolRecord | None = None
     for match in _RECORD_START.finditer(line, 1):
-        record = _decode(line[match.start():])
+        record = _decode(line[match.start() :])
         if record is not None and record.seq > after_seq and (best is None or record.seq < best.seq):
             best = record
     return best
@@ -147,12 +133,22 @@ def _parse_ranges(text: str) -> set[int]:
     return out
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` or raise :class:`OSError` (a write that makes no progress: a full disk)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written == 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[written:]
+
+
 def _segment_name(first_seq: int) -> str:
     return f"{first_seq:020d}{_SUFFIX}"
 
 
 def _first_seq(path: Path) -> int:
-    return int(path.name[:-len(_SUFFIX)])
+    return int(path.name[: -len(_SUFFIX)])
 
 
 class Spool:
@@ -163,9 +159,15 @@ class Spool:
     :class:`OSError` (the disk is full, ...) with nothing written; the caller keeps the record.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], *, fsync: FsyncPolicy = "interval",
-                 fsync_interval: float = 0.2, segment_bytes: int = 64 << 20,
-                 checkpoint_interval: float = 0.2) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        fsync: FsyncPolicy = "interval",
+        fsync_interval: float = 0.2,
+        segment_bytes: int = 64 << 20,
+        checkpoint_interval: float = 0.2,
+    ) -> None:
         if fsync not in ("always", "interval", "never"):
             raise ConfigError("spool fsync", f"{fsync!r} is not always, interval or never")
         self.directory = Path(directory)
@@ -178,8 +180,9 @@ class Spool:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             self._lock_file.close()
-            raise HivewireError(f"the spool {self.directory} is in use by another process (one shim per "
-                                f"spool directory)") from None
+            raise HivewireError(
+                f"the spool {self.directory} is in use by another process (one shim per spool directory)"
+            ) from None
         self._lock = threading.Lock()
         self._sync_lock = threading.Lock()  # one fsync at a time; never held with _lock while fsyncing
         self._checkpoint_lock = threading.Lock()
@@ -204,8 +207,9 @@ class Spool:
         self._open_segment()
         self._flusher: threading.Thread | None = None
         if fsync == "interval":
-            self._flusher = threading.Thread(target=self._flush_loop, args=(fsync_interval,),
-                                             name="hivewire-spool-fsync", daemon=True)
+            self._flusher = threading.Thread(
+                target=self._flush_loop, args=(fsync_interval,), name="hivewire-spool-fsync", daemon=True
+            )
             self._flusher.start()
 
     # -- state --------------------------------------------------------------------------------------------
@@ -262,8 +266,11 @@ class Spool:
                 try:
                     self._done = {seq for seq in _parse_ranges(line[5:]) if seq > acked}
                 except ValueError:
-                    log.warning("spool %s: unreadable list of records delivered past #%d; they are sent again "
-                                "(duplicates)", self.directory, acked)
+                    log.warning(
+                        "spool %s: unreadable list of records delivered past #%d; they are sent again (duplicates)",
+                        self.directory,
+                        acked,
+                    )
         return acked
 
     def _recover(self) -> int:
@@ -288,14 +295,19 @@ class Spool:
                 damaged, unconfirmed = damaged + unconfirmed, 0
         size = last_path.stat().st_size
         if good_to < size:
-            log.warning("spool %s: cutting %d bytes of a torn record off %s", self.directory, size - good_to,
-                        last_path.name)
+            log.warning(
+                "spool %s: cutting %d bytes of a torn record off %s", self.directory, size - good_to, last_path.name
+            )
             with open(last_path, "r+b") as f:
                 f.truncate(good_to)
                 os.fsync(f.fileno())
         if damaged:
-            log.error("spool %s: %s holds damaged line(s) between valid records; they are skipped when sending "
-                      "(the events on them are lost; check the disk)", self.directory, last_path.name)
+            log.error(
+                "spool %s: %s holds damaged line(s) between valid records; they are skipped when sending "
+                "(the events on them are lost; check the disk)",
+                self.directory,
+                last_path.name,
+            )
         return last_seq
 
     def _open_segment(self) -> None:
@@ -334,10 +346,11 @@ class Spool:
                     self._roll()
                 except OSError as e:  # keep writing the current segment; the next append tries again
                     if self._roll_errors.due():
-                        log.warning("spool %s: could not start a new segment (%s); the current one grows",
-                                    self.directory, e)
+                        log.warning(
+                            "spool %s: could not start a new segment (%s); the current one grows", self.directory, e
+                        )
             seq = self._next_seq
-            line = _encode(Record(seq, ts, key, payload))
+            line = _encode(SpoolRecord(seq, ts, key, payload))
             self._write(line)
             self._segment_size += len(line)
             self._next_seq = seq + 1
@@ -355,33 +368,33 @@ class Spool:
         if self._torn:
             os.ftruncate(fd, size)  # raises (nothing written) if it still cannot be cut off
             self._torn = False
-        view = memoryview(line)
         try:
-            while view:
-                written = os.write(fd, view)
-                if written == 0:
-                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-                view = view[written:]
+            write_all(fd, line)
         except OSError:
             try:
                 os.ftruncate(fd, size)
             except OSError as e:
                 # Nothing may be appended after a torn record: the next append cuts it off first.
                 self._torn = True
-                log.error("spool %s: could not cut off a part-written record (%s); retrying on the next write",
-                          self.directory, e)
+                log.error(
+                    "spool %s: could not cut off a part-written record (%s); retrying on the next write",
+                    self.directory,
+                    e,
+                )
             raise
 
     def _roll(self) -> None:
         assert self._fd is not None
-        fd = os.open(self.directory / _segment_name(self._next_seq), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                     0o644)
+        fd = os.open(self.directory / _segment_name(self._next_seq), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         # The old segment is complete: make it durable before anything lands in the new one.
         try:
             os.fsync(self._fd)
         except OSError as e:
-            log.error("spool %s: fsync of a full segment failed (%s); a machine crash may lose its last "
-                      "events", self.directory, e)
+            log.error(
+                "spool %s: fsync of a full segment failed (%s); a machine crash may lose its last events",
+                self.directory,
+                e,
+            )
         os.close(self._fd)
         self._fd = fd
         self._segment_size = 0
@@ -420,8 +433,12 @@ class Spool:
         except OSError as e:
             self._dirty = True
             if self._sync_errors.due():
-                log.error("spool %s: fsync failed (%s); the events are written but a machine crash could lose "
-                          "them: check the disk", self.directory, e)
+                log.error(
+                    "spool %s: fsync failed (%s); the events are written but a machine crash could lose "
+                    "them: check the disk",
+                    self.directory,
+                    e,
+                )
             return
         # A roll in between fsync'ed the segment before this one, so everything up to target is on disk.
         self._synced = max(self._synced, target)
@@ -487,8 +504,12 @@ class Spool:
                 os.replace(tmp, self.directory / "acked")
             except OSError as e:
                 if self._checkpoint_errors.due():
-                    log.warning("spool %s: could not write the acknowledged marker (%s); retrying (after a crash "
-                                "more events would be sent twice)", self.directory, e)
+                    log.warning(
+                        "spool %s: could not write the acknowledged marker (%s); retrying (after a crash "
+                        "more events would be sent twice)",
+                        self.directory,
+                        e,
+                    )
                 return
             deleted = acked > self._persisted[0]
             self._persisted = state
@@ -569,9 +590,9 @@ class Cursor:
         self._offset, self._buf, self._pos = 0, bytearray(), 0
         return True
 
-    def read(self, max_records: int = 1000) -> list[Record]:
+    def read(self, max_records: int = 1000) -> list[SpoolRecord]:
         """The next records available now (possibly none), at most ``max_records``."""
-        out: list[Record] = []
+        out: list[SpoolRecord] = []
         if self._fd is None and not self._open_next():
             return out
         while len(out) < max_records:
@@ -597,9 +618,15 @@ class Cursor:
 
     def _skip_damaged(self, line: bytes) -> None:
         self._spool.corrupt += 1
-        log.error("spool %s: skipping a damaged record of %d bytes in %s after #%d (its event is lost; the disk "
-                  "may be failing): %r", self._spool.directory, len(line), self._path.name if self._path else "?",
-                  self.position, line[:200])
+        log.error(
+            "spool %s: skipping a damaged record of %d bytes in %s after #%d (its event is lost; the disk "
+            "may be failing): %r",
+            self._spool.directory,
+            len(line),
+            self._path.name if self._path else "?",
+            self.position,
+            line[:200],
+        )
 
     def _readline(self) -> bytes | None:
         """The next complete line of the open segment, or None (its end, or a record still being written)."""
@@ -607,11 +634,11 @@ class Cursor:
         while True:
             end = self._buf.find(b"\n", self._pos)
             if end >= 0:
-                line = bytes(self._buf[self._pos:end + 1])
+                line = bytes(self._buf[self._pos : end + 1])
                 self._pos = end + 1
                 return line
             # Keep only the unread part, then read on from where it ends.
-            del self._buf[:self._pos]
+            del self._buf[: self._pos]
             self._offset += self._pos
             self._pos = 0
             chunk = os.pread(self._fd, _READ_CHUNK, self._offset + len(self._buf))
@@ -624,7 +651,7 @@ class Cursor:
     def _later_segment_exists(self) -> bool:
         return any(_first_seq(p) > self._first_of_open for p in self._spool.segments())
 
-    def __iter__(self) -> Iterator[Record]:
+    def __iter__(self) -> Iterator[SpoolRecord]:
         while batch := self.read():
             yield from batch
 

@@ -8,16 +8,18 @@ on the same URIs (:meth:`Upstream.client`).
 from __future__ import annotations
 
 import contextlib
-import random
 import socket
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hivewire.errors import HivewireError
-from hivewire.metastore import MetastoreClient, UriResolver, connect, parse_uri, parse_uris
+from hivewire.metastore import FixedUris, MetastoreClient, UriResolver, connect, parse_uri, parse_uris
 from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, ReadClient
 
-__all__ = ["Upstream", "UpstreamUnavailable", "discovery_config"]
+if TYPE_CHECKING:
+    from hivewire.metastore import DiscoveryConfig
+
+__all__ = ["Upstream", "UpstreamUnavailable", "discovery_of"]
 
 
 class UpstreamUnavailable(HivewireError):
@@ -38,27 +40,13 @@ class _Excluding:
         return [u for u in self._inner.refresh() if u not in self._exclude]
 
 
-def discovery_config(resolver: UriResolver) -> Any:
-    """The :class:`~hivewire.discovery.DiscoveryConfig` a resolver discovers with, or None (fixed URIs)."""
+def discovery_of(resolver: UriResolver) -> DiscoveryConfig | None:
+    """The :class:`~hivewire.metastore.DiscoveryConfig` a resolver discovers with, or None (fixed URIs)."""
     while isinstance(resolver, _Excluding):
         resolver = resolver._inner
     config = getattr(resolver, "config", None)
     # Duck-typed: importing hivewire.discovery would load kazoo for shims that do not use ZooKeeper.
     return config if hasattr(config, "quorum") and hasattr(config, "namespace") else None
-
-
-class _Fixed:
-    def __init__(self, uris: list[str], shuffle: bool) -> None:
-        self._uris, self._shuffle = uris, shuffle
-
-    def uris(self) -> list[str]:
-        uris = list(self._uris)
-        if self._shuffle:
-            random.shuffle(uris)
-        return uris
-
-    def refresh(self) -> list[str]:
-        return []
 
 
 class Upstream:
@@ -70,9 +58,16 @@ class Upstream:
     framed transport. ``timeout`` bounds each relayed reply (Hive's client socket timeout is 600 s).
     """
 
-    def __init__(self, uris: str | Sequence[str] | UriResolver, *, framed: bool = False,
-                 connect_timeout: float = 5.0, timeout: float = 600.0, shuffle: bool = False) -> None:
-        self.resolver: UriResolver = (uris if isinstance(uris, UriResolver) else _Fixed(parse_uris(uris), shuffle))
+    def __init__(
+        self,
+        uris: str | Sequence[str] | UriResolver,
+        *,
+        framed: bool = False,
+        connect_timeout: float = 5.0,
+        timeout: float = 600.0,
+        shuffle: bool = False,
+    ) -> None:
+        self.resolver: UriResolver = uris if isinstance(uris, UriResolver) else FixedUris(parse_uris(uris), shuffle)
         self.framed = framed
         self.connect_timeout = connect_timeout
         self.timeout = timeout
@@ -110,5 +105,9 @@ class Upstream:
 
     def client(self, timeout: float = DEFAULT_READ_TIMEOUT) -> MetastoreClient:
         """A client on the same upstream for the shim's own reads, each call bounded by ``timeout`` seconds."""
-        return ReadClient(self.resolver, transport="framed" if self.framed else "buffered",
-                          connect_timeout=min(self.connect_timeout, timeout), timeout=timeout)
+        return ReadClient(
+            self.resolver,
+            transport="framed" if self.framed else "buffered",
+            connect_timeout=min(self.connect_timeout, timeout),
+            timeout=timeout,
+        )

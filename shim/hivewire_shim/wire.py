@@ -6,8 +6,8 @@ and result. :class:`MessageReader` gives all three cheaply:
 
 * it is a ``CReadableTransport``, so thrift's C extension (``fastbinary``) can walk a message in place.
   Skipping a struct with an empty spec makes the C code skip every field without building Python
-  objects: a 4.6 MB ``get_partitions`` reply is walked in about 10 ms (the pure-Python ``skip`` takes over
-  a second, a full decode a third of a second);
+  objects, far cheaper than the pure-Python ``skip`` or a full decode of a large ``get_partitions`` reply
+  (``bench/README.md`` has the figures);
 * every byte the parser consumes can be handed to a *sink* on the way: a list (to capture a request's
   exact bytes) or the other socket (to relay a reply while it is still arriving). Bytes are handed off
   each time the parser needs more input, so a relayed reply lags the upstream by at most one read.
@@ -45,6 +45,7 @@ __all__ = [
     "PeerClosed",
     "WireError",
     "application_exception",
+    "decode_args",
     "frame",
     "parse_header",
 ]
@@ -119,7 +120,7 @@ def parse_header(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple
     if after > end:
         return None
     try:
-        name = bytes(data[name_at:name_at + size]).decode("utf-8")
+        name = bytes(data[name_at : name_at + size]).decode("utf-8")
     except UnicodeDecodeError:
         raise WireError("not a Thrift binary message (method name is not UTF-8)") from None
     if mtype < 0:
@@ -128,6 +129,14 @@ def parse_header(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple
     if mtype not in _MESSAGE_TYPES:
         raise WireError(f"not a Thrift binary message (message type {mtype})")
     return Header(name, mtype, seqid), after
+
+
+def decode_args(cls: Any, body: bytes, offset: int) -> Any:
+    """``cls`` (a generated struct) decoded from ``body[offset:]`` (a message body after its header)."""
+    proto = TBinaryProtocol.TBinaryProtocolAccelerated(TTransport.TMemoryBuffer(body[offset:]))
+    obj = cls()
+    obj.read(proto)
+    return obj
 
 
 def frame(body: bytes) -> bytes:
@@ -163,8 +172,9 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
     claiming a 2 GB string is cut off instead of buffered. ``side`` names the peer in errors.
     """
 
-    def __init__(self, sock: socket.socket, *, side: str, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 chunk: int = 65536) -> None:
+    def __init__(
+        self, sock: socket.socket, *, side: str, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, chunk: int = 65536
+    ) -> None:
         self._sock = sock
         self.side = side
         self._chunk = chunk
@@ -237,7 +247,7 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
         if len(self._data) - pos < n:
             self.cstringio_refill(self._buf.read(), n)
             pos = 0
-        return self._data[pos:pos + n]
+        return self._data[pos : pos + n]
 
     def skip_bytes(self, n: int) -> None:
         """Consume ``n`` bytes without building them (a frame being relayed)."""
@@ -274,8 +284,9 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
         if _fastbinary is not None:
             _fastbinary.decode_binary(_SKIP_TARGET, self, _SKIP_ARGS)
         else:  # pragma: no cover - only without thrift's C extension
-            TBinaryProtocol.TBinaryProtocol(self, string_length_limit=self._max,
-                                            container_length_limit=self._max).skip(TType.STRUCT)
+            TBinaryProtocol.TBinaryProtocol(self, string_length_limit=self._max, container_length_limit=self._max).skip(
+                TType.STRUCT
+            )
 
     def decode_struct(self, cls: Any) -> Any:
         """Consume one struct and return it decoded as the generated class ``cls``."""
@@ -284,8 +295,9 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
         if _fastbinary is not None:
             _fastbinary.decode_binary(obj, self, [cls, cls.thrift_spec])
         else:  # pragma: no cover - only without thrift's C extension
-            obj.read(TBinaryProtocol.TBinaryProtocol(self, string_length_limit=self._max,
-                                                     container_length_limit=self._max))
+            obj.read(
+                TBinaryProtocol.TBinaryProtocol(self, string_length_limit=self._max, container_length_limit=self._max)
+            )
         return obj
 
     def message_start(self) -> None:
@@ -311,7 +323,7 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
 
     def _hand_off(self, upto: int) -> None:
         if self._sink is not None and upto > self._mark:
-            piece = self._data[self._mark:upto]
+            piece = self._data[self._mark : upto]
             self._sunk += len(piece)
             if self._limit is not None and self._sunk > self._limit:
                 raise WireError(f"{self.side} sent a message over {self._limit} bytes")
@@ -327,8 +339,7 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
             except OSError as e:
                 raise PeerClosed(f"{self.side}: {e}", started=self._started or pending > 0 or got > 0) from e
             if not piece:
-                raise PeerClosed(f"{self.side} closed the connection",
-                                 started=self._started or pending > 0 or got > 0)
+                raise PeerClosed(f"{self.side} closed the connection", started=self._started or pending > 0 or got > 0)
             pieces.append(piece)
             got += len(piece)
         return pieces[0] if len(pieces) == 1 else b"".join(pieces)

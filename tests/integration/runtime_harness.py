@@ -17,9 +17,9 @@ import waiting
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.source import MemorySource, Source
-from hivewire.testing import make_partition, make_table
+from hivewire.events import _apiary as apiary
+from hivewire.runtime._source import MemorySource, Source
+from hivewire.tools._testing import make_partition, make_table
 
 PARTITIONS = 4  # what the mock cluster creates, and what MemorySource is given
 
@@ -27,8 +27,16 @@ PARTITIONS = 4  # what the mock cluster creates, and what MemorySource is given
 def stream(n: int, tables: int = 40, db: str = "sales") -> list[bytes]:
     """``n`` ON_ADD_PARTITION messages round-robin over ``tables`` tables; partition value = sequence number."""
     shapes = [make_table(db, f"t{i:02d}", partition_keys={"seq": "string"}) for i in range(tables)]
-    return [apiary.encode(hw.AddPartitionEvent(table=shapes[i % tables], partitions=[
-        make_partition(shapes[i % tables], [str(i)])], parameters={"hive.version": "2.3.10"})) for i in range(n)]
+    return [
+        apiary.encode(
+            hw.AddPartitionEvent(
+                table=shapes[i % tables],
+                partitions=[make_partition(shapes[i % tables], [str(i)])],
+                parameters={"hive.version": "2.3.10"},
+            )
+        )
+        for i in range(n)
+    ]
 
 
 def seq_of(event: hw.ListenerEvent) -> int:
@@ -41,14 +49,14 @@ def read_to_end(bootstrap: str, topic: str, timeout: float = 120) -> list[tuple[
 
     Reading to the end, not to an expected count, shows duplicates beyond what a test expects.
     """
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{uuid.uuid4().hex}",
-                         "enable.auto.commit": False})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"reader-{uuid.uuid4().hex}", "enable.auto.commit": False}
+    )
     try:
         metadata = consumer.list_topics(topic, timeout=10).topics.get(topic)
         if metadata is None or metadata.error is not None or not metadata.partitions:
             return []  # never created: nothing was ever written to it
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-                for p in metadata.partitions}
+        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in metadata.partitions}
         positions = dict.fromkeys(ends, 0)
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in ends if ends[p] > 0])
         out: list[tuple[bytes, dict[str, str]]] = []
@@ -72,8 +80,7 @@ def topic_size(bootstrap: str, topic: str) -> int:
         metadata = consumer.list_topics(topic, timeout=10).topics.get(topic)
         if metadata is None or metadata.error is not None:
             return 0
-        return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-                   for p in metadata.partitions)
+        return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in metadata.partitions)
     finally:
         consumer.close()
 
@@ -164,8 +171,12 @@ class KafkaHarness(Harness):
         self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "compression.type": "zstd"})
 
     def source(self) -> Source:
-        return hw.KafkaSource(self.bootstrap, self.topic, group_id=self.group, consumer_config={
-            "auto.offset.reset": "earliest", "session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
+        return hw.KafkaSource(
+            self.bootstrap,
+            self.topic,
+            group_id=self.group,
+            consumer_config={"auto.offset.reset": "earliest", "session.timeout.ms": 6000, "heartbeat.interval.ms": 500},
+        )
 
     def send(self, payloads: Sequence[bytes]) -> None:
         for payload in payloads:
@@ -173,8 +184,14 @@ class KafkaHarness(Harness):
         assert self._producer.flush(30) == 0
 
     def _consumer(self, **extra: Any) -> Consumer:
-        return Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"reader-{uuid.uuid4().hex}",
-                         "enable.auto.commit": False, **extra})
+        return Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": f"reader-{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                **extra,
+            }
+        )
 
     def dead_letters(self, expected: int, timeout: float = 60) -> list[tuple[bytes, dict[str, str]]]:
         topic = f"{self.topic}.dlq"

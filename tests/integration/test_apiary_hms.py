@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.events import AddPartitionEvent, CreateDatabaseEvent, CreateTableEvent, InsertEvent, ListenerEvent
-from hivewire.local import LocalMetastore
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import AddPartitionEvent, CreateDatabaseEvent, CreateTableEvent, InsertEvent, ListenerEvent
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_thrift.hive_metastore import ttypes as hms
 
 PARAMETERS = {"hive.version": "2.3.10"}
@@ -26,8 +26,14 @@ def client(metastore: LocalMetastore) -> Iterator[hw.MetastoreClient]:
 
 @pytest.fixture
 def db(client: hw.MetastoreClient, unique: str, metastore: LocalMetastore) -> Iterator[str]:
-    client.create_database(make_database(unique, location=(metastore.warehouse / f"{unique}.db").as_uri(),
-                                         description="apiary <codec> & co", parameters={"team": "dätä"}))
+    client.create_database(
+        make_database(
+            unique,
+            location=(metastore.warehouse / f"{unique}.db").as_uri(),
+            description="apiary <codec> & co",
+            parameters={"team": "dätä"},
+        )
+    )
     yield unique
     client.drop_database(unique, True, True)
 
@@ -50,16 +56,28 @@ def round_trips(event: ListenerEvent) -> list[ListenerEvent]:
 def skewed_table(metastore: LocalMetastore, db: str, name: str, **kw: Any) -> Any:
     base = location(metastore, db, name)
     skewed = hms.SkewedInfo(
-        skewedColNames=["country", "city"], skewedColValues=[["NL", "AMS"], ["FR", "PAR"]],
-        skewedColValueLocationMaps={("NL", "AMS"): f"{base}/country=NL/city=AMS",
-                                    ("FR", "PAR"): f"{base}/country=FR/city=PAR"})
-    return make_table(db, name, location=base, skewed=skewed, create_time=1717171717,
-                      columns={"id": "bigint", "country": "string", "city": "string", "note": "string"},
-                      parameters={"owner.team": "orders", "comment": "ünïcødé ✓ <b>"}, **kw)
+        skewedColNames=["country", "city"],
+        skewedColValues=[["NL", "AMS"], ["FR", "PAR"]],
+        skewedColValueLocationMaps={
+            ("NL", "AMS"): f"{base}/country=NL/city=AMS",
+            ("FR", "PAR"): f"{base}/country=FR/city=PAR",
+        },
+    )
+    return make_table(
+        db,
+        name,
+        location=base,
+        skewed=skewed,
+        create_time=1717171717,
+        columns={"id": "bigint", "country": "string", "city": "string", "note": "string"},
+        parameters={"owner.team": "orders", "comment": "ünïcødé ✓ <b>"},
+        **kw,
+    )
 
 
-def test_tables_read_from_the_metastore_survive_encode_and_decode(client: hw.MetastoreClient, db: str,
-                                                                   metastore: LocalMetastore) -> None:
+def test_tables_read_from_the_metastore_survive_encode_and_decode(
+    client: hw.MetastoreClient, db: str, metastore: LocalMetastore
+) -> None:
     managed = skewed_table(metastore, db, "orders", partition_keys={"dt": "string", "hour": "int"})
     managed.sd.cols[3].comment = "free text"
     external = skewed_table(metastore, db, "orders_ext", table_type="EXTERNAL_TABLE")
@@ -78,14 +96,24 @@ def test_tables_read_from_the_metastore_survive_encode_and_decode(client: hw.Met
     assert client.get_table(db, "orders_ext").parameters["EXTERNAL"] == "TRUE"
 
 
-def test_partitions_read_from_the_metastore_survive_encode_and_decode(client: hw.MetastoreClient, db: str,
-                                                                       metastore: LocalMetastore) -> None:
+def test_partitions_read_from_the_metastore_survive_encode_and_decode(
+    client: hw.MetastoreClient, db: str, metastore: LocalMetastore
+) -> None:
     table = skewed_table(metastore, db, "events", partition_keys={"dt": "string", "hour": "int"})
     client.create_table(table)
     stored_table = client.get_table(db, "events")
-    client.add_partitions([make_partition(stored_table, [f"2024-05-0{day}", str(hour)], create_time=1717171717,
-                                          parameters={"numRows": str(day * 100)})
-                           for day in (1, 2) for hour in (0, 23)])
+    client.add_partitions(
+        [
+            make_partition(
+                stored_table,
+                [f"2024-05-0{day}", str(hour)],
+                create_time=1717171717,
+                parameters={"numRows": str(day * 100)},
+            )
+            for day in (1, 2)
+            for hour in (0, 23)
+        ]
+    )
     stored = client.get_partitions(db, "events")
     assert len(stored) == 4 and all(p.sd.skewedInfo.skewedColValueLocationMaps for p in stored)
     event = AddPartitionEvent(table=stored_table, partitions=stored, parameters=PARAMETERS)
@@ -102,11 +130,13 @@ def test_database_read_from_the_metastore_survives_encode_and_decode(client: hw.
         assert again == event and again.database == stored  # type: ignore[attr-defined]
 
 
-def test_insert_event_fetches_its_table_through_the_handler(client: hw.MetastoreClient, db: str,
-                                                            metastore: LocalMetastore) -> None:
+def test_insert_event_fetches_its_table_through_the_handler(
+    client: hw.MetastoreClient, db: str, metastore: LocalMetastore
+) -> None:
     client.create_table(make_table(db, "facts", location=location(metastore, db, "facts")))
-    insert = InsertEvent(db_name=db, table_name="facts", files=[f"{location(metastore, db, 'facts')}/f0"],
-                         parameters=PARAMETERS)
+    insert = InsertEvent(
+        db_name=db, table_name="facts", files=[f"{location(metastore, db, 'facts')}/f0"], parameters=PARAMETERS
+    )
     decoded = apiary.decode(apiary.encode(insert))
     with pytest.raises(hw.HivewireError, match="needs a metastore connection"):
         decoded.table  # type: ignore[attr-defined]  # noqa: B018

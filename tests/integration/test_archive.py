@@ -29,12 +29,12 @@ import pytest
 import waiting
 from confluent_kafka import Producer
 
-from hivewire import apiary
-from hivewire.archive import Archiver, txn_app_id
-from hivewire.arrow import SCHEMA, Undecodable, paused_gc
+from hivewire.data._archive import Archiver, txn_app_id
+from hivewire.data._arrow import SCHEMA, Undecodable, paused_gc
 from hivewire.errors import ConfigError
-from hivewire.events import Origin
-from hivewire.kafka import KafkaSource
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import Origin
+from hivewire.runtime._kafka import KafkaSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from test_arrow import T0_MS, mixed_messages
@@ -49,10 +49,16 @@ BAD = {1000: b"<xml/>", 20000: b'{"eventType": "ON_CREATE_TABLE", "databaseName"
 def spark() -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
-    session = (SparkSession.Builder().master("local[1]").appName("hivewire-archive-test")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "1").config("spark.sql.session.timeZone", "UTC")
-               .getOrCreate())
+    session = (
+        SparkSession.Builder()
+        .master("local[1]")
+        .appName("hivewire-archive-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
     yield session
     session.stop()
 
@@ -64,8 +70,23 @@ def producer(kafka: str) -> Any:
 
 def start_archiver(kafka: str, topic: str, table: Path, log: Path, *extra: str) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
-        return subprocess.Popen([HIVEWIRE, "--log-level", "DEBUG", "archive", "--bootstrap-servers", kafka,
-                                 "--topic", topic, "--table", str(table), *FAST_GROUP, *extra], stderr=out)
+        return subprocess.Popen(
+            [
+                HIVEWIRE,
+                "--log-level",
+                "DEBUG",
+                "archive",
+                "--bootstrap-servers",
+                kafka,
+                "--topic",
+                topic,
+                "--table",
+                str(table),
+                *FAST_GROUP,
+                *extra,
+            ],
+            stderr=out,
+        )
 
 
 def versions(table: Path, topic: str) -> list[int | None]:
@@ -95,9 +116,11 @@ def test_exactly_once_through_kill_9(kafka: str, tmp_path: Path, spark: Any) -> 
         # first 40,000 only a trickle (50/s) until the last kill, so that every kill lands mid-stream.
         out = producer(kafka)
         for i, data in enumerate(messages):
+
             def delivered(err: Any, msg: Any, i: int = i) -> None:
                 assert err is None, err
                 coordinates[i] = (msg.partition(), msg.offset())
+
             out.produce(topic, value=data, partition=i % 4, timestamp=T0_MS + i * 1000, on_delivery=delivered)
             if i % 250 == 0:
                 out.poll(0)
@@ -116,7 +139,7 @@ def test_exactly_once_through_kill_9(kafka: str, tmp_path: Path, spark: Any) -> 
         return start_archiver(kafka, topic, table, logs[i], *flush)
 
     def committed_since_start(i: int) -> bool:
-        return b"committed " in logs[i].read_bytes()[started_at[i]:]
+        return b"committed " in logs[i].read_bytes()[started_at[i] :]
 
     procs = [start(i) for i in range(2)]
     streaming = threading.Thread(target=produce)
@@ -149,8 +172,9 @@ def test_exactly_once_through_kill_9(kafka: str, tmp_path: Path, spark: Any) -> 
 
     # deltalake: every offset exactly once, with the offsets of the last commit in the log.
     dt = deltalake.DeltaTable(str(table))
-    rows = dt.to_pyarrow_table(columns=["kafka_topic", "kafka_partition", "kafka_offset", "event_type",
-                                        "decode_error", "event_date", "raw"])
+    rows = dt.to_pyarrow_table(
+        columns=["kafka_topic", "kafka_partition", "kafka_offset", "event_type", "decode_error", "event_date", "raw"]
+    )
     got = sorted(zip(rows["kafka_partition"].to_pylist(), rows["kafka_offset"].to_pylist(), strict=True))
     assert got == expected, f"{len(got) - len(set(got))} duplicates, {len(set(expected) - set(got))} missing"
     assert set(rows["kafka_topic"].to_pylist()) == {topic}
@@ -166,18 +190,23 @@ def test_exactly_once_through_kill_9(kafka: str, tmp_path: Path, spark: Any) -> 
     assert all("event_date=" in uri for uri in dt.file_uris())
 
     # pyarrow over the table's current files (orphans of killed writes are not among them).
-    dataset = ds.dataset(dt.file_uris(), format="parquet", partitioning="hive",
-                         partition_base_dir=str(table))
+    dataset = ds.dataset(dt.file_uris(), format="parquet", partitioning="hive", partition_base_dir=str(table))
     scanned = dataset.to_table(columns=["kafka_partition", "kafka_offset"])
-    assert sorted(zip(scanned["kafka_partition"].to_pylist(), scanned["kafka_offset"].to_pylist(),
-                      strict=True)) == expected
+    assert (
+        sorted(zip(scanned["kafka_partition"].to_pylist(), scanned["kafka_offset"].to_pylist(), strict=True))
+        == expected
+    )
 
     # Spark over the same files; the per-type counts match what was produced.
     from pyspark.sql import functions as F
 
     frame = spark.read.option("basePath", str(table)).parquet(*dt.file_uris())
-    (summary,) = frame.agg(F.count("*").alias("rows"), F.count_distinct("kafka_partition", "kafka_offset").alias(
-        "distinct"), F.min("event_date").alias("first"), F.max("event_date").alias("last")).collect()
+    (summary,) = frame.agg(
+        F.count("*").alias("rows"),
+        F.count_distinct("kafka_partition", "kafka_offset").alias("distinct"),
+        F.min("event_date").alias("first"),
+        F.max("event_date").alias("last"),
+    ).collect()
     assert (summary["rows"], summary["distinct"]) == (50_000, 50_000)
     dates = rows["event_date"].to_pylist()
     assert (summary["first"], summary["last"]) == (min(dates), max(dates))
@@ -207,8 +236,11 @@ def test_sigterm_writes_what_is_buffered(kafka: str, tmp_path: Path) -> None:
     # A second run archives the rest, and nothing twice.
     stats = Archiver(KafkaSource(kafka, topic), str(table)).run(idle_timeout=2)
     rows = deltalake.DeltaTable(str(table)).to_pyarrow_table(columns=["kafka_partition", "kafka_offset"])
-    assert rows.num_rows == 1000 == len(set(zip(rows["kafka_partition"].to_pylist(),
-                                                rows["kafka_offset"].to_pylist(), strict=True)))
+    assert (
+        rows.num_rows
+        == 1000
+        == len(set(zip(rows["kafka_partition"].to_pylist(), rows["kafka_offset"].to_pylist(), strict=True)))
+    )
     assert stats.rows_written == 1000 - archived
 
 
@@ -288,10 +320,15 @@ def test_two_jobs_archiving_one_topic_into_two_tables_each_get_all_of_it(kafka: 
         t.start()
     try:
         for name in ("a", "b"):
-            wait_for(lambda name=name: (tmp_path / name / "_delta_log").is_dir()
-                     and deltalake.DeltaTable(str(tmp_path / name)).to_pyarrow_table(
-                         columns=["kafka_offset"]).num_rows >= 400, f"table {name} to hold the whole topic",
-                     timeout=120)
+            wait_for(
+                lambda name=name: (
+                    (tmp_path / name / "_delta_log").is_dir()
+                    and deltalake.DeltaTable(str(tmp_path / name)).to_pyarrow_table(columns=["kafka_offset"]).num_rows
+                    >= 400
+                ),
+                f"table {name} to hold the whole topic",
+                timeout=120,
+            )
     finally:
         stop.set()
         for t in threads:

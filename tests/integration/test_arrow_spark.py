@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from hivewire import spark as hw_spark
-from hivewire.arrow import SCHEMA, paused_gc, to_arrow
-from hivewire.events import (
+from hivewire.data import _spark as hw_spark
+from hivewire.data._arrow import SCHEMA, paused_gc, to_arrow
+from hivewire.data._notebook import EventList
+from hivewire.events._model import (
     AddPartitionEvent,
     AlterPartitionEvent,
     AlterTableEvent,
@@ -25,7 +26,6 @@ from hivewire.events import (
     InsertEvent,
     ListenerEvent,
 )
-from hivewire.notebook import EventList
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from test_arrow import decode_all, mixed_messages
@@ -37,10 +37,16 @@ N = 100_000
 def spark() -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
-    session = (SparkSession.Builder().master("local[1]").appName("hivewire-arrow-test")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "1").config("spark.sql.session.timeZone", "UTC")
-               .getOrCreate())
+    session = (
+        SparkSession.Builder()
+        .master("local[1]")
+        .appName("hivewire-arrow-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
     yield session
     session.stop()
 
@@ -98,8 +104,11 @@ def test_counts_per_type_database_and_table(frame: Any, events: list[ListenerEve
 
 
 def test_renames_round_trip(frame: Any, events: list[ListenerEvent]) -> None:
-    expected = Counter((f"{e.old_table.dbName}.{e.old_table.tableName}", e.qualified_name)
-                       for e in events if isinstance(e, AlterTableEvent) and e.is_rename)
+    expected = Counter(
+        (f"{e.old_table.dbName}.{e.old_table.tableName}", e.qualified_name)
+        for e in events
+        if isinstance(e, AlterTableEvent) and e.is_rename
+    )
     got = frame.where("old_name IS NOT NULL").groupBy("old_name", "new_name").count().collect()
     assert {(r["old_name"], r["new_name"]): r["count"] for r in got} == expected
     assert sum(expected.values()) > 1000
@@ -118,34 +127,59 @@ def test_partitions_round_trip(frame: Any, events: list[ListenerEvent]) -> None:
         return []
 
     expected = Counter(p for e in events for p in partitions(e))
-    exploded = (frame.select(F.explode(F.arrays_zip("partition_values", "partition_locations")).alias("p"))
-                .select(F.col("p.partition_values").alias("values"), F.col("p.partition_locations").alias("loc"))
-                .groupBy("values", "loc").count().collect())
+    exploded = (
+        frame.select(F.explode(F.arrays_zip("partition_values", "partition_locations")).alias("p"))
+        .select(F.col("p.partition_values").alias("values"), F.col("p.partition_locations").alias("loc"))
+        .groupBy("values", "loc")
+        .count()
+        .collect()
+    )
     assert {(tuple(r["values"]), r["loc"]): r["count"] for r in exploded} == expected
     old = Counter(tuple(e.old_partition.values) for e in events if isinstance(e, AlterPartitionEvent))
     got = frame.where("old_partition_values IS NOT NULL").groupBy("old_partition_values").count().collect()
     assert {tuple(r["old_partition_values"]): r["count"] for r in got} == old
-    keys = Counter(tuple(k.name for k in e.table.partitionKeys) for e in events
-                   if isinstance(e, (AddPartitionEvent, DropPartitionEvent, AlterPartitionEvent)))
-    got = (frame.where("event_type IN ('ADD_PARTITION', 'DROP_PARTITION', 'ALTER_PARTITION')")
-           .select(F.col("partition_keys.name").alias("keys")).groupBy("keys").count().collect())
+    keys = Counter(
+        tuple(k.name for k in e.table.partitionKeys)
+        for e in events
+        if isinstance(e, (AddPartitionEvent, DropPartitionEvent, AlterPartitionEvent))
+    )
+    got = (
+        frame.where("event_type IN ('ADD_PARTITION', 'DROP_PARTITION', 'ALTER_PARTITION')")
+        .select(F.col("partition_keys.name").alias("keys"))
+        .groupBy("keys")
+        .count()
+        .collect()
+    )
     assert {tuple(r["keys"]): r["count"] for r in got} == keys
 
 
 def test_parameters_round_trip(frame: Any, events: list[ListenerEvent]) -> None:
     expected = Counter(tuple(sorted(e.parameters.items())) for e in events)
-    got = frame.groupBy(frame["parameters"]["seq"].alias("seq"), frame["parameters"]["hive.version"].alias("v"),
-                        frame["hive_version"]).count().collect()
+    got = (
+        frame.groupBy(
+            frame["parameters"]["seq"].alias("seq"),
+            frame["parameters"]["hive.version"].alias("v"),
+            frame["hive_version"],
+        )
+        .count()
+        .collect()
+    )
     assert {(r["seq"], r["v"], r["hive_version"]): r["count"] for r in got} == Counter(
-        (dict(p).get("seq"), dict(p).get("hive.version"), dict(p).get("hive.version")) for p in expected.elements())
+        (dict(p).get("seq"), dict(p).get("hive.version"), dict(p).get("hive.version")) for p in expected.elements()
+    )
+
     def table_of(e: ListenerEvent) -> Any:
         if isinstance(e, InsertEvent):
             return None  # its table is not in the message
         return e.new_table if isinstance(e, AlterTableEvent) else getattr(e, "table", None)
 
     tables = Counter(t.parameters.get("owner.team") for t in map(table_of, events) if t is not None)
-    got = frame.where("table_parameters IS NOT NULL").groupBy(frame["table_parameters"]["owner.team"].alias(
-        "team")).count().collect()
+    got = (
+        frame.where("table_parameters IS NOT NULL")
+        .groupBy(frame["table_parameters"]["owner.team"].alias("team"))
+        .count()
+        .collect()
+    )
     assert {r["team"]: r["count"] for r in got} == tables
 
 
@@ -154,8 +188,12 @@ def test_rows_match_the_events(frame: Any, events: list[ListenerEvent]) -> None:
     sample = list(range(0, N, 997))
     keys = [e.origin.partition * 1_000_000_000 + e.origin.offset for e in (events[i] for i in sample)]  # type: ignore
     arrow_rows = to_arrow([events[i] for i in sample]).to_pylist()
-    got = {(r["kafka_partition"], r["kafka_offset"]): r.asDict(recursive=True) for r in frame.where(
-        (frame["kafka_partition"].cast("long") * 1_000_000_000 + frame["kafka_offset"]).isin(keys)).collect()}
+    got = {
+        (r["kafka_partition"], r["kafka_offset"]): r.asDict(recursive=True)
+        for r in frame.where(
+            (frame["kafka_partition"].cast("long") * 1_000_000_000 + frame["kafka_offset"]).isin(keys)
+        ).collect()
+    }
     assert len(got) == len(sample)
     for expected in arrow_rows:
         row = got[(expected["kafka_partition"], expected["kafka_offset"])]

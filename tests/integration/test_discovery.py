@@ -19,10 +19,11 @@ from runtime_harness import MemoryHarness
 from waiting import wait_for
 
 import hivewire as hw
-from hivewire.cli import main as cli
-from hivewire.discovery import DiscoveryConfig, ZooKeeperResolver, close_shared_resolvers, discover_metastores
-from hivewire.local import LocalMetastore, LocalZooKeeper
-from hivewire.testing import make_database, make_table
+from hivewire.metastore._discovery import ZooKeeperResolver, close_shared_resolvers, discover_metastores
+from hivewire.metastore._zookeeper import DiscoveryConfig
+from hivewire.tools._cli import main as cli
+from hivewire.tools._local import LocalMetastore, LocalZooKeeper
+from hivewire.tools._testing import make_database, make_table
 
 
 @pytest.fixture
@@ -54,30 +55,38 @@ def test_hive4_registrations(zk: KazooClient, zookeeper: LocalZooKeeper, unique:
     assert first.rsplit("/", 1)[1].startswith("hms-a.example.com:9083") and first[-10:].isdigit()
     assert zk.get(first)[0] == b"hms-a.example.com:9083"
     assert discover_metastores(zookeeper.quorum, unique) == [
-        "thrift://hms-a.example.com:9083", "thrift://hms-b.example.com:9084"]
+        "thrift://hms-a.example.com:9083",
+        "thrift://hms-b.example.com:9084",
+    ]
 
 
-def test_hiveserver2_style_empty_data_and_duplicates(zk: KazooClient, zookeeper: LocalZooKeeper,
-                                                    unique: str) -> None:
+def test_hiveserver2_style_empty_data_and_duplicates(zk: KazooClient, zookeeper: LocalZooKeeper, unique: str) -> None:
     ns = f"/{unique}"
     zk.ensure_path(ns)
     hs2 = "serverUri={};version=4.0.0;sequence="
     zk.create(f"{ns}/{hs2.format('hs2-a:10000')}", b"hs2-a:10000", ephemeral=True, sequence=True)
-    zk.create(f"{ns}/{hs2.format('hs2-b:10001')}",
-              b"hive.server2.thrift.bind.host=hs2-b;hive.server2.instance.uri=hs2-b:10001;"
-              b"hive.server2.transport.mode=binary;hive.server2.authentication=NONE", ephemeral=True, sequence=True)
+    zk.create(
+        f"{ns}/{hs2.format('hs2-b:10001')}",
+        b"hive.server2.thrift.bind.host=hs2-b;hive.server2.instance.uri=hs2-b:10001;"
+        b"hive.server2.transport.mode=binary;hive.server2.authentication=NONE",
+        ephemeral=True,
+        sequence=True,
+    )
     zk.create(f"{ns}/{hs2.format('hs2-c:10002')}", b"", ephemeral=True, sequence=True)
     zk.create(f"{ns}/hms-d:9083", b"", ephemeral=True, sequence=True)  # Hive 4 name, empty data
     zk.create(f"{ns}/hms-e:9083", b"hms-a-typo", ephemeral=True, sequence=True)  # unreadable data: the name
     zk.create(f"{ns}/hms-d:9083", b"hms-d:9083", ephemeral=True, sequence=True)  # a duplicate registration
     zk.create(f"{ns}/lock-", b"", ephemeral=True, sequence=True)  # not a registration at all
     assert discover_metastores(zookeeper.quorum, unique) == [
-        "thrift://hs2-a:10000", "thrift://hs2-b:10001", "thrift://hs2-c:10002", "thrift://hms-d:9083",
-        "thrift://hms-e:9083"]
+        "thrift://hs2-a:10000",
+        "thrift://hs2-b:10001",
+        "thrift://hs2-c:10002",
+        "thrift://hms-d:9083",
+        "thrift://hms-e:9083",
+    ]
 
 
-def test_missing_or_empty_namespace_is_a_clear_error(zk: KazooClient, zookeeper: LocalZooKeeper,
-                                                     unique: str) -> None:
+def test_missing_or_empty_namespace_is_a_clear_error(zk: KazooClient, zookeeper: LocalZooKeeper, unique: str) -> None:
     with pytest.raises(hw.DiscoveryError) as missing:
         discover_metastores(zookeeper.quorum, unique)
     text = str(missing.value)
@@ -95,19 +104,26 @@ def test_missing_or_empty_namespace_is_a_clear_error(zk: KazooClient, zookeeper:
     assert f"/{unique}" in str(empty_client.value)
 
 
-def test_the_error_names_the_key_the_namespace_came_from(zookeeper: LocalZooKeeper, unique: str,
-                                                         caplog: pytest.LogCaptureFixture) -> None:
+def test_the_error_names_the_key_the_namespace_came_from(
+    zookeeper: LocalZooKeeper, unique: str, caplog: pytest.LogCaptureFixture
+) -> None:
     # An HDP-style site: hive.zookeeper.namespace is set for the lock manager, and MetastoreConf's fallback to
     # it moves discovery there.
-    conf = {"metastore.service.discovery.mode": "zookeeper", "metastore.thrift.uris": zookeeper.quorum,
-            "hive.zookeeper.namespace": unique}
+    conf = {
+        "metastore.service.discovery.mode": "zookeeper",
+        "metastore.thrift.uris": zookeeper.quorum,
+        "hive.zookeeper.namespace": unique,
+    }
     with caplog.at_level("WARNING", logger="hivewire.discovery"), pytest.raises(hw.DiscoveryError) as exc:
         hw.MetastoreClient.from_hive_conf(conf)
     text = str(exc.value)
     assert f"hive.zookeeper.namespace={unique}" in text and "set metastore.zookeeper.namespace" in text
     assert f"metastore.zookeeper.namespace={unique}" not in text  # the old message named the wrong key
-    assert any("hive.zookeeper.namespace" in r.getMessage() and "metastore.zookeeper.namespace" in r.getMessage()
-               for r in caplog.records if r.levelname == "WARNING")
+    assert any(
+        "hive.zookeeper.namespace" in r.getMessage() and "metastore.zookeeper.namespace" in r.getMessage()
+        for r in caplog.records
+        if r.levelname == "WARNING"
+    )
 
     conf = {**conf, "metastore.zookeeper.namespace": f"{unique}_hms"}
     with pytest.raises(hw.DiscoveryError) as exc2:
@@ -117,7 +133,7 @@ def test_the_error_names_the_key_the_namespace_came_from(zookeeper: LocalZooKeep
 
 
 def test_unreachable_zookeeper_is_a_clear_error() -> None:
-    from hivewire.local import free_port
+    from hivewire.tools._local import free_port
 
     quorum = f"127.0.0.1:{free_port()}"
     with pytest.raises(hw.DiscoveryError) as exc:
@@ -125,8 +141,7 @@ def test_unreachable_zookeeper_is_a_clear_error() -> None:
     assert quorum in str(exc.value) and "could not connect to ZooKeeper" in str(exc.value)
 
 
-def test_digest_protected_namespace_needs_credentials(zk: KazooClient, zookeeper: LocalZooKeeper,
-                                                     unique: str) -> None:
+def test_digest_protected_namespace_needs_credentials(zk: KazooClient, zookeeper: LocalZooKeeper, unique: str) -> None:
     acl = [make_digest_acl("reader", "pw", all=True)]
     zk.add_auth("digest", "reader:pw")
     zk.create(f"/{unique}", b"", acl=acl)
@@ -134,8 +149,7 @@ def test_digest_protected_namespace_needs_credentials(zk: KazooClient, zookeeper
     with pytest.raises(hw.DiscoveryError) as exc:
         discover_metastores(zookeeper.quorum, unique)
     assert "credentials" in str(exc.value)
-    assert discover_metastores(zookeeper.quorum, unique, auth_data=[("digest", "reader:pw")]) == [
-        "thrift://hms-x:9083"]
+    assert discover_metastores(zookeeper.quorum, unique, auth_data=[("digest", "reader:pw")]) == ["thrift://hms-x:9083"]
 
 
 def test_resolver_follows_changes(zk: KazooClient, zookeeper: LocalZooKeeper, unique: str) -> None:
@@ -155,8 +169,9 @@ def test_resolver_follows_changes(zk: KazooClient, zookeeper: LocalZooKeeper, un
         wait_for(lambda: resolver.uris() == ["thrift://hms-c:9083"], "hms-c in the re-created namespace")
 
 
-def test_resolver_refresh_reads_synchronously_and_shuffles(zk: KazooClient, zookeeper: LocalZooKeeper,
-                                                           unique: str) -> None:
+def test_resolver_refresh_reads_synchronously_and_shuffles(
+    zk: KazooClient, zookeeper: LocalZooKeeper, unique: str
+) -> None:
     addresses = [f"hms-{i}:9083" for i in range(6)]
     for address in addresses:
         register_like_hive4(zk, unique, address)
@@ -174,8 +189,9 @@ def test_resolver_refresh_reads_synchronously_and_shuffles(zk: KazooClient, zook
     assert resolver.closed and resolver.refresh() == []
 
 
-def test_from_zookeeper_and_from_hive_conf(zk: KazooClient, zookeeper: LocalZooKeeper, metastore: LocalMetastore,
-                                           unique: str, tmp_path: Path) -> None:
+def test_from_zookeeper_and_from_hive_conf(
+    zk: KazooClient, zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str, tmp_path: Path
+) -> None:
     address = metastore.uri.removeprefix("thrift://")
     register_like_hive4(zk, unique, address)
 
@@ -203,8 +219,9 @@ def test_from_zookeeper_and_from_hive_conf(zk: KazooClient, zookeeper: LocalZooK
         assert "default" in plain.get_all_databases()
 
 
-def test_from_zookeeper_with_credentials_in_a_discovery_config(zk: KazooClient, zookeeper: LocalZooKeeper,
-                                                               metastore: LocalMetastore, unique: str) -> None:
+def test_from_zookeeper_with_credentials_in_a_discovery_config(
+    zk: KazooClient, zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str
+) -> None:
     acl = [make_digest_acl("reader", "pw", all=True)]
     zk.add_auth("digest", "reader:pw")
     zk.create(f"/{unique}", b"", acl=acl)
@@ -258,8 +275,9 @@ class MissedChanges(ZooKeeperResolver):
         return list(self.frozen)
 
 
-def test_a_client_rereads_zookeeper_when_every_known_uri_fails(zk: KazooClient, zookeeper: LocalZooKeeper,
-                                                                metastore: LocalMetastore, unique: str) -> None:
+def test_a_client_rereads_zookeeper_when_every_known_uri_fails(
+    zk: KazooClient, zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str
+) -> None:
     with socket.socket() as s:  # a port nothing listens on: the metastore that was registered and died
         s.bind(("127.0.0.1", 0))
         dead = f"127.0.0.1:{s.getsockname()[1]}"
@@ -277,8 +295,9 @@ def test_a_client_rereads_zookeeper_when_every_known_uri_fails(zk: KazooClient, 
         resolver.close()
 
 
-def test_the_runtime_handler_finds_the_metastore_through_zookeeper(zk: KazooClient, zookeeper: LocalZooKeeper,
-                                                                   metastore: LocalMetastore, unique: str) -> None:
+def test_the_runtime_handler_finds_the_metastore_through_zookeeper(
+    zk: KazooClient, zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str
+) -> None:
     register_like_hive4(zk, unique, metastore.uri.removeprefix("thrift://"))
     with hw.MetastoreClient(metastore.uri) as client:
         client.create_database(make_database(unique))
@@ -290,13 +309,29 @@ def test_the_runtime_handler_finds_the_metastore_through_zookeeper(zk: KazooClie
         found.append((event.table.tableName, event.handler.get_database(event.db_name).name))
 
     # Only Hive's discovery keys: no metastore URI anywhere.
-    app = hw.App("zk-handler", config={"endpoint.port": "0", "metastore.service.discovery.mode": "zookeeper",
-                                       "metastore.thrift.uris": zookeeper.quorum,
-                                       "metastore.zookeeper.namespace": unique})
+    app = hw.App(
+        "zk-handler",
+        config={
+            "endpoint.port": "0",
+            "metastore.service.discovery.mode": "zookeeper",
+            "metastore.thrift.uris": zookeeper.quorum,
+            "metastore.zookeeper.namespace": unique,
+        },
+    )
     app.on(hw.EventType.INSERT)(lookup)
     harness = MemoryHarness()
-    harness.send([hw.apiary.encode(hw.InsertEvent(db_name=unique, table_name="facts",
-                                                  partition_key_values={"dt": "2024-01-01"},
-                                                  files=["file:/tmp/part-0"], file_checksums=["abc"]))])
+    harness.send(
+        [
+            hw.apiary.encode(
+                hw.InsertEvent(
+                    db_name=unique,
+                    table_name="facts",
+                    partition_key_values={"dt": "2024-01-01"},
+                    files=["file:/tmp/part-0"],
+                    file_checksums=["abc"],
+                )
+            )
+        ]
+    )
     harness.run(app, lambda: len(found) == 1)
     assert found == [("facts", unique)]

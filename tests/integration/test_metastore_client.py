@@ -11,8 +11,8 @@ from hmsclient import hmsclient
 
 import hivewire as hw
 from hivewire.errors import MetastoreServerError
-from hivewire.local import LocalMetastore, free_port
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.tools._local import LocalMetastore, free_port
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_thrift.fb303.ttypes import fb_status
 from hivewire_thrift.hive_metastore import ttypes as hms
 
@@ -60,10 +60,12 @@ def test_database_create_read_alter_drop(client: hw.MetastoreClient, unique: str
     assert missing.value.method == "get_database"
 
 
-def test_unpartitioned_table_create_read_alter_drop(client: hw.MetastoreClient, db: str,
-                                                     metastore: LocalMetastore) -> None:
-    table = table_in(metastore, db, "plain", columns={"id": "bigint", "name": "string"},
-                     parameters={"owner.team": "orders"})
+def test_unpartitioned_table_create_read_alter_drop(
+    client: hw.MetastoreClient, db: str, metastore: LocalMetastore
+) -> None:
+    table = table_in(
+        metastore, db, "plain", columns={"id": "bigint", "name": "string"}, parameters={"owner.team": "orders"}
+    )
     client.create_table(table)
     got = client.get_table(db, "plain")
     assert [(c.name, c.type) for c in got.sd.cols] == [("id", "bigint"), ("name", "string")]
@@ -84,10 +86,8 @@ def test_unpartitioned_table_create_read_alter_drop(client: hw.MetastoreClient, 
     assert f"{db}, plain" in str(exc.value) or f"{db}.plain" in str(exc.value)
 
 
-def test_partitioned_table_with_1000_partitions(client: hw.MetastoreClient, db: str,
-                                                metastore: LocalMetastore) -> None:
-    table = table_in(metastore, db, "events", columns={"id": "bigint"}, partition_keys={"dt": "string",
-                                                                                        "hr": "string"})
+def test_partitioned_table_with_1000_partitions(client: hw.MetastoreClient, db: str, metastore: LocalMetastore) -> None:
+    table = table_in(metastore, db, "events", columns={"id": "bigint"}, partition_keys={"dt": "string", "hr": "string"})
     client.create_table(table)
     table = client.get_table(db, "events")
     days = [f"2024-01-{d:02d}" for d in range(1, 41)]
@@ -95,8 +95,9 @@ def test_partitioned_table_with_1000_partitions(client: hw.MetastoreClient, db: 
     parts = [make_partition(table, [d, h]) for d in days for h in hours]
     assert len(parts) == 1000
 
-    result = client.add_partitions_req(hms.AddPartitionsRequest(
-        dbName=db, tblName="events", parts=parts, ifNotExists=False, needResult=False))
+    result = client.add_partitions_req(
+        hms.AddPartitionsRequest(dbName=db, tblName="events", parts=parts, ifNotExists=False, needResult=False)
+    )
     assert result is not None
 
     names = client.get_partition_names(db, "events")
@@ -122,17 +123,21 @@ def test_partitioned_table_with_1000_partitions(client: hw.MetastoreClient, db: 
     for p in ten:
         p.parameters["batch"] = "b1"
     client.alter_partitions(db, "events", ten)
-    reread = {tuple(p.values): p for p in client.get_partitions_by_names(
-        db, "events", [f"dt={p.values[0]}/hr={p.values[1]}" for p in [first, *ten]])}
+    reread = {
+        tuple(p.values): p
+        for p in client.get_partitions_by_names(
+            db, "events", [f"dt={p.values[0]}/hr={p.values[1]}" for p in [first, *ten]]
+        )
+    }
     assert reread[tuple(first.values)].parameters["checked"] == "yes"
     assert all(reread[tuple(p.values)].parameters["batch"] == "b1" for p in ten)
     with pytest.raises(hw.ConfigError, match="max_parts"):  # an i16 on the wire: refused before sending
         client.get_partition_names(db, "events", 40_000)
     assert len(client.get_partition_names(db, "events", 5)) == 5  # and the connection is still good
 
-    drop = hms.DropPartitionsRequest(dbName=db, tblName="events",
-                                     parts=hms.RequestPartsSpec(names=names[:600]), deleteData=True,
-                                     needResult=True)
+    drop = hms.DropPartitionsRequest(
+        dbName=db, tblName="events", parts=hms.RequestPartsSpec(names=names[:600]), deleteData=True, needResult=True
+    )
     dropped = client.drop_partitions_req(drop)
     assert len(dropped.partitions) == 600
     assert len(client.get_partition_names(db, "events")) == 400
@@ -152,11 +157,14 @@ def test_skewed_table_keeps_location_maps(client: hw.MetastoreClient, db: str, m
     skewed = hms.SkewedInfo(
         skewedColNames=["country", "city"],
         skewedColValues=[["NL", "AMS"], ["FR", "PAR"]],
-        skewedColValueLocationMaps={("NL", "AMS"): f"{base}/country=NL/city=AMS",
-                                    ("FR", "PAR"): f"{base}/country=FR/city=PAR"},
+        skewedColValueLocationMaps={
+            ("NL", "AMS"): f"{base}/country=NL/city=AMS",
+            ("FR", "PAR"): f"{base}/country=FR/city=PAR",
+        },
     )
-    table = table_in(metastore, db, "skewed", columns={"country": "string", "city": "string", "v": "int"},
-                     skewed=skewed)
+    table = table_in(
+        metastore, db, "skewed", columns={"country": "string", "city": "string", "v": "int"}, skewed=skewed
+    )
     table.sd.storedAsSubDirectories = True
     client.create_table(table)
     got = client.get_table(db, "skewed").sd.skewedInfo
@@ -202,8 +210,9 @@ def test_unknown_method_is_a_clear_error_and_keeps_the_connection(client: hw.Met
     assert "default" in client.get_all_databases()
 
 
-def test_a_declared_server_error_keeps_the_connection_and_what_it_learnt(client: hw.MetastoreClient, db: str,
-                                                                         metastore: LocalMetastore) -> None:
+def test_a_declared_server_error_keeps_the_connection_and_what_it_learnt(
+    client: hw.MetastoreClient, db: str, metastore: LocalMetastore
+) -> None:
     table = table_in(metastore, db, "learnt", partition_keys={"dt": "string"})
     client.create_table(table)
     client.add_partitions([make_partition(table, ["2024-01-01"])])
@@ -229,7 +238,8 @@ def test_a_declared_server_error_keeps_the_connection_and_what_it_learnt(client:
 
 
 def test_a_request_that_cannot_be_encoded_fails_clearly_and_the_next_call_works(
-        client: hw.MetastoreClient, db: str) -> None:
+    client: hw.MetastoreClient, db: str
+) -> None:
     with pytest.raises(hw.MetastoreError) as exc:
         client.create_table(hms.Table(dbName=db, tableName="bad", partitionKeys=[None]))
     message = str(exc.value)
@@ -240,8 +250,9 @@ def test_a_request_that_cannot_be_encoded_fails_clearly_and_the_next_call_works(
     assert client.is_open
 
 
-def test_get_tables_lists_names_matching_a_pattern_like_hive(client: hw.MetastoreClient, db: str,
-                                                             metastore: LocalMetastore) -> None:
+def test_get_tables_lists_names_matching_a_pattern_like_hive(
+    client: hw.MetastoreClient, db: str, metastore: LocalMetastore
+) -> None:
     for name in ("orders_eu", "orders_us", "items"):
         client.create_table(table_in(metastore, db, name))
     assert sorted(client.get_tables(db, "*")) == ["items", "orders_eu", "orders_us"]
@@ -259,9 +270,14 @@ def test_errors_of_request_calls_name_the_object(client: hw.MetastoreClient, db:
         client.get_table_req(hms.GetTableRequest(dbName=db, tblName="absent"))
     assert f"get_table_req({db}.absent)" in str(table.value)
     with pytest.raises(hw.MetastoreError) as parts:
-        client.add_partitions_req(hms.AddPartitionsRequest(
-            dbName=db, tblName="absent", parts=[hms.Partition(dbName=db, tableName="absent", values=["1"])],
-            ifNotExists=False))
+        client.add_partitions_req(
+            hms.AddPartitionsRequest(
+                dbName=db,
+                tblName="absent",
+                parts=[hms.Partition(dbName=db, tableName="absent", values=["1"])],
+                ifNotExists=False,
+            )
+        )
     assert f"add_partitions_req({db}.absent partition 1)" in str(parts.value)
     with pytest.raises(hw.NoSuchObjectError) as tables:  # UnknownDBException
         client.get_table_objects_by_name_req(hms.GetTablesRequest(dbName=f"{db}_absent", tblNames=["a", "b"]))
@@ -300,8 +316,10 @@ def test_reads_reconnect_after_the_metastore_restarts(tmp_path: Any) -> None:
 
 
 def test_framed_transport_and_compact_protocol(tmp_path: Any) -> None:
-    props = {"hive.metastore.thrift.framed.transport.enabled": "true",
-             "hive.metastore.thrift.compact.protocol.enabled": "true"}
+    props = {
+        "hive.metastore.thrift.framed.transport.enabled": "true",
+        "hive.metastore.thrift.compact.protocol.enabled": "true",
+    }
     with LocalMetastore(workdir=tmp_path, properties=props) as server:
         with hw.MetastoreClient(server.uri, transport="framed", protocol="compact") as c:
             c.create_database(make_database("framed_db"))
@@ -338,6 +356,7 @@ def test_pool_serves_many_threads(metastore: LocalMetastore, db: str, client: hw
 
 # -- hmsclient as an independent peer -----------------------------------------------------------------
 
+
 def same_fields(theirs: Any, ours: Any, path: str = "") -> list[str]:
     """Differences between an hmsclient object and ours, over the fields hmsclient's IDL knows."""
     if hasattr(theirs, "thrift_spec") and theirs.thrift_spec is not None:
@@ -367,8 +386,15 @@ def hms_peer(metastore: LocalMetastore) -> hmsclient.HMSClient:
 
 
 def test_hmsclient_reads_what_hivewire_wrote(client: hw.MetastoreClient, db: str, metastore: LocalMetastore) -> None:
-    table = table_in(metastore, db, "written_by_us", columns={"id": "int", "tags": "array<string>"},
-                     partition_keys={"dt": "string"}, parameters={"a": "1"}, table_type="EXTERNAL_TABLE")
+    table = table_in(
+        metastore,
+        db,
+        "written_by_us",
+        columns={"id": "int", "tags": "array<string>"},
+        partition_keys={"dt": "string"},
+        parameters={"a": "1"},
+        table_type="EXTERNAL_TABLE",
+    )
     client.create_table(table)
     client.add_partitions([make_partition(table, ["2024-05-01"], parameters={"numRows": "3"})])
     ours_t = client.get_table(db, "written_by_us")
@@ -388,20 +414,44 @@ def test_hivewire_reads_what_hmsclient_wrote(client: hw.MetastoreClient, db: str
         cols=[peer_types.FieldSchema("k", "string", "key"), peer_types.FieldSchema("v", "double", None)],
         location=f"file:{metastore.warehouse / db / 'written_by_peer'}",
         inputFormat="org.apache.hadoop.mapred.TextInputFormat",
-        outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat", compressed=False,
-        numBuckets=4, serdeInfo=peer_types.SerDeInfo(
-            None, "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", {"field.delim": ","}),
-        bucketCols=["k"], sortCols=[peer_types.Order("k", 1)], parameters={"x": "y"})
-    peer_table = peer_types.Table(tableName="written_by_peer", dbName=db, owner="bob", createTime=1700000000,
-                                  lastAccessTime=0, retention=0, sd=sd,
-                                  partitionKeys=[peer_types.FieldSchema("region", "string", None)],
-                                  parameters={"comment": "from hmsclient"}, tableType="MANAGED_TABLE")
+        outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+        compressed=False,
+        numBuckets=4,
+        serdeInfo=peer_types.SerDeInfo(
+            None, "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", {"field.delim": ","}
+        ),
+        bucketCols=["k"],
+        sortCols=[peer_types.Order("k", 1)],
+        parameters={"x": "y"},
+    )
+    peer_table = peer_types.Table(
+        tableName="written_by_peer",
+        dbName=db,
+        owner="bob",
+        createTime=1700000000,
+        lastAccessTime=0,
+        retention=0,
+        sd=sd,
+        partitionKeys=[peer_types.FieldSchema("region", "string", None)],
+        parameters={"comment": "from hmsclient"},
+        tableType="MANAGED_TABLE",
+    )
     with hms_peer(metastore) as peer:
         peer.create_table(peer_table)
         # (hmsclient overrides add_partition with a broken helper; add_partitions is the Thrift call.)
-        peer.add_partitions([peer_types.Partition(
-            values=["eu"], dbName=db, tableName="written_by_peer", createTime=1700000000, lastAccessTime=0,
-            sd=sd, parameters={"p": "q"})])
+        peer.add_partitions(
+            [
+                peer_types.Partition(
+                    values=["eu"],
+                    dbName=db,
+                    tableName="written_by_peer",
+                    createTime=1700000000,
+                    lastAccessTime=0,
+                    sd=sd,
+                    parameters={"p": "q"},
+                )
+            ]
+        )
         theirs_t = peer.get_table(db, "written_by_peer")
         theirs_p = peer.get_partitions(db, "written_by_peer", -1)
     ours_t = client.get_table(db, "written_by_peer")

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
-from hivewire import apiary
-from hivewire.arrow import SCHEMA
-from hivewire.kafka import KafkaSource
-from hivewire.notebook import EventList, read_events, to_millis
+from hivewire.data._arrow import SCHEMA
+from hivewire.data._notebook import EventList, read_events, to_millis
+from hivewire.events import _apiary as apiary
+from hivewire.runtime._kafka import KafkaSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from test_arrow import T0_MS, mixed_messages
@@ -41,8 +41,9 @@ def topic(kafka: str) -> Topic:
 
     t = Topic(kafka, f"read_events_{uuid.uuid4().hex[:8]}")
     # zstd keeps the 10,000 messages far inside the mock's 5 MB per partition.
-    producer = Producer({"bootstrap.servers": kafka, "compression.type": "zstd", "linger.ms": 20,
-                         "enable.idempotence": True})
+    producer = Producer(
+        {"bootstrap.servers": kafka, "compression.type": "zstd", "linger.ms": 20, "enable.idempotence": True}
+    )
     acked: dict[int, tuple[int, int, int]] = {}
 
     def delivered(err: Any, msg: Any, i: int) -> None:
@@ -55,8 +56,13 @@ def topic(kafka: str) -> Topic:
         messages.insert(i, bad)
     for i, data in enumerate(messages):
         name = apiary.decode(data).qualified_name if i not in (1234, 5678, 9999) else "bad"
-        producer.produce(t.name, value=data, partition=apiary.partition_for(name, 4), timestamp=T0_MS + i * 100,
-                         on_delivery=lambda err, msg, i=i: delivered(err, msg, i))
+        producer.produce(
+            t.name,
+            value=data,
+            partition=apiary.partition_for(name, 4),
+            timestamp=T0_MS + i * 100,
+            on_delivery=lambda err, msg, i=i: delivered(err, msg, i),
+        )
         if i % 500 == 0:
             producer.poll(0)
     assert producer.flush(30) == 0
@@ -82,7 +88,8 @@ def test_the_whole_topic(topic: Topic) -> None:
     assert len(events) == N
     assert coordinates(events) == by_time(topic.events)
     assert sorted((f.origin.partition, f.origin.offset) for f in events.failures if f.origin) == sorted(
-        (p, o) for p, o, _ in topic.bad)
+        (p, o) for p, o, _ in topic.bad
+    )
     reasons = sorted(f.error for f in events.failures)
     assert reasons[0].startswith("empty message") and "not JSON" in reasons[1] and "unknown eventType" in reasons[2]
     assert {f.raw for f in events.failures} == set(BAD)
@@ -109,8 +116,13 @@ def test_a_slice_by_time(topic: Topic, form: str) -> None:
 
 
 def test_a_slice_by_offsets(topic: Topic) -> None:
-    events = read_events(bootstrap_servers=topic.source.bootstrap_servers, topic=topic.name,
-                         start_offsets={0: 100, 2: 0}, end_offsets={0: 350, 2: 40}, progress=False)
+    events = read_events(
+        bootstrap_servers=topic.source.bootstrap_servers,
+        topic=topic.name,
+        start_offsets={0: 100, 2: 0},
+        end_offsets={0: 350, 2: 40},
+        progress=False,
+    )
     expected = [c for c in topic.events if (c[0] == 0 and 100 <= c[1] < 350) or (c[0] == 2 and c[1] < 40)]
     assert len(expected) == 290
     assert coordinates(events) == by_time(expected)
@@ -147,8 +159,9 @@ def test_progress_bar(topic: Topic, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_event_list_conversions(topic: Topic) -> None:
-    events = read_events(topic.source, start_offsets=dict.fromkeys(range(4), 0),
-                         end_offsets=dict.fromkeys(range(4), 600), progress=False)
+    events = read_events(
+        topic.source, start_offsets=dict.fromkeys(range(4), 0), end_offsets=dict.fromkeys(range(4), 600), progress=False
+    )
     table = events.to_arrow()
     assert table.schema == SCHEMA and table.num_rows == len(events)
     assert table.column("kafka_offset").to_pylist() == [e.origin.offset for e in events]  # type: ignore[union-attr]

@@ -21,9 +21,10 @@ from kazoo.client import KazooClient
 from kazoo.security import OPEN_ACL_UNSAFE, Permissions
 
 import hivewire as hw
-from hivewire.discovery import DiscoveryConfig, close_shared_resolvers, discover_metastores, shared_resolver
-from hivewire.local import LocalMetastore, LocalZooKeeper, free_port
-from hivewire.registration import Registration, RegistrationEvent
+from hivewire.metastore._discovery import close_shared_resolvers, discover_metastores, shared_resolver
+from hivewire.metastore._registration import Registration, RegistrationEvent
+from hivewire.metastore._zookeeper import DiscoveryConfig
+from hivewire.tools._local import LocalMetastore, LocalZooKeeper, free_port
 
 INTERVAL = 1.0
 ZK_OPTIONS: dict[str, Any] = {"session_timeout": 6.0, "connection_timeout": 10.0, "base_sleep": 0.2}
@@ -35,11 +36,13 @@ def address_of(hms: LocalMetastore) -> str:
 
 def wait_for(predicate: Callable[[], Any], what: str, deadline: float = 120.0) -> Any:
     """:func:`waiting.wait_for`, where "nothing registered" (DiscoveryError) counts as not yet."""
+
     def tolerant() -> Any:
         try:
             return predicate()
         except hw.DiscoveryError:
             return None
+
     return waiting.wait_for(tolerant, what, deadline, interval=0.2)
 
 
@@ -113,7 +116,7 @@ def test_two_metastores_registered_like_hive4(cluster: Cluster) -> None:
         reg = cluster.regs[hms.uri]
         [node] = nodes_for(cluster.reader, "hive_metastore", address_of(hms))
         name = node.rsplit("/", 1)[1]
-        assert name[: -10] == address_of(hms) and name[-10:].isdigit()  # host:port + 10-digit sequence
+        assert name[:-10] == address_of(hms) and name[-10:].isdigit()  # host:port + 10-digit sequence
         data, stat = cluster.reader.get(node)
         assert data == address_of(hms).encode("utf-8")
         assert stat.ephemeralOwner != 0 and reg.client_id is not None and stat.ephemeralOwner == reg.client_id[0]
@@ -221,8 +224,7 @@ def test_registrations_are_back_after_zookeeper_restarts(cluster: Cluster) -> No
         assert "default" in client.get_all_databases()
 
 
-def test_session_expiry_recreates_the_node(zookeeper: LocalZooKeeper, metastore: LocalMetastore,
-                                           unique: str) -> None:
+def test_session_expiry_recreates_the_node(zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str) -> None:
     with Registration(address_of(metastore), zookeeper.quorum, unique, interval=INTERVAL, **ZK_OPTIONS) as reg:
         first = wait_for(lambda: reg.node, "registration")
         session = reg.client_id
@@ -253,9 +255,25 @@ def test_unhealthy_metastore_is_never_registered(zookeeper: LocalZooKeeper, uniq
 def test_cli_register_until_sigterm(zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str) -> None:
     exe = Path(sys.executable).parent / "hivewire"
     proc = subprocess.Popen(
-        [str(exe), "register", "--metastore", address_of(metastore), "--zookeeper", zookeeper.quorum,
-         "--namespace", unique, "--interval", "1", "--acl", "world:anyone:r", "--acl", "digest:ops:pw:cdrwa"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        [
+            str(exe),
+            "register",
+            "--metastore",
+            address_of(metastore),
+            "--zookeeper",
+            zookeeper.quorum,
+            "--namespace",
+            unique,
+            "--interval",
+            "1",
+            "--acl",
+            "world:anyone:r",
+            "--acl",
+            "digest:ops:pw:cdrwa",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     reader = KazooClient(hosts=zookeeper.quorum, timeout=10)
     reader.start(timeout=30)
@@ -275,3 +293,29 @@ def test_cli_register_until_sigterm(zookeeper: LocalZooKeeper, metastore: LocalM
             proc.wait()
         reader.stop()
         reader.close()
+
+
+def test_cli_register_from_a_config_file_with_flags_winning(
+    zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str, tmp_path: Path
+) -> None:
+    settings = tmp_path / "register.toml"
+    settings.write_text(
+        f'[hivewire.register]\nmetastore = "{address_of(metastore)}"\nzookeeper = "{zookeeper.quorum}"\n'
+        f'namespace = "not-{unique}"\ninterval = "1s"\n'
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hivewire", "register", "--config", str(settings), "--namespace", unique],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "HIVEWIRE_REGISTER_INTERVAL": "2s"},
+    )
+    try:
+        wait_for(lambda: discover(zookeeper.quorum, unique) == [metastore.uri], "the CLI to register")
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0, out.decode(errors="replace")
+        assert f"under /{unique} every 2 s" in out.decode()  # the flag over the file, the environment over it
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

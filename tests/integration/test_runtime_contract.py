@@ -11,11 +11,15 @@ import pytest
 from runtime_harness import Harness, KafkaHarness, MemoryHarness, seq_of, stream
 
 import hivewire as hw
-from hivewire.local import LocalMetastore
-from hivewire.testing import make_database, make_table
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_table
 
-FAST = {"endpoint.port": "0", "hivewire.commit.interval.ms": "100", "hivewire.retry.initial.delay.ms": "1",
-        "hivewire.retry.multiplier": "1"}
+FAST = {
+    "endpoint.port": "0",
+    "hivewire.commit.interval.ms": "100",
+    "hivewire.retry.initial.delay.ms": "1",
+    "hivewire.retry.multiplier": "1",
+}
 
 
 @pytest.fixture(params=["memory", "kafka"])
@@ -30,6 +34,7 @@ def record_by_table(seen: dict[str, list[int]], lock: threading.Lock):  # type: 
     def listener(event: hw.AddPartitionEvent) -> None:
         with lock:
             seen[event.qualified_name].append(seq_of(event))
+
     return listener
 
 
@@ -42,8 +47,12 @@ def test_every_event_once_and_in_order_per_table_for_every_listener(harness: Har
     b: dict[str, list[int]] = collections.defaultdict(list)
     app.add_listener(record_by_table(a, lock), name="a", types=[hw.EventType.ADD_PARTITION])
     app.add_listener(record_by_table(b, lock), name="b", types=[hw.EventType.ADD_PARTITION], concurrency=3)
-    harness.run(app, lambda: sum(map(len, a.values())) + sum(map(len, b.values())) >= 2 * n
-                and sum(harness.committed().values()) >= n)
+    harness.run(
+        app,
+        lambda: (
+            sum(map(len, a.values())) + sum(map(len, b.values())) >= 2 * n and sum(harness.committed().values()) >= n
+        ),
+    )
     for seen in (a, b):
         assert len(seen) == 40
         for table, seqs in seen.items():
@@ -72,8 +81,14 @@ def test_failing_listener_is_dead_lettered_after_retries_and_blocks_nobody(harne
         attempts[seq_of(event)] += 1
         raise RuntimeError(f"cannot sync {event.qualified_name}")
 
-    harness.run(app, lambda: len(harness.memory.dead_letters) >= n if isinstance(harness, MemoryHarness)
-                else sum(attempts.values()) >= 3 * n and sum(harness.committed().values()) >= n)
+    harness.run(
+        app,
+        lambda: (
+            len(harness.memory.dead_letters) >= n
+            if isinstance(harness, MemoryHarness)
+            else sum(attempts.values()) >= 3 * n and sum(harness.committed().values()) >= n
+        ),
+    )
     assert sorted(healthy) == list(range(n))
     # The healthy listener finished long before the broken one had made its 3 x 200 attempts.
     assert failures_when_healthy_done and failures_when_healthy_done[0] < 3 * n
@@ -112,8 +127,9 @@ def test_a_hung_listener_times_out_and_continues_while_others_run(harness: Harne
         others.append(seq_of(event))
 
     try:
-        harness.run(app, lambda: len(others) == n and len(set(hung_seen)) == n
-                    and sum(harness.committed().values()) >= n)
+        harness.run(
+            app, lambda: len(others) == n and len(set(hung_seen)) == n and sum(harness.committed().values()) >= n
+        )
     finally:
         release.set()
     assert sorted(others) == list(range(n))
@@ -152,15 +168,26 @@ def test_a_slow_event_delays_nobody_else(harness: Harness) -> None:
 
 def test_malformed_messages_are_dead_lettered_with_their_reason(harness: Harness) -> None:
     good = stream(30, tables=3)
-    bad = [b"not json at all", b'{"eventType": "ON_CREATE_TABLE"}', b'{"eventType": "ON_TRUNCATE", "x": 1}',
-           b"[1, 2, 3]", good[0][:-20]]
+    bad = [
+        b"not json at all",
+        b'{"eventType": "ON_CREATE_TABLE"}',
+        b'{"eventType": "ON_TRUNCATE", "x": 1}',
+        b"[1, 2, 3]",
+        good[0][:-20],
+    ]
     mixed = [m for pair in zip(good, bad + [b""] * 25, strict=True) for m in pair if m]
     harness.send(mixed)
     app = hw.App("contract", config=FAST)
     seen: list[int] = []
     app.add_listener(lambda e: seen.append(seq_of(e)), name="good", types=[hw.EventType.ADD_PARTITION])
-    harness.run(app, lambda: len(seen) == 30 and len(harness.dead_letters(5, timeout=0.1)) >= 5
-                and sum(harness.committed().values()) >= len(mixed))
+    harness.run(
+        app,
+        lambda: (
+            len(seen) == 30
+            and len(harness.dead_letters(5, timeout=0.1)) >= 5
+            and sum(harness.committed().values()) >= len(mixed)
+        ),
+    )
     assert sorted(seen) == list(range(30))
     letters = harness.dead_letters(5)
     assert sorted(v for v, _ in letters) == sorted(bad)
@@ -205,8 +232,9 @@ def test_nothing_is_committed_past_an_unfinished_event(harness: Harness) -> None
 def test_a_listener_far_behind_reads_again_what_was_not_kept_and_loses_nothing(harness: Harness) -> None:
     n = 500
     harness.send(stream(n, tables=5))
-    app = hw.App("contract", config={**FAST, "hivewire.listener.queue.size": "20",
-                                     "hivewire.consumer.batch.size": "10"})
+    app = hw.App(
+        "contract", config={**FAST, "hivewire.listener.queue.size": "20", "hivewire.consumer.batch.size": "10"}
+    )
     gate = threading.Event()
     lock = threading.Lock()
     slow: dict[str, list[int]] = collections.defaultdict(list)
@@ -240,8 +268,15 @@ def test_a_listener_far_behind_reads_again_what_was_not_kept_and_loses_nothing(h
 def test_with_overflow_pause_backpressure_pauses_and_loses_nothing(harness: Harness) -> None:
     n = 500
     harness.send(stream(n, tables=5))
-    app = hw.App("contract", config={**FAST, "hivewire.listener.queue.size": "20",
-                                     "hivewire.listener.overflow": "pause", "hivewire.consumer.batch.size": "10"})
+    app = hw.App(
+        "contract",
+        config={
+            **FAST,
+            "hivewire.listener.queue.size": "20",
+            "hivewire.listener.overflow": "pause",
+            "hivewire.consumer.batch.size": "10",
+        },
+    )
     seen: list[int] = []
     paused: list[bool] = []
 
@@ -272,8 +307,13 @@ def test_the_handler_is_a_live_metastore_client(harness: Harness, metastore: Loc
     with hw.MetastoreClient(metastore.uri) as client:
         client.create_database(make_database(unique))
         client.create_table(make_table(unique, "facts", partition_keys={"dt": "string"}))
-    event = hw.InsertEvent(db_name=unique, table_name="facts", partition_key_values={"dt": "2024-01-01"},
-                           files=["file:/tmp/part-0"], file_checksums=["abc"])
+    event = hw.InsertEvent(
+        db_name=unique,
+        table_name="facts",
+        partition_key_values={"dt": "2024-01-01"},
+        files=["file:/tmp/part-0"],
+        file_checksums=["abc"],
+    )
     harness.send([hw.apiary.encode(event)])
     Inventory.found = []
     app = hw.App("contract", config={**FAST, "hive.metastore.uris": metastore.uri})

@@ -15,17 +15,19 @@ from confluent_kafka import Producer
 from runtime_harness import read_to_end, wait_for
 
 import hivewire as hw
-import hivewire.kafka
-from hivewire import testing
-from hivewire.metrics import Metrics
-from hivewire.source import MemoryRecord, Record
+import hivewire.runtime._kafka as patched_module
+from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._source import MemoryRecord, Record
+from hivewire.tools import _testing as testing
 
 
 def poll_until(source: hw.KafkaSource, predicate: Callable[[], bool], what: str) -> None:
     """Poll (librdkafka serves its callbacks in poll) until ``predicate()``."""
+
     def polled() -> bool:
         source.poll(10, 0.2)
         return predicate()
+
     wait_for(polled, 60, what)
 
 
@@ -42,6 +44,7 @@ def test_refused_offset_commits_are_counted_and_logged(kafka: str, caplog: pytes
         def got_one() -> bool:
             records.extend(source.poll(10, 0.2))
             return bool(records)
+
         wait_for(got_one, 60, "the consumer to join and read the record")
         # The broker refuses offsets of a topic it does not have; an asynchronous commit fails in a callback
         # served by the next polls, which is where the failure must be counted.
@@ -59,8 +62,11 @@ def test_refused_offset_commits_are_counted_and_logged(kafka: str, caplog: pytes
 
 def test_dead_letters_the_broker_does_not_take_are_counted_and_sent_again(kafka: str) -> None:
     # A dead-letter producer that reaches no broker: every send times out, and is sent again.
-    source = hw.KafkaSource(kafka, "dlq-failures", producer_config={
-        "bootstrap.servers": "127.0.0.1:1", "message.timeout.ms": 300, "linger.ms": 0})
+    source = hw.KafkaSource(
+        kafka,
+        "dlq-failures",
+        producer_config={"bootstrap.servers": "127.0.0.1:1", "message.timeout.ms": 300, "linger.ms": 0},
+    )
     metrics = Metrics()
     source.attach_metrics(metrics)
     letters = 200
@@ -74,8 +80,11 @@ def test_dead_letters_the_broker_does_not_take_are_counted_and_sent_again(kafka:
 
     try:
         for offset in range(letters):
-            source.dead_letter(MemoryRecord(b"{}", "dlq-failures", 0, offset), {"hivewire.listener": "x"},
-                               lambda o=offset: delivered.append(o))
+            source.dead_letter(
+                MemoryRecord(b"{}", "dlq-failures", 0, offset),
+                {"hivewire.listener": "x"},
+                lambda o=offset: delivered.append(o),
+            )
         wait_for(sent_again, 120, "every letter to fail, and fail again when sent again, twice")
         assert delivered == []  # never counted as done: their records are not committed
         # One thread serves the producer and its resends, however many letters fail (not one per letter).
@@ -86,7 +95,8 @@ def test_dead_letters_the_broker_does_not_take_are_counted_and_sent_again(kafka:
 
 
 def test_dead_letters_from_many_threads_share_one_producer_and_wait_when_its_queue_is_full(
-        kafka: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    kafka: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     topic = f"dlq-burst-{uuid.uuid4().hex[:8]}"
     made: list[Producer] = []
 
@@ -97,7 +107,7 @@ def test_dead_letters_from_many_threads_share_one_producer_and_wait_when_its_que
         made.append(Producer(conf))
         return made[-1]
 
-    monkeypatch.setattr(hivewire.kafka, "Producer", slow_producer)
+    monkeypatch.setattr(patched_module, "Producer", slow_producer)
     # A local queue of one message: nearly every send finds it full, and must wait without blocking its caller.
     source = hw.KafkaSource(kafka, topic, producer_config={"queue.buffering.max.messages": 1, "linger.ms": 0})
     workers, each = 8, 50
@@ -113,8 +123,9 @@ def test_dead_letters_from_many_threads_share_one_producer_and_wait_when_its_que
         start.wait()  # all at once: the first dead letters race to create the producer
         for i in range(each):
             n = w * each + i
-            source.dead_letter(MemoryRecord(str(n).encode(), topic, 0, n), {"hivewire.listener": "x"},
-                               lambda n=n: deliver(n))
+            source.dead_letter(
+                MemoryRecord(str(n).encode(), topic, 0, n), {"hivewire.listener": "x"}, lambda n=n: deliver(n)
+            )
 
     threads = [threading.Thread(target=worker, args=(w,)) for w in range(workers)]
     threads_before = set(threading.enumerate())

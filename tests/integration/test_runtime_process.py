@@ -23,8 +23,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
 from runtime_harness import PARTITIONS, read_to_end, stream, wait_for
 
-from hivewire import apiary
-from hivewire.local import free_port
+from hivewire.events import _apiary as apiary
+from hivewire.tools._local import free_port
 
 LISTENERS = textwrap.dedent('''
     """Listeners for the process tests: every call leaves a line in a file (line-buffered: kill -9 safe)."""
@@ -104,8 +104,9 @@ def partition_of(payload: bytes) -> int:
 
 def produce(bootstrap: str, topic: str, payloads: list[bytes]) -> dict[int, int]:
     """Publish ``payloads`` as the Apiary listener does; returns each partition's end offset."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "compression.type": "zstd",
-                         "batch.size": 2_000_000})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 20, "compression.type": "zstd", "batch.size": 2_000_000}
+    )
     ends: collections.Counter[int] = collections.Counter()
     for payload in payloads:
         partition = partition_of(payload)
@@ -156,9 +157,13 @@ class Runner:
 
     def start(self) -> None:
         with self.log.open("ab") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "hivewire", "--log-level", "INFO", "run",
-                                          *self.args], cwd=self.workdir, env=self.env, stdout=log,
-                                         stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "hivewire", "--log-level", "INFO", "run", *self.args],
+                cwd=self.workdir,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -190,17 +195,31 @@ def workdir(tmp_path: Path) -> Iterator[Path]:
 
 
 def base_args(bootstrap: str, topic: str, group_name: str, port: int = 0) -> list[str]:
-    return ["acceptance_listeners:app", "--bootstrap-servers", bootstrap, "--topic", topic,
-            "--instance-name", group_name, "--endpoint-port", str(port),
-            "--set", "apiary.messaging.consumer.auto.offset.reset=earliest",
-            "--set", "hivewire.commit.interval.ms=200"]
+    return [
+        "acceptance_listeners:app",
+        "--bootstrap-servers",
+        bootstrap,
+        "--topic",
+        topic,
+        "--instance-name",
+        group_name,
+        "--endpoint-port",
+        str(port),
+        "--set",
+        "apiary.messaging.consumer.auto.offset.reset=earliest",
+        "--set",
+        "hivewire.commit.interval.ms=200",
+    ]
 
 
 def metrics(port: int) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
     """Every sample of ``/metrics``, by name and labels."""
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-    return {(s.name, frozenset(s.labels.items())): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 def metric(port: int, name: str, listener: str | None = None, **labels: str) -> float:
@@ -227,16 +246,26 @@ def test_20000_events_healthy_failing_and_sleeping_listeners(kafka: str, workdir
     port = free_port()
     # Only the retries are configured (as the issue says): the default backlog bounds must be enough for
     # the sleeper and the failing listener to fall 20,000 events behind without holding up the healthy one.
-    runner = Runner(workdir, [*base_args(kafka, topic, instance, port),
-                              "--set", f"hivewire.retry.max.attempts={attempts}",
-                              "--set", "hivewire.retry.initial.delay.ms=0"],
-                    {"HW_FAILING": "1", "HW_SLEEPER_SEQ": str(sleeper_seq), "HW_TIMELINE": "1"})
+    runner = Runner(
+        workdir,
+        [
+            *base_args(kafka, topic, instance, port),
+            "--set",
+            f"hivewire.retry.max.attempts={attempts}",
+            "--set",
+            "hivewire.retry.initial.delay.ms=0",
+        ],
+        {"HW_FAILING": "1", "HW_SLEEPER_SEQ": str(sleeper_seq), "HW_TIMELINE": "1"},
+    )
     runner.start()
     group = f"apiary-kafka-metastore-receiver-{instance}"
     try:
         wait_for(lambda: len(lines(workdir / "healthy.log")) >= n or not runner.alive(), 300, "the healthy listener")
-        wait_for(lambda: sum(committed(kafka, group, topic).values()) >= n or not runner.alive(), 300,
-                 "every offset to be committed (after the failing listener dead-lettered everything)")
+        wait_for(
+            lambda: sum(committed(kafka, group, topic).values()) >= n or not runner.alive(),
+            300,
+            "every offset to be committed (after the failing listener dead-lettered everything)",
+        )
         assert runner.alive(), runner.tail()
         healthy = lines(workdir / "healthy.log")
         by_table: dict[str, list[int]] = collections.defaultdict(list)
@@ -262,7 +291,7 @@ def test_20000_events_healthy_failing_and_sleeping_listeners(kafka: str, workdir
         timeline = [line.split() for line in (workdir / "timeline.log").read_text().splitlines()]
         asleep, woke = timeline.index(["asleep", str(sleeper_seq)]), timeline.index(["woke", str(sleeper_seq)])
         during = collections.defaultdict(set)
-        for who, seq in timeline[asleep + 1:woke]:
+        for who, seq in timeline[asleep + 1 : woke]:
             during[who].add(int(seq))
         same_table_later = set(range(sleeper_seq + 40, n, 40))
         for who in ("healthy", "failing"):
@@ -294,7 +323,10 @@ def test_20000_events_healthy_failing_and_sleeping_listeners(kafka: str, workdir
         assert body["stuck_listeners"] == [] and body["paused"] is False
         assert body["pending_batches"] == 0
         assert {name: (s["queued"], s["timeouts"]) for name, s in body["listeners"].items()} == {
-            "healthy": (0, 0), "failing": (0, 0), "sleeper": (0, 0)}
+            "healthy": (0, 0),
+            "failing": (0, 0),
+            "sleeper": (0, 0),
+        }
         assert runner.terminate() == 0, runner.tail()
     finally:
         if runner.alive():
@@ -311,12 +343,21 @@ def test_kill_9_loses_nothing_and_repeats_only_the_uncommitted_tail(kafka: str, 
     pids: list[str] = []
     # A killed member keeps its partitions until its session times out (librdkafka's default is 45 s);
     # production deployments shorten it the same way, through Drone Fly's consumer-property prefix.
-    runner = Runner(workdir, [*base_args(kafka, topic, instance),
-                              "--set", "apiary.messaging.consumer.session.timeout.ms=6000",
-                              "--set", "apiary.messaging.consumer.heartbeat.interval.ms=500",
-                              "--set", f"hivewire.retry.max.attempts={attempts}",
-                              "--set", "hivewire.retry.initial.delay.ms=0"],
-                    {"HW_AUDIT": "1", "HW_FAILING": "1"})
+    runner = Runner(
+        workdir,
+        [
+            *base_args(kafka, topic, instance),
+            "--set",
+            "apiary.messaging.consumer.session.timeout.ms=6000",
+            "--set",
+            "apiary.messaging.consumer.heartbeat.interval.ms=500",
+            "--set",
+            f"hivewire.retry.max.attempts={attempts}",
+            "--set",
+            "hivewire.retry.initial.delay.ms=0",
+        ],
+        {"HW_AUDIT": "1", "HW_FAILING": "1"},
+    )
     for kill in range(4):
         runner.start()
         assert runner.proc is not None
@@ -326,15 +367,23 @@ def test_kill_9_loses_nothing_and_repeats_only_the_uncommitted_tail(kafka: str, 
         before = sum(committed_at_kill[-1].values()) if committed_at_kill else 0
         target = len(lines(workdir / "healthy.log")) + rng.randrange(1500, 4500)
         # Kill once the run has made progress and committed some of it (so its tail is a real tail).
-        wait_for(lambda t=target, b=before: (len(lines(workdir / "healthy.log")) >= t
-                                             and sum(committed(kafka, group, topic).values()) > b)
-                 or not runner.alive(), 300, "progress and a commit before the kill")
+        wait_for(
+            lambda t=target, b=before: (
+                (len(lines(workdir / "healthy.log")) >= t and sum(committed(kafka, group, topic).values()) > b)
+                or not runner.alive()
+            ),
+            300,
+            "progress and a commit before the kill",
+        )
         assert runner.alive(), runner.tail()
         runner.kill9()
         committed_at_kill.append(settled_commits(kafka, group, topic))
     try:
-        wait_for(lambda: sum(committed(kafka, group, topic).values()) >= n or not runner.alive(), 300,
-                 "the last run to finish the stream")
+        wait_for(
+            lambda: sum(committed(kafka, group, topic).values()) >= n or not runner.alive(),
+            300,
+            "the last run to finish the stream",
+        )
         assert runner.terminate() == 0, runner.tail()
     finally:
         if runner.alive():
@@ -380,8 +429,10 @@ def test_kill_9_loses_nothing_and_repeats_only_the_uncommitted_tail(kafka: str, 
     calls = collections.Counter((r[0], int(r[2]), int(r[3])) for r in lines(workdir / "failing.log"))
     assert max(calls.values()) <= attempts
     runs = check("failing", [(pid, p, o) for (pid, p, o) in calls])
-    letters = collections.Counter((int(h["hivewire.source.partition"]), int(h["hivewire.source.offset"]))
-                                  for _, h in read_to_end(kafka, f"{topic}.dlq"))
+    letters = collections.Counter(
+        (int(h["hivewire.source.partition"]), int(h["hivewire.source.offset"]))
+        for _, h in read_to_end(kafka, f"{topic}.dlq")
+    )
     assert set(letters) == set(runs), "every event ends in the dead-letter topic"
     for record, count in letters.items():
         # At least once: a record is dead-lettered again only by a run after one killed before committing it.
@@ -392,8 +443,9 @@ def test_kill_9_loses_nothing_and_repeats_only_the_uncommitted_tail(kafka: str, 
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_stops_the_process_cleanly_and_commits_what_finished(kafka: str, workdir: Path,
-                                                                      sig: signal.Signals) -> None:
+def test_a_signal_stops_the_process_cleanly_and_commits_what_finished(
+    kafka: str, workdir: Path, sig: signal.Signals
+) -> None:
     n, stall = 3000, 1200
     topic, instance = f"sig-{uuid.uuid4().hex[:8]}", f"inst-{uuid.uuid4().hex[:6]}"
     group = f"apiary-kafka-metastore-receiver-{instance}"
@@ -436,8 +488,16 @@ def test_a_signal_stops_the_process_cleanly_and_commits_what_finished(kafka: str
 
 def test_malformed_messages_are_dead_lettered_and_the_process_keeps_running(kafka: str, workdir: Path) -> None:
     good = stream(2000, tables=20)
-    bad = [b"", b"\xff\xfe binary", b"{", b"null", b'{"eventType": 42}', b'{"eventType": "ON_ADD_PARTITION"}',
-           b'{"eventType": "ON_NOPE", "databaseName": "d"}', good[5].replace(b'"status":true', b'"status":"yes"')]
+    bad = [
+        b"",
+        b"\xff\xfe binary",
+        b"{",
+        b"null",
+        b'{"eventType": 42}',
+        b'{"eventType": "ON_ADD_PARTITION"}',
+        b'{"eventType": "ON_NOPE", "databaseName": "d"}',
+        good[5].replace(b'"status":true', b'"status":"yes"'),
+    ]
     mixed: list[bytes] = []
     for i, payload in enumerate(good):
         mixed.append(payload)
@@ -450,8 +510,11 @@ def test_malformed_messages_are_dead_lettered_and_the_process_keeps_running(kafk
     runner.start()
     group = f"apiary-kafka-metastore-receiver-{instance}"
     try:
-        wait_for(lambda: sum(committed(kafka, group, topic).values()) >= len(mixed) or not runner.alive(), 300,
-                 "every message to be handled or dead-lettered")
+        wait_for(
+            lambda: sum(committed(kafka, group, topic).values()) >= len(mixed) or not runner.alive(),
+            300,
+            "every message to be handled or dead-lettered",
+        )
         assert runner.alive(), runner.tail()
         assert sorted(int(r[2]) for r in lines(workdir / "healthy.log")) == list(range(2000))
         letters = read_to_end(kafka, f"{topic}.dlq")
@@ -472,7 +535,8 @@ def test_a_drone_fly_properties_file_runs_unchanged(kafka: str, workdir: Path) -
     produce(kafka, topic, stream(n, tables=5))
     port = free_port()
     # Drone Fly passes apiary.messaging.consumer.* to Java's KafkaConsumer: some keys only Java knows.
-    (workdir / "drone-fly.properties").write_text(textwrap.dedent(f"""\
+    (workdir / "drone-fly.properties").write_text(
+        textwrap.dedent(f"""\
         apiary.bootstrap.servers={kafka}
         apiary.kafka.topic.name={topic}
         apiary.listener.list=acceptance_listeners.Audit
@@ -491,7 +555,8 @@ def test_a_drone_fly_properties_file_runs_unchanged(kafka: str, workdir: Path) -
         apiary.messaging.consumer.default.api.timeout.ms=60000
         apiary.messaging.consumer.session.timeout.ms=10000
         audit.tag=from-properties
-        """))
+        """)
+    )
     runner = Runner(workdir, [], {})
     runner.args = ["--config", "drone-fly.properties"]
     runner.start()
@@ -507,8 +572,11 @@ def test_a_drone_fly_properties_file_runs_unchanged(kafka: str, workdir: Path) -
         assert liveness.status == 200
         assert metric(port, "hivewire_listener_events_handled_total", "Audit") == n
         assert metric(port, "hivewire_events_consumed_total") == n
-        wait_for(lambda: sum(committed(kafka, f"apiary-kafka-metastore-receiver-{instance}", topic).values()) == n,
-                 60, "Drone Fly's consumer group to commit")
+        wait_for(
+            lambda: sum(committed(kafka, f"apiary-kafka-metastore-receiver-{instance}", topic).values()) == n,
+            60,
+            "Drone Fly's consumer group to commit",
+        )
         assert runner.terminate() == 0, runner.tail()
     finally:
         if runner.alive():
@@ -520,8 +588,11 @@ def test_a_drone_fly_properties_file_runs_unchanged(kafka: str, workdir: Path) -
 
 
 def test_a_consumer_setting_librdkafka_refuses_stops_the_start_naming_the_key(kafka: str, workdir: Path) -> None:
-    runner = Runner(workdir, [*base_args(kafka, "refused", "refused"),
-                              "--set", "apiary.messaging.consumer.isolation.level=read_some"], {})
+    runner = Runner(
+        workdir,
+        [*base_args(kafka, "refused", "refused"), "--set", "apiary.messaging.consumer.isolation.level=read_some"],
+        {},
+    )
     runner.start()
     assert runner.proc is not None
     assert runner.proc.wait(120) != 0

@@ -12,7 +12,7 @@ import pytest
 from runtime_harness import KafkaHarness, seq_of, stream, wait_for
 
 import hivewire as hw
-from hivewire.source import Record
+from hivewire.runtime._source import Record
 
 STRATEGIES = ["range", "cooperative-sticky"]
 
@@ -33,8 +33,17 @@ class Member:
     With ``gated``, its listener waits for ``gate`` once it has handled events of ``hold_after`` partitions.
     """
 
-    def __init__(self, harness: KafkaHarness, name: str, strategy: str, *, gated: bool, hold_after: int = 0,
-                 settings: dict[str, str] | None = None, bystander: bool = False) -> None:
+    def __init__(
+        self,
+        harness: KafkaHarness,
+        name: str,
+        strategy: str,
+        *,
+        gated: bool,
+        hold_after: int = 0,
+        settings: dict[str, str] | None = None,
+        bystander: bool = False,
+    ) -> None:
         self.name = name
         self.gate = threading.Event()
         if not gated:
@@ -43,14 +52,21 @@ class Member:
         self.seen: list[tuple[int, int, int]] = []  # (partition, offset, seq)
         self._partitions: set[int] = set()
         self._lock = threading.Lock()
-        self.app = hw.App(name, config={"endpoint.port": "0", "hivewire.commit.interval.ms": "100",
-                                        **(settings or {})})
+        self.app = hw.App(name, config={"endpoint.port": "0", "hivewire.commit.interval.ms": "100", **(settings or {})})
         self.app.add_listener(self._handle, name="record", types=[hw.EventType.ADD_PARTITION])
         if bystander:  # a listener that keeps up, so that the gated one spills rather than pauses everyone
             self.app.add_listener(lambda event: None, name="bystander", types=[hw.EventType.ADD_PARTITION])
-        self.source = CountingSource(harness.bootstrap, harness.topic, group_id=harness.group, consumer_config={
-            "auto.offset.reset": "earliest", "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
-            "partition.assignment.strategy": strategy})
+        self.source = CountingSource(
+            harness.bootstrap,
+            harness.topic,
+            group_id=harness.group,
+            consumer_config={
+                "auto.offset.reset": "earliest",
+                "session.timeout.ms": 6000,
+                "heartbeat.interval.ms": 500,
+                "partition.assignment.strategy": strategy,
+            },
+        )
         self.errors: list[BaseException] = []
         self.thread = threading.Thread(target=self._run, daemon=True, name=f"member-{name}")
         self.thread.start()
@@ -98,8 +114,11 @@ def ends(payloads: Sequence[bytes]) -> dict[int, int]:
     return dict(collections.Counter(KafkaHarness.partition_for(p) for p in payloads))
 
 
-BACKPRESSURE = {"hivewire.listener.queue.size": "20", "hivewire.listener.overflow": "pause",
-                "hivewire.consumer.batch.size": "10"}
+BACKPRESSURE = {
+    "hivewire.listener.queue.size": "20",
+    "hivewire.listener.overflow": "pause",
+    "hivewire.consumer.batch.size": "10",
+}
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -138,8 +157,11 @@ def test_partitions_revoked_while_paused_are_read_again_when_they_come_back(kafk
     a = Member(harness, "a", strategy, gated=True, hold_after=4, settings=BACKPRESSURE)
     b: Member | None = None
     try:
-        wait_for(lambda: a.paused() and a.lag_partitions() == {0, 1, 2, 3}, 60,
-                 "a to pause with all four partitions (and report their lag)")
+        wait_for(
+            lambda: a.paused() and a.lag_partitions() == {0, 1, 2, 3},
+            60,
+            "a to pause with all four partitions (and report their lag)",
+        )
         b = Member(harness, "b", strategy, gated=False)
         wait_for(lambda: len(b.assigned()) == 2 and len(a.assigned()) == 2, 60, "b to join")
         mine = a.assigned()
@@ -147,8 +169,11 @@ def test_partitions_revoked_while_paused_are_read_again_when_they_come_back(kafk
         a.gate.set()
         first_ends = ends(first)
         # Drained with nothing left to read: no later pause and resume may tidy up what follows.
-        wait_for(lambda: not a.paused() and all(harness.committed().get(p) == first_ends[p] for p in mine), 60,
-                 "a to resume and finish its partitions")
+        wait_for(
+            lambda: not a.paused() and all(harness.committed().get(p) == first_ends[p] for p in mine),
+            60,
+            "a to resume and finish its partitions",
+        )
         b.stop()  # a gets back the partitions that were revoked from it while paused
         wait_for(lambda: a.assigned() == {0, 1, 2, 3}, 60, "a to take over b's partitions")
         # Fewer than a queue's worth, across all four partitions: no pause and resume of the whole
@@ -174,12 +199,21 @@ def test_spilled_records_of_revoked_partitions_are_left_to_their_new_owner(kafka
     payloads = stream(800, tables=40)
     harness.send(payloads)
     # The default overflow: a stuck beyond its bounds spills (keeps offsets, reads them again later).
-    a = Member(harness, "a", strategy, gated=True, bystander=True,
-               settings={"hivewire.listener.queue.size": "20", "hivewire.consumer.batch.size": "10"})
+    a = Member(
+        harness,
+        "a",
+        strategy,
+        gated=True,
+        bystander=True,
+        settings={"hivewire.listener.queue.size": "20", "hivewire.consumer.batch.size": "10"},
+    )
     b: Member | None = None
     try:
-        wait_for(lambda: a.assigned() == {0, 1, 2, 3} and a.app._runner is not None
-                 and a.app._runner.lanes[0].spilled > 100, 60, "a to own everything and spill")
+        wait_for(
+            lambda: a.assigned() == {0, 1, 2, 3} and a.app._runner is not None and a.app._runner.lanes[0].spilled > 100,
+            60,
+            "a to own everything and spill",
+        )
         b = Member(harness, "b", strategy, gated=False)
         wait_for(lambda: len(b.assigned()) == 2 and len(a.assigned()) == 2, 60, "b to join")
         mine = a.assigned()

@@ -30,10 +30,10 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.events import AddPartitionEvent, AlterPartitionEvent, AlterTableEvent, ListenerEvent
-from hivewire.local import LocalMetastore, free_port
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import AddPartitionEvent, AlterPartitionEvent, AlterTableEvent, ListenerEvent
+from hivewire.tools._local import LocalMetastore, free_port
+from hivewire.tools._testing import make_database, make_partition, make_table
 
 CLIENTS = 50
 SECONDS = float(os.environ.get("HIVEWIRE_SHIM_SOAK_SECONDS", "60"))
@@ -49,9 +49,28 @@ def shim_process(metastore: LocalMetastore, kafka: str, tmp_path: Path) -> Itera
     log = tmp_path / "shim.log"
     with log.open("ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "hivewire", "shim", "--upstream", metastore.uri, "--bind", "127.0.0.1",
-             "--port", str(port), "--kafka-bootstrap-servers", kafka, "--topic", topic,
-             "--spool-dir", str(tmp_path / "spool")], stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path)
+            [
+                sys.executable,
+                "-m",
+                "hivewire",
+                "shim",
+                "--upstream",
+                metastore.uri,
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--kafka-bootstrap-servers",
+                kafka,
+                "--topic",
+                topic,
+                "--spool-dir",
+                str(tmp_path / "spool"),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+        )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -71,8 +90,9 @@ class Collector(threading.Thread):
 
     def __init__(self, bootstrap: str, topic: str) -> None:
         super().__init__(daemon=True)
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"soak-{uuid.uuid4().hex}",
-                                  "enable.auto.commit": False})
+        self.consumer = Consumer(
+            {"bootstrap.servers": bootstrap, "group.id": f"soak-{uuid.uuid4().hex}", "enable.auto.commit": False}
+        )
         self.consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
         self.messages: list[Any] = []
         self.stop = threading.Event()
@@ -86,8 +106,16 @@ class Collector(threading.Thread):
 Write = tuple[str, str]  # (kind, identity): what one successful write through the shim must produce
 
 
-def client_loop(uri: str, table: Any, until: float, writes: list[tuple[str, int]], errors: list[str],
-                shared: Any = None, client_id: int = 0, shared_writes: list[Write] | None = None) -> None:
+def client_loop(
+    uri: str,
+    table: Any,
+    until: float,
+    writes: list[tuple[str, int]],
+    errors: list[str],
+    shared: Any = None,
+    client_id: int = 0,
+    shared_writes: list[Write] | None = None,
+) -> None:
     """Three reads, then one write (alternately an alter and an add_partition), until ``until``; with
     ``shared``, also one write to that table per step: an alter, an add_partition, an alter_partition of the
     partition added last, in turn. Each shared write marks what it changed with ``c<client>:<step>``."""
@@ -129,8 +157,9 @@ def client_loop(uri: str, table: Any, until: float, writes: list[tuple[str, int]
         errors.append(f"{table.tableName}: {type(e).__name__}: {e}")
 
 
-def check_shared_table(name: str, events: list[ListenerEvent], writes: dict[int, list[Write]], final_table: Any,
-                       final_parts: list[Any]) -> None:
+def check_shared_table(
+    name: str, events: list[ListenerEvent], writes: dict[int, list[Write]], final_table: Any, final_parts: list[Any]
+) -> None:
     """``events`` of shared table ``name`` in topic order against what the clients wrote and the final state."""
     seen: list[Write] = []
     table_chain: list[AlterTableEvent] = []
@@ -167,22 +196,35 @@ def check_shared_table(name: str, events: list[ListenerEvent], writes: dict[int,
         assert part_chain[part.values[0]][-1].parameters == part.parameters, f"{name}: last event is not final"
 
 
-def test_50_clients_for_a_while_no_error_no_lost_event(shim_process: tuple[str, str], metastore: LocalMetastore,
-                                                       kafka: str, unique: str) -> None:
+def test_50_clients_for_a_while_no_error_no_lost_event(
+    shim_process: tuple[str, str], metastore: LocalMetastore, kafka: str, unique: str
+) -> None:
     uri, topic = shim_process
     with hw.MetastoreClient(metastore.uri) as direct:
         direct.create_database(make_database(unique, location=(metastore.warehouse / f"{unique}.db").as_uri()))
-        tables = [make_table(unique, f"c{i:02d}", partition_keys={"n": "int"},
-                             location=(metastore.warehouse / unique / f"c{i:02d}").as_uri()) for i in range(CLIENTS)]
-        shared = [make_table(unique, f"s{i}", partition_keys={"n": "int"},
-                             location=(metastore.warehouse / unique / f"s{i}").as_uri()) for i in range(SHARED)]
+        tables = [
+            make_table(
+                unique,
+                f"c{i:02d}",
+                partition_keys={"n": "int"},
+                location=(metastore.warehouse / unique / f"c{i:02d}").as_uri(),
+            )
+            for i in range(CLIENTS)
+        ]
+        shared = [
+            make_table(
+                unique, f"s{i}", partition_keys={"n": "int"}, location=(metastore.warehouse / unique / f"s{i}").as_uri()
+            )
+            for i in range(SHARED)
+        ]
         for t in tables + shared:
             direct.create_table(t)
     collector = Collector(kafka, topic)
     collector.start()
     writes: dict[str, list[tuple[str, int]]] = {t.tableName: [] for t in tables}
     shared_writes: dict[str, dict[int, list[Write]]] = {
-        s.tableName: {i: [] for i in range(CONTENDERS) if i % SHARED == n} for n, s in enumerate(shared)}
+        s.tableName: {i: [] for i in range(CONTENDERS) if i % SHARED == n} for n, s in enumerate(shared)
+    }
     errors: list[str] = []
     until = time.monotonic() + SECONDS
     threads = []
@@ -220,6 +262,11 @@ def test_50_clients_for_a_while_no_error_no_lost_event(shim_process: tuple[str, 
     with hw.MetastoreClient(metastore.uri, timeout=300) as direct:
         for name, per_client in shared_writes.items():
             assert sum(map(len, per_client.values())) >= 3 * len(per_client)  # real contention on every table
-            check_shared_table(name, shared_events[name], per_client, direct.get_table(unique, name),
-                               direct.get_partitions(unique, name))
+            check_shared_table(
+                name,
+                shared_events[name],
+                per_client,
+                direct.get_table(unique, name),
+                direct.get_partitions(unique, name),
+            )
         direct.drop_database(unique, True, True)

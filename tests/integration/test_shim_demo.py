@@ -11,8 +11,15 @@ def test_hivewire_demo_succeeds() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     received = [line.split()[2] for line in lines if "listener <-" in line]
-    assert received == ["CREATE_DATABASE", "CREATE_TABLE", "ADD_PARTITION", "ALTER_TABLE", "DROP_PARTITION",
-                        "DROP_TABLE", "DROP_DATABASE"]
+    assert received == [
+        "CREATE_DATABASE",
+        "CREATE_TABLE",
+        "ADD_PARTITION",
+        "ALTER_TABLE",
+        "DROP_PARTITION",
+        "DROP_TABLE",
+        "DROP_DATABASE",
+    ]
     assert "added column(s) note string" in done.stdout
     assert lines[-1] == "done: 7 changes, 7 events, in order"
     assert len(lines) < 25  # short and readable

@@ -18,11 +18,11 @@ from thrift.Thrift import TMessageType
 from thrift.transport import TTransport
 
 import hivewire as hw
-from hivewire.events import EventType, ListenerEvent
-from hivewire.local import LocalMetastore
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.events._model import EventType, ListenerEvent
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim import AppSink, Shim
-from hivewire_shim.capture import _FireArgs2, _FireData2, _FireRequest2, _InsertData2
+from hivewire_shim.methods import _FireArgs2, _FireData2, _FireRequest2, _InsertData2
 from hivewire_shim.server import UNKNOWN_METHOD
 from hivewire_shim.wire import MessageReader
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore as T
@@ -47,8 +47,13 @@ class Probe:
         self.mark = len(recorder.events)
 
     def table(self, name: str, keys: dict[str, str] | None = None, **kw: Any) -> Any:
-        return make_table(self.db, name, partition_keys=keys if keys is not None else {"dt": "string"},
-                          location=(self.metastore.warehouse / self.db / name).as_uri(), **kw)
+        return make_table(
+            self.db,
+            name,
+            partition_keys=keys if keys is not None else {"dt": "string"},
+            location=(self.metastore.warehouse / self.db / name).as_uri(),
+            **kw,
+        )
 
     def new_events(self, count: int, timeout: float = 60) -> list[ListenerEvent]:
         """The next ``count`` events (and no more, once the shim is quiet)."""
@@ -56,7 +61,7 @@ class Probe:
         while len(self.recorder.events) - self.mark < count and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.3)  # an extra event would have been published by now
-        got = self.recorder.events[self.mark:]
+        got = self.recorder.events[self.mark :]
         self.mark = len(self.recorder.events)
         assert len(got) == count, f"expected {count} events, got {got}"
         return got
@@ -158,17 +163,32 @@ def test_partition_add_events(probe: Probe) -> None:
     probe.client.add_partition(part("1", "ams"))
     probe.client.add_partition_with_environment_context(part("1", "par"), hms.EnvironmentContext(properties={}))
     probe.client.add_partitions([part("2", "ams"), part("2", "par")])
-    probe.client.add_partitions_req(hms.AddPartitionsRequest(
-        dbName=probe.db, tblName="p", parts=[part("2", "ams"), part("3", "ams")], ifNotExists=True, needResult=False))
-    spec = hms.PartitionSpec(dbName=probe.db, tableName="p", rootPath=table.sd.location,
-                             partitionList=hms.PartitionListComposingSpec(partitions=[part("4", "ams")]))
+    probe.client.add_partitions_req(
+        hms.AddPartitionsRequest(
+            dbName=probe.db, tblName="p", parts=[part("2", "ams"), part("3", "ams")], ifNotExists=True, needResult=False
+        )
+    )
+    spec = hms.PartitionSpec(
+        dbName=probe.db,
+        tableName="p",
+        rootPath=table.sd.location,
+        partitionList=hms.PartitionListComposingSpec(partitions=[part("4", "ams")]),
+    )
     probe.client.add_partitions_pspec([spec])
     probe.client.append_partition(probe.db, "p", ["5", "ams"])
     probe.client.append_partition_by_name(probe.db, "p", "dt=6/city=a%2Fb")
     events = probe.new_events(7)
     assert kinds(events) == [EventType.ADD_PARTITION] * 7
-    assert names(events) == [["1", "ams"], ["1", "par"], ["2", "ams"], ["2", "par"], ["3", "ams"], ["4", "ams"],
-                             ["5", "ams"], ["6", "a/b"]]
+    assert names(events) == [
+        ["1", "ams"],
+        ["1", "par"],
+        ["2", "ams"],
+        ["2", "par"],
+        ["3", "ams"],
+        ["4", "ams"],
+        ["5", "ams"],
+        ["6", "a/b"],
+    ]
     stored = {tuple(p.values): p for p in probe.direct.get_partitions(probe.db, "p")}
     for event in events:
         assert event.table == probe.direct.get_table(probe.db, "p")
@@ -191,6 +211,7 @@ def test_partition_alter_and_drop_events(probe: Probe) -> None:
         for p in parts:
             p.parameters["touched"] = "yes"
         return parts
+
     probe.client.alter_partition(probe.db, "p", touched("0")[0])
     probe.client.alter_partitions(probe.db, "p", touched("1", "2", "3"))
     renamed = probe.direct.get_partitions_by_names(probe.db, "p", ["dt=4"])[0]
@@ -205,8 +226,11 @@ def test_partition_alter_and_drop_events(probe: Probe) -> None:
 
     probe.client.drop_partition(probe.db, "p", ["0"], True)
     probe.client.drop_partition_by_name(probe.db, "p", "dt=1", False)
-    probe.client.drop_partitions_req(hms.DropPartitionsRequest(
-        dbName=probe.db, tblName="p", parts=hms.RequestPartsSpec(names=["dt=2", "dt=3", "dt=5"]), deleteData=True))
+    probe.client.drop_partitions_req(
+        hms.DropPartitionsRequest(
+            dbName=probe.db, tblName="p", parts=hms.RequestPartsSpec(names=["dt=2", "dt=3", "dt=5"]), deleteData=True
+        )
+    )
     events = probe.new_events(5)
     assert kinds(events) == [EventType.DROP_PARTITION] * 5
     assert [e.partitions for e in events] == [[now[v]] for v in "01235"]
@@ -251,6 +275,7 @@ def test_the_environment_context_and_constraint_forms(probe: Probe) -> None:
         for p in parts:
             p.parameters["touched"] = "yes"
         return parts
+
     probe.client.alter_partition_with_environment_context(probe.db, "c", touched("1")[0], env)
     after_first = {p.values[0]: p for p in probe.direct.get_partitions(probe.db, "c")}
     probe.client.alter_partitions_with_environment_context(probe.db, "c", touched("2", "3"), env)
@@ -267,8 +292,10 @@ def test_the_environment_context_and_constraint_forms(probe: Probe) -> None:
 
 
 def test_exchange_partitions_is_an_add_and_a_drop_per_partition(probe: Probe) -> None:
-    source, dest = probe.table("src", keys={"dt": "string", "city": "string"}), probe.table(
-        "dst", keys={"dt": "string", "city": "string"})
+    source, dest = (
+        probe.table("src", keys={"dt": "string", "city": "string"}),
+        probe.table("dst", keys={"dt": "string", "city": "string"}),
+    )
     probe.direct.create_table(source)
     probe.direct.create_table(dest)
     probe.direct.add_partitions([make_partition(source, ["2024", c]) for c in ("ams", "par")])
@@ -293,13 +320,15 @@ def test_request_forms_hms_2_3_does_not_know_pass_through_and_publish_nothing(pr
         "alter_table_req": hms.AlterTableRequest(dbName=probe.db, tableName="r", table=stored),
         "append_partition_req": hms.AppendPartitionsRequest(dbName=probe.db, tableName="r", partVals=["2"]),
         "alter_partitions_req": hms.AlterPartitionsRequest(dbName=probe.db, tableName="r", partitions=[part]),
-        "rename_partition_req": hms.RenamePartitionRequest(dbName=probe.db, tableName="r", partVals=["1"],
-                                                           newPart=part),
+        "rename_partition_req": hms.RenamePartitionRequest(
+            dbName=probe.db, tableName="r", partVals=["1"], newPart=part
+        ),
         "drop_partition_req": hms.DropPartitionRequest(dbName=probe.db, tblName="r", partName="dt=1"),
         "create_database_req": hms.CreateDatabaseRequest(databaseName=f"{probe.db}_req"),
         "alter_database_req": hms.AlterDatabaseRequest(oldDbName=probe.db, newDb=probe.direct.get_database(probe.db)),
-        "drop_database_req": hms.DropDatabaseRequest(name=probe.db, ignoreUnknownDb=False, deleteData=True,
-                                                     cascade=True),
+        "drop_database_req": hms.DropDatabaseRequest(
+            name=probe.db, ignoreUnknownDb=False, deleteData=True, cascade=True
+        ),
     }
     for method, request in calls.items():
         with pytest.raises(hw.UnsupportedMethodError):
@@ -334,10 +363,19 @@ def test_method_names_nobody_knows_are_counted_together(probe: Probe) -> None:
 
 def test_an_insert_fired_by_a_hive_2_client(probe: Probe) -> None:
     probe.direct.create_table(probe.table("ins", keys={"dt": "string", "hr": "string"}))
-    args = _FireArgs2(rqst=_FireRequest2(
-        successful=True, dbName=probe.db, tableName="ins", partitionVals=["2024-01-01", "07"],
-        data=_FireData2(insertData=_InsertData2(filesAdded=["file:/w/ins/f1", "file:/w/ins/f2"],
-                                                filesAddedChecksum=["ab", "cd"]))))
+    args = _FireArgs2(
+        rqst=_FireRequest2(
+            successful=True,
+            dbName=probe.db,
+            tableName="ins",
+            partitionVals=["2024-01-01", "07"],
+            data=_FireData2(
+                insertData=_InsertData2(
+                    filesAdded=["file:/w/ins/f1", "file:/w/ins/f2"], filesAddedChecksum=["ab", "cd"]
+                )
+            ),
+        )
+    )
     buf = TTransport.TMemoryBuffer()
     TBinaryProtocol.TBinaryProtocol(buf).writeMessageBegin("fire_listener_event", TMessageType.CALL, 5)
     request = bytes(buf.getvalue()) + _fastbinary.encode_binary(args, [_FireArgs2, _FireArgs2.thrift_spec])
@@ -354,16 +392,17 @@ def test_an_insert_fired_by_a_hive_2_client(probe: Probe) -> None:
     assert insert.partition_key_values == {"dt": "2024-01-01", "hr": "07"}
 
 
-def test_failures_are_silent_by_default_and_status_false_when_asked(probe: Probe, metastore: LocalMetastore
-                                                                   ) -> None:
+def test_failures_are_silent_by_default_and_status_false_when_asked(probe: Probe, metastore: LocalMetastore) -> None:
     table = probe.table("dup")
     probe.direct.create_table(table)
     with pytest.raises(hw.AlreadyExistsError):
         probe.client.create_table(table)
     probe.new_events(0)
     seen = Recorder()
-    with Shim(metastore.uri, sinks=[AppSink(seen)], publish_failures=True, database_events=False) as loud, \
-            hw.MetastoreClient(loud.uri) as client:
+    with (
+        Shim(metastore.uri, sinks=[AppSink(seen)], publish_failures=True, database_events=False) as loud,
+        hw.MetastoreClient(loud.uri) as client,
+    ):
         with pytest.raises(hw.AlreadyExistsError):
             client.create_table(table)
         client.create_database(make_database(f"{probe.db}_quiet"))  # no database events from this shim

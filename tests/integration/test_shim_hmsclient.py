@@ -20,9 +20,9 @@ from thrift.transport import TTransport
 from thrift.TSerialization import deserialize, serialize
 
 import hivewire as hw
-from hivewire.events import EventType, ListenerEvent
-from hivewire.local import LocalMetastore
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.events._model import EventType, ListenerEvent
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim import AppSink, Shim
 from hivewire_shim.wire import MessageReader
 from hivewire_thrift.fb303 import FacebookService
@@ -70,8 +70,13 @@ def db(metastore: LocalMetastore) -> Iterator[str]:
     name = f"hmsc_{int(time.time() * 1000) % 10**8}"
     with hw.MetastoreClient(metastore.uri) as client:
         client.create_database(make_database(name, location=(metastore.warehouse / f"{name}.db").as_uri()))
-        table = make_table(name, "base", columns={"id": "bigint", "city": "string"},
-                           partition_keys={"dt": "string"}, location=(metastore.warehouse / name / "base").as_uri())
+        table = make_table(
+            name,
+            "base",
+            columns={"id": "bigint", "city": "string"},
+            partition_keys={"dt": "string"},
+            location=(metastore.warehouse / name / "base").as_uri(),
+        )
         client.create_table(table)
         client.add_partitions([make_partition(table, [f"2024-01-0{d}"]) for d in range(1, 4)])
     yield name
@@ -117,10 +122,14 @@ def test_errors_arrive_as_the_metastore_raised_them(metastore: LocalMetastore, s
     cases: list[tuple[Callable[[Any], Any], type]] = [
         (lambda c: c.get_table(db, "no_such_table"), peer_types.NoSuchObjectException),
         (lambda c: c.get_database("no_such_db_hmsc"), peer_types.NoSuchObjectException),
-        (lambda c: c.create_database(as_peer(make_database(db), peer_types.Database)),
-         peer_types.AlreadyExistsException),
-        (lambda c: c.create_table(as_peer(make_table(db, "base"), peer_types.Table)),
-         peer_types.AlreadyExistsException),
+        (
+            lambda c: c.create_database(as_peer(make_database(db), peer_types.Database)),
+            peer_types.AlreadyExistsException,
+        ),
+        (
+            lambda c: c.create_table(as_peer(make_table(db, "base"), peer_types.Table)),
+            peer_types.AlreadyExistsException,
+        ),
         (lambda c: c.get_partition(db, "base", ["1999-01-01"]), peer_types.NoSuchObjectException),
     ]
     for fn, kind in cases:
@@ -170,11 +179,17 @@ def test_replies_are_relayed_byte_for_byte(metastore: LocalMetastore, shim: Shim
     assert exc.type == TApplicationException.UNKNOWN_METHOD and "no_such_method" in exc.message
 
 
-def test_changes_made_with_hmsclient_publish_the_stored_objects(metastore: LocalMetastore, shim: Shim, db: str,
-                                                                recorder: Recorder) -> None:
+def test_changes_made_with_hmsclient_publish_the_stored_objects(
+    metastore: LocalMetastore, shim: Shim, db: str, recorder: Recorder
+) -> None:
     start = len(recorder.events)
-    table = make_table(db, "from_peer", columns={"id": "int"}, partition_keys={"dt": "string"},
-                       location=(metastore.warehouse / db / "from_peer").as_uri())
+    table = make_table(
+        db,
+        "from_peer",
+        columns={"id": "int"},
+        partition_keys={"dt": "string"},
+        location=(metastore.warehouse / db / "from_peer").as_uri(),
+    )
     with peer(shim.uri) as client:
         client.create_table(as_peer(table, peer_types.Table))
         client.add_partition(client.get_table(db, "from_peer"), ["2024-02-01"])  # hmsclient's own helper
@@ -185,8 +200,12 @@ def test_changes_made_with_hmsclient_publish_the_stored_objects(metastore: Local
         client.drop_table(db, "from_peer", True)
     created, added, altered, dropped_part, dropped = recorder.wait(start + 5)[start:]
     assert [e.event_type for e in (created, added, altered, dropped_part, dropped)] == [
-        EventType.CREATE_TABLE, EventType.ADD_PARTITION, EventType.ALTER_TABLE, EventType.DROP_PARTITION,
-        EventType.DROP_TABLE]
+        EventType.CREATE_TABLE,
+        EventType.ADD_PARTITION,
+        EventType.ALTER_TABLE,
+        EventType.DROP_PARTITION,
+        EventType.DROP_TABLE,
+    ]
     # The table as stored: the metastore set createTime and normalised the location (file:/// -> file:/).
     assert created.table.createTime > 0 and created.table.sd.location == table.sd.location.replace("file:///", "file:/")
     assert added.partitions[0].values == ["2024-02-01"] and added.partitions[0].createTime > 0
@@ -196,8 +215,9 @@ def test_changes_made_with_hmsclient_publish_the_stored_objects(metastore: Local
     assert dropped.delete_data is True and dropped.table.parameters["owner.team"] == "peers"
 
 
-def test_a_framed_client_and_a_oneway_call_work_on_a_buffered_metastore(metastore: LocalMetastore, shim: Shim,
-                                                                         db: str) -> None:
+def test_a_framed_client_and_a_oneway_call_work_on_a_buffered_metastore(
+    metastore: LocalMetastore, shim: Shim, db: str
+) -> None:
     with hw.MetastoreClient(shim.uri, transport="framed") as framed, hw.MetastoreClient(metastore.uri) as direct:
         assert framed.get_table(db, "base") == direct.get_table(db, "base")
         assert framed.get_partition_names(db, "base") == direct.get_partition_names(db, "base")

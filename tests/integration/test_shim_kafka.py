@@ -26,10 +26,10 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.events import AddPartitionEvent, EventType
-from hivewire.local import LocalMetastore, free_port
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import AddPartitionEvent, EventType
+from hivewire.tools._local import LocalMetastore, free_port
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim import KafkaSink, Shim
 
 PARTITIONS = 4  # what the mock cluster gives an auto-created topic
@@ -53,7 +53,11 @@ class Forwarder:
                 client, _ = self.listener.accept()
             except OSError:
                 return
-            upstream = socket.create_connection(self.target)
+            try:
+                upstream = socket.create_connection(self.target)
+            except OSError:  # the target is gone (its test is over, a producer still reconnects): refuse
+                client.close()
+                continue
             self.sockets += [client, upstream]
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
@@ -67,6 +71,8 @@ class Forwarder:
             dst.shutdown(socket.SHUT_WR)
 
     def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread: close() alone does not
         for s in self.sockets:
             with contextlib.suppress(OSError):
                 s.close()
@@ -74,8 +80,9 @@ class Forwarder:
 
 def consume(bootstrap: str, topic: str, expected: int, timeout: float = 120) -> list[Any]:
     """Every message of ``topic`` from the start, until ``expected`` arrived (or the timeout)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
-                         "enable.auto.commit": False})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}", "enable.auto.commit": False}
+    )
     out: list[Any] = []
     try:
         consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
@@ -112,8 +119,10 @@ def db(metastore: LocalMetastore, unique: str) -> Iterator[str]:
 
 
 def tables_in(metastore: LocalMetastore, db: str, count: int) -> list[Any]:
-    tables = [make_table(db, f"t{i}", partition_keys={"n": "int"},
-                         location=(metastore.warehouse / db / f"t{i}").as_uri()) for i in range(count)]
+    tables = [
+        make_table(db, f"t{i}", partition_keys={"n": "int"}, location=(metastore.warehouse / db / f"t{i}").as_uri())
+        for i in range(count)
+    ]
     with hw.MetastoreClient(metastore.uri) as client:
         for t in tables:
             client.create_table(t)
@@ -128,13 +137,15 @@ def add_partitions(uri: str, tables: list[Any], numbers: range) -> None:
                 client.add_partition(make_partition(t, [str(n)]))
 
 
-def test_events_are_apiary_json_on_apiarys_partitions(metastore: LocalMetastore, kafka: str, db: str,
-                                                      tmp_path: Path) -> None:
+def test_events_are_apiary_json_on_apiarys_partitions(
+    metastore: LocalMetastore, kafka: str, db: str, tmp_path: Path
+) -> None:
     topic = f"shim-{uuid.uuid4().hex[:8]}"
     sink = KafkaSink(kafka, topic, tmp_path / "spool")
     with Shim(metastore.uri, sinks=[sink]) as shim, hw.MetastoreClient(shim.uri) as client:
-        table = make_table(db, "orders", partition_keys={"dt": "string"},
-                           location=(metastore.warehouse / db / "orders").as_uri())
+        table = make_table(
+            db, "orders", partition_keys={"dt": "string"}, location=(metastore.warehouse / db / "orders").as_uri()
+        )
         client.create_table(table)
         client.add_partitions([make_partition(table, ["2024-01-01"]), make_partition(table, ["2024-01-02"])])
         renamed = client.get_table(db, "orders")
@@ -151,14 +162,18 @@ def test_events_are_apiary_json_on_apiarys_partitions(metastore: LocalMetastore,
     created, added = old_name[:2]
     renamed_event = new_name[-1]
     assert [e.event_type for e in (created, added, renamed_event)] == [
-        EventType.CREATE_TABLE, EventType.ADD_PARTITION, EventType.ALTER_TABLE]
+        EventType.CREATE_TABLE,
+        EventType.ADD_PARTITION,
+        EventType.ALTER_TABLE,
+    ]
     assert len(messages) == 3 and created.table.tableName == "orders"
     assert renamed_event.new_table == stored and renamed_event.hive_version == "2.3.10"
     assert sink.spool.pending == 0 and sink.delivered == 3
 
 
-def test_500_changes_while_kafka_is_away_all_arrive_in_order(metastore: LocalMetastore, kafka: str, db: str,
-                                                             tmp_path: Path) -> None:
+def test_500_changes_while_kafka_is_away_all_arrive_in_order(
+    metastore: LocalMetastore, kafka: str, db: str, tmp_path: Path
+) -> None:
     tables = tables_in(metastore, db, 5)
     topic, dead = f"shim-{uuid.uuid4().hex[:8]}", free_port()
     sink = KafkaSink(f"127.0.0.1:{dead}", topic, tmp_path / "spool", producer_config=FAST_RECONNECT)
@@ -184,9 +199,24 @@ class ShimProcess:
         self.log = workdir / f"shim-{self.port}.log"
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "hivewire", "--log-level", "INFO", "shim", "--bind", "127.0.0.1",
-                 "--port", str(self.port), *args], stdout=log, stderr=subprocess.STDOUT, cwd=workdir,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                [
+                    sys.executable,
+                    "-m",
+                    "hivewire",
+                    "--log-level",
+                    "INFO",
+                    "shim",
+                    "--bind",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    *args,
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=workdir,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=1):
@@ -204,12 +234,23 @@ class ShimProcess:
         return self.proc.wait(60)
 
 
-def test_with_a_shim_restart_during_the_outage_nothing_is_lost(metastore: LocalMetastore, kafka: str, db: str,
-                                                               tmp_path: Path) -> None:
+def test_with_a_shim_restart_during_the_outage_nothing_is_lost(
+    metastore: LocalMetastore, kafka: str, db: str, tmp_path: Path
+) -> None:
     tables = tables_in(metastore, db, 5)
     topic, dead = f"shim-{uuid.uuid4().hex[:8]}", free_port()
-    args = ["--upstream", metastore.uri, "--kafka-bootstrap-servers", f"127.0.0.1:{dead}", "--topic", topic,
-            "--spool-dir", str(tmp_path / "spool"), "--producer-property", "reconnect.backoff.max.ms=1000"]
+    args = [
+        "--upstream",
+        metastore.uri,
+        "--kafka-bootstrap-servers",
+        f"127.0.0.1:{dead}",
+        "--topic",
+        topic,
+        "--spool-dir",
+        str(tmp_path / "spool"),
+        "--producer-property",
+        "reconnect.backoff.max.ms=1000",
+    ]
     first = ShimProcess(tmp_path, args)
     add_partitions(first.uri, tables, range(50))
     assert first.terminate() == 0, first.log.read_text()
@@ -229,7 +270,8 @@ def test_with_a_shim_restart_during_the_outage_nothing_is_lost(metastore: LocalM
 
 
 def test_an_event_too_big_for_the_producer_is_moved_aside_and_later_events_arrive(
-        metastore: LocalMetastore, kafka: str, db: str, tmp_path: Path) -> None:
+    metastore: LocalMetastore, kafka: str, db: str, tmp_path: Path
+) -> None:
     topic = f"shim-{uuid.uuid4().hex[:8]}"
     # A limit the 300-partition event exceeds, as a Spark INSERT's ~1,500 partitions exceed librdkafka's 1 MB.
     sink = KafkaSink(kafka, topic, tmp_path / "spool", producer_config={"message.max.bytes": 100_000})
@@ -248,8 +290,12 @@ def test_an_event_too_big_for_the_producer_is_moved_aside_and_later_events_arriv
     assert len(rejected["payload"]) > 100_000 and "MSG_SIZE_TOO_LARGE" in rejected["error"]
 
     # The operator raises the limit and replays it with the CLI; the next sink sends it.
-    replay = subprocess.run([sys.executable, "-m", "hivewire", "replay-rejected", "--spool-dir",
-                             str(tmp_path / "spool")], capture_output=True, text=True, timeout=120)
+    replay = subprocess.run(
+        [sys.executable, "-m", "hivewire", "replay-rejected", "--spool-dir", str(tmp_path / "spool")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert replay.returncode == 0 and "1 rejected event(s) are back" in replay.stdout, replay.stderr
     again = KafkaSink(kafka, topic, tmp_path / "spool")
     try:
@@ -260,12 +306,21 @@ def test_an_event_too_big_for_the_producer_is_moved_aside_and_later_events_arriv
     assert len(apiary.decode(replayed[-1].value()).partitions) == 300
 
 
-def test_after_kill_9_every_change_a_client_saw_succeed_has_its_event(metastore: LocalMetastore, kafka: str,
-                                                                      db: str, tmp_path: Path) -> None:
+def test_after_kill_9_every_change_a_client_saw_succeed_has_its_event(
+    metastore: LocalMetastore, kafka: str, db: str, tmp_path: Path
+) -> None:
     tables = tables_in(metastore, db, 4)
     topic, dead = f"shim-{uuid.uuid4().hex[:8]}", free_port()
-    common = ["--upstream", metastore.uri, "--topic", topic, "--spool-dir", str(tmp_path / "spool"),
-              "--producer-property", "reconnect.backoff.max.ms=1000"]
+    common = [
+        "--upstream",
+        metastore.uri,
+        "--topic",
+        topic,
+        "--spool-dir",
+        str(tmp_path / "spool"),
+        "--producer-property",
+        "reconnect.backoff.max.ms=1000",
+    ]
     first = ShimProcess(tmp_path, [*common, "--kafka-bootstrap-servers", f"127.0.0.1:{dead}"])  # Kafka is away
     errors: list[BaseException] = []
 
@@ -274,6 +329,7 @@ def test_after_kill_9_every_change_a_client_saw_succeed_has_its_event(metastore:
             add_partitions(first.uri, [table], range(40))
         except BaseException as e:
             errors.append(e)
+
     threads = [threading.Thread(target=client, args=(t,)) for t in tables]
     for t in threads:
         t.start()

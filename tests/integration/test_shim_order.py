@@ -15,10 +15,10 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.events import AddPartitionEvent, AlterPartitionEvent, AlterTableEvent, EventType, ListenerEvent
-from hivewire.local import LocalMetastore
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import AddPartitionEvent, AlterPartitionEvent, AlterTableEvent, EventType, ListenerEvent
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim import KafkaSink, Shim
 
 
@@ -48,8 +48,7 @@ class Gate:
         self.release.set()
 
 
-def test_a_client_sees_its_change_succeed_only_once_its_event_is_published(metastore: LocalMetastore,
-                                                                          db: str) -> None:
+def test_a_client_sees_its_change_succeed_only_once_its_event_is_published(metastore: LocalMetastore, db: str) -> None:
     gate = Gate()
     table = make_table(db, "gated", location=(metastore.warehouse / db / "gated").as_uri())
     replied = threading.Event()
@@ -62,6 +61,7 @@ def test_a_client_sees_its_change_succeed_only_once_its_event_is_published(metas
             replied.set()
         except BaseException as e:
             errors.append(e)
+
     with Shim(metastore.uri, sinks=[gate]) as shim:
         thread = threading.Thread(target=create)
         thread.start()
@@ -99,8 +99,9 @@ def writer(uri: str, table: Any, w: int, errors: list[BaseException]) -> None:
 
 
 def all_messages(bootstrap: str, topic: str, expected: int, timeout: float = 120) -> list[Any]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}",
-                         "enable.auto.commit": False})
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}", "enable.auto.commit": False}
+    )
     try:
         consumer.assign([TopicPartition(topic, p, 0) for p in range(4)])
         out: list[Any] = []
@@ -114,9 +115,11 @@ def all_messages(bootstrap: str, topic: str, expected: int, timeout: float = 120
 
 
 def test_concurrent_changes_to_one_table_are_published_in_the_order_the_metastore_made_them(
-        metastore: LocalMetastore, kafka: str, db: str, tmp_path: Path) -> None:
-    table = make_table(db, "shared", partition_keys={"n": "int"},
-                       location=(metastore.warehouse / db / "shared").as_uri())
+    metastore: LocalMetastore, kafka: str, db: str, tmp_path: Path
+) -> None:
+    table = make_table(
+        db, "shared", partition_keys={"n": "int"}, location=(metastore.warehouse / db / "shared").as_uri()
+    )
     with hw.MetastoreClient(metastore.uri) as direct:
         direct.create_table(table)
         direct.add_partition(make_partition(table, ["0"]))
@@ -152,9 +155,12 @@ def test_concurrent_changes_to_one_table_are_published_in_the_order_the_metastor
     assert part_alters[-1].new_partition.parameters == end_part.parameters
     # And each writer's own changes in the order it made them.
     for w in range(WRITERS):
-        mine = [e for e in events if (isinstance(e, AlterTableEvent) and e.new_table.parameters["writer"]
-                                      .startswith(f"{w}-"))
-                or (isinstance(e, AddPartitionEvent) and e.partitions[0].values[0].startswith(str(w + 1)))]
+        mine = [
+            e
+            for e in events
+            if (isinstance(e, AlterTableEvent) and e.new_table.parameters["writer"].startswith(f"{w}-"))
+            or (isinstance(e, AddPartitionEvent) and e.partitions[0].values[0].startswith(str(w + 1)))
+        ]
         assert [e.event_type for e in mine] == [EventType.ALTER_TABLE, EventType.ADD_PARTITION] * ROUNDS
         adds = [int(e.partitions[0].values[0]) for e in mine if isinstance(e, AddPartitionEvent)]
         assert adds == [1000 * (w + 1) + i for i in range(ROUNDS)]

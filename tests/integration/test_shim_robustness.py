@@ -17,8 +17,8 @@ from thrift.Thrift import TApplicationException, TMessageType
 from thrift.transport import TTransport
 
 import hivewire as hw
-from hivewire.local import LocalMetastore
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.tools._local import LocalMetastore
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim import Shim
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore as T
 
@@ -29,14 +29,17 @@ FRAMED = {"hive.metastore.thrift.framed.transport.enabled": "true"}
 def hms(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMetastore]:
     server = LocalMetastore(workdir=tmp_path_factory.mktemp("framed-metastore"), properties=FRAMED)
     server.start()
-    with hw.MetastoreClient(server.uri, transport="framed") as client:
-        client.create_database(make_database("robust", location=(server.warehouse / "robust.db").as_uri()))
-        table = make_table("robust", "wide", partition_keys={"dt": "string"},
-                           columns={f"c{i}": "string" for i in range(30)})
-        client.create_table(table)
-        client.add_partitions([make_partition(table, [f"d{i:04d}"]) for i in range(300)])
-    yield server
-    server.close()
+    try:  # a setup that fails must not leave the metastore running
+        with hw.MetastoreClient(server.uri, transport="framed") as client:
+            client.create_database(make_database("robust", location=(server.warehouse / "robust.db").as_uri()))
+            table = make_table(
+                "robust", "wide", partition_keys={"dt": "string"}, columns={f"c{i}": "string" for i in range(30)}
+            )
+            client.create_table(table)
+            client.add_partitions([make_partition(table, [f"d{i:04d}"]) for i in range(300)])
+        yield server
+    finally:
+        server.close()
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +77,9 @@ def test_malformed_and_vanishing_clients_lose_only_their_own_connection(shim: Sh
     with hw.MetastoreClient(shim.uri) as healthy:
         tables = healthy.get_all_tables("robust")
         bad_inputs = [
-            b"GET / HTTP/1.1\r\nHost: metastore\r\n\r\n",                       # not Thrift at all
-            b"\x82\x21\x00\x11get_all_databases",                               # the compact protocol
-            struct.pack(">i", 2_000_000_000) + b"\x80\x01\x00\x01",             # a 2 GB frame
+            b"GET / HTTP/1.1\r\nHost: metastore\r\n\r\n",  # not Thrift at all
+            b"\x82\x21\x00\x11get_all_databases",  # the compact protocol
+            struct.pack(">i", 2_000_000_000) + b"\x80\x01\x00\x01",  # a 2 GB frame
             b"\x80\x01\x00\x07" + struct.pack(">i", 17) + b"get_all_databases\0\0\0\1",  # unknown type 7
         ]
         for data in bad_inputs:
@@ -99,10 +102,11 @@ def test_malformed_and_vanishing_clients_lose_only_their_own_connection(shim: Sh
     assert shim.connections == 0  # every one of them was closed and cleaned up
 
 
-def test_an_upstream_restart_is_a_thrift_error_then_the_connection_works_again(shim: Shim, hms: LocalMetastore
-                                                                                ) -> None:
-    with hw.MetastoreClient(shim.uri, ugi="hivewire:users") as client, \
-            hw.MetastoreClient(shim.uri, transport="framed") as framed:
+def test_an_upstream_restart_is_a_thrift_error_then_the_connection_works_again(shim: Shim, hms: LocalMetastore) -> None:
+    with (
+        hw.MetastoreClient(shim.uri, ugi="hivewire:users") as client,
+        hw.MetastoreClient(shim.uri, transport="framed") as framed,
+    ):
         assert "robust" in client.get_all_databases()
         assert "robust" in framed.get_all_databases()
         hms.stop()

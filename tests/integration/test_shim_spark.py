@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.events import EventType, ListenerEvent
-from hivewire.local import LocalMetastore
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import EventType, ListenerEvent
+from hivewire.tools._local import LocalMetastore
 from hivewire_shim import KafkaSink, Shim
 
 LISTENERS = textwrap.dedent('''
@@ -51,8 +51,7 @@ def topic() -> str:
 
 
 @pytest.fixture(scope="module")
-def shim(metastore: LocalMetastore, kafka: str, topic: str, tmp_path_factory: pytest.TempPathFactory
-         ) -> Iterator[Shim]:
+def shim(metastore: LocalMetastore, kafka: str, topic: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shim]:
     sink = KafkaSink(kafka, topic, tmp_path_factory.mktemp("spool"))
     with Shim(metastore.uri, sinks=[sink]) as server:
         yield server
@@ -62,12 +61,17 @@ def shim(metastore: LocalMetastore, kafka: str, topic: str, tmp_path_factory: py
 def spark(shim: Shim, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
-    session = (SparkSession.builder.master("local[1]").appName("hivewire-shim-test")
-               .config("spark.sql.catalogImplementation", "hive")
-               .config("spark.hadoop.hive.metastore.uris", shim.uri)
-               .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1")
-               .enableHiveSupport().getOrCreate())
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("hivewire-shim-test")
+        .config("spark.sql.catalogImplementation", "hive")
+        .config("spark.hadoop.hive.metastore.uris", shim.uri)
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .enableHiveSupport()
+        .getOrCreate()
+    )
     yield session
     session.stop()
 
@@ -79,10 +83,28 @@ def runner(kafka: str, topic: str, tmp_path: Path) -> Iterator[Path]:
     events, log = tmp_path / "events.jsonl", tmp_path / "run.log"
     with log.open("ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "hivewire", "run", "shim_spark_listeners:app", "--bootstrap-servers", kafka,
-             "--topic", topic, "--instance-name", f"shim-spark-{uuid.uuid4().hex[:6]}", "--endpoint-port", "0",
-             "--set", "apiary.messaging.consumer.auto.offset.reset=earliest"],
-            cwd=tmp_path, env={**os.environ, "HW_EVENTS": str(events)}, stdout=out, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "hivewire",
+                "run",
+                "shim_spark_listeners:app",
+                "--bootstrap-servers",
+                kafka,
+                "--topic",
+                topic,
+                "--instance-name",
+                f"shim-spark-{uuid.uuid4().hex[:6]}",
+                "--endpoint-port",
+                "0",
+                "--set",
+                "apiary.messaging.consumer.auto.offset.reset=earliest",
+            ],
+            cwd=tmp_path,
+            env={**os.environ, "HW_EVENTS": str(events)},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         yield events
     finally:
@@ -101,16 +123,15 @@ def received(path: Path, count: int, timeout: float = 120) -> list[ListenerEvent
     return [apiary.decode(json.dumps(json.loads(line)).encode()) for line in lines]
 
 
-def test_spark_statements_reach_a_hivewire_run_listener_in_order(spark: Any, shim: Shim, runner: Path,
-                                                                 metastore: LocalMetastore, unique: str,
-                                                                 tmp_path: Path) -> None:
+def test_spark_statements_reach_a_hivewire_run_listener_in_order(
+    spark: Any, shim: Shim, runner: Path, metastore: LocalMetastore, unique: str, tmp_path: Path
+) -> None:
     direct = hw.MetastoreClient(metastore.uri, timeout=120)
     db = unique
     spark.sql(f"CREATE DATABASE {db} LOCATION '{(tmp_path / f'{db}.db').as_uri()}'")
     spark.sql(f"CREATE TABLE {db}.sales (id INT, amount DOUBLE, dt STRING) USING parquet PARTITIONED BY (dt)")
     created_table = direct.get_table(db, "sales")
-    spark.sql(f"INSERT INTO {db}.sales VALUES (1, 9.5, '2024-01-01'), (2, 3.0, '2024-01-02'), "
-              "(3, 1.5, '2024-01-02')")
+    spark.sql(f"INSERT INTO {db}.sales VALUES (1, 9.5, '2024-01-01'), (2, 3.0, '2024-01-02'), (3, 1.5, '2024-01-02')")
     partitions = {tuple(p.values): p for p in direct.get_partitions(db, "sales")}
     before_alter = direct.get_table(db, "sales")
     spark.sql(f"ALTER TABLE {db}.sales ADD COLUMNS (note STRING)")
@@ -127,8 +148,12 @@ def test_spark_statements_reach_a_hivewire_run_listener_in_order(spark: Any, shi
     database_events = [e for e in events if e.table_name is None]
     assert len(events) == 7 and len(table_events) == 5
     assert [e.event_type for e in table_events] == [
-        EventType.CREATE_TABLE, EventType.ADD_PARTITION, EventType.ALTER_TABLE, EventType.DROP_PARTITION,
-        EventType.DROP_TABLE]
+        EventType.CREATE_TABLE,
+        EventType.ADD_PARTITION,
+        EventType.ALTER_TABLE,
+        EventType.DROP_PARTITION,
+        EventType.DROP_TABLE,
+    ]
     assert [e.event_type for e in database_events] == [EventType.CREATE_DATABASE, EventType.DROP_DATABASE]
     create, add, alter, drop_part, drop = table_events
     create_db, drop_db = database_events
@@ -146,7 +171,13 @@ def test_spark_statements_reach_a_hivewire_run_listener_in_order(spark: Any, shi
     assert drop.table.tableName == "sales" and drop.table.sd.location == altered_table.sd.location
     assert drop_db.database.name == db
     assert all(e.status and e.hive_version == "2.3.10" for e in events)
-    for method in ("create_database", "create_table_with_environment_context", "add_partitions_req",
-                   "alter_table_with_environment_context", "drop_partition_with_environment_context",
-                   "drop_table_with_environment_context", "drop_database"):
+    for method in (
+        "create_database",
+        "create_table_with_environment_context",
+        "add_partitions_req",
+        "alter_table_with_environment_context",
+        "drop_partition_with_environment_context",
+        "drop_table_with_environment_context",
+        "drop_database",
+    ):
         assert shim.calls[method] >= 1, f"Spark did not call {method}: {dict(shim.calls)}"

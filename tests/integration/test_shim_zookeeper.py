@@ -16,8 +16,8 @@ from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 
 import hivewire as hw
-from hivewire.discovery import ZooKeeperResolver, close_shared_resolvers, discover_metastores
-from hivewire.local import LocalMetastore, LocalZooKeeper, free_port
+from hivewire.metastore._discovery import ZooKeeperResolver, close_shared_resolvers, discover_metastores
+from hivewire.tools._local import LocalMetastore, LocalZooKeeper, free_port
 from hivewire_shim import Shim
 
 
@@ -34,11 +34,14 @@ def upstream_namespace(zookeeper: LocalZooKeeper, metastore: LocalMetastore) -> 
     zk.close()
 
 
-def test_discovered_upstream_and_registered_shim(zookeeper: LocalZooKeeper, metastore: LocalMetastore,
-                                                 upstream_namespace: str) -> None:
+def test_discovered_upstream_and_registered_shim(
+    zookeeper: LocalZooKeeper, metastore: LocalMetastore, upstream_namespace: str
+) -> None:
     shim_namespace = f"shim_{uuid.uuid4().hex[:8]}"
-    with ZooKeeperResolver(zookeeper.quorum, upstream_namespace) as resolver, \
-            Shim(resolver, zookeeper=zookeeper.quorum, namespace=shim_namespace) as shim:
+    with (
+        ZooKeeperResolver(zookeeper.quorum, upstream_namespace) as resolver,
+        Shim(resolver, zookeeper=zookeeper.quorum, namespace=shim_namespace) as shim,
+    ):
         deadline = time.monotonic() + 30
         uris: list[str] = []
         while time.monotonic() < deadline:
@@ -49,8 +52,10 @@ def test_discovered_upstream_and_registered_shim(zookeeper: LocalZooKeeper, meta
                 time.sleep(0.2)
         assert uris == [shim.uri]
         try:
-            with hw.MetastoreClient.from_zookeeper(zookeeper.quorum, namespace=shim_namespace) as client, \
-                    hw.MetastoreClient(metastore.uri) as direct:
+            with (
+                hw.MetastoreClient.from_zookeeper(zookeeper.quorum, namespace=shim_namespace) as client,
+                hw.MetastoreClient(metastore.uri) as direct,
+            ):
                 assert client.uri == shim.uri
                 assert client.get_all_databases() == direct.get_all_databases()
         finally:
@@ -60,7 +65,8 @@ def test_discovered_upstream_and_registered_shim(zookeeper: LocalZooKeeper, meta
 
 
 def test_registering_in_the_namespace_the_upstream_is_discovered_in_is_refused(
-        zookeeper: LocalZooKeeper, metastore: LocalMetastore, upstream_namespace: str) -> None:
+    zookeeper: LocalZooKeeper, metastore: LocalMetastore, upstream_namespace: str
+) -> None:
     with ZooKeeperResolver(zookeeper.quorum, upstream_namespace) as resolver:
         with pytest.raises(hw.ConfigError, match="in a loop") as refused:
             Shim(resolver, zookeeper=zookeeper.quorum, namespace=upstream_namespace)
@@ -69,13 +75,17 @@ def test_registering_in_the_namespace_the_upstream_is_discovered_in_is_refused(
 
 
 def hive_site(path: Path, **properties: str) -> Path:
-    path.write_text("<configuration>" + "".join(f"<property><name>{k}</name><value>{v}</value></property>"
-                                                for k, v in properties.items()) + "</configuration>")
+    path.write_text(
+        "<configuration>"
+        + "".join(f"<property><name>{k}</name><value>{v}</value></property>" for k, v in properties.items())
+        + "</configuration>"
+    )
     return path
 
 
 def test_the_shim_command_discovers_and_registers_in_digest_protected_namespaces(
-        zookeeper: LocalZooKeeper, metastore: LocalMetastore, tmp_path: Path) -> None:
+    zookeeper: LocalZooKeeper, metastore: LocalMetastore, tmp_path: Path
+) -> None:
     upstream_ns, shim_ns = f"hms_{uuid.uuid4().hex[:8]}", f"shim_{uuid.uuid4().hex[:8]}"
     admin = KazooClient(hosts=zookeeper.quorum, timeout=10)
     admin.start(timeout=30)
@@ -87,19 +97,46 @@ def test_the_shim_command_discovers_and_registers_in_digest_protected_namespaces
     address = metastore.uri.removeprefix("thrift://")
     admin.create(f"/{upstream_ns}/{address}", address.encode(), acl=readers, ephemeral=True, sequence=True)
     admin.create(f"/{shim_ns}", b"", acl=writers)
-    upstream_site = hive_site(tmp_path / "upstream-site.xml", **{
-        "metastore.thrift.uris": zookeeper.quorum, "metastore.zookeeper.namespace": upstream_ns,
-        "hivewire.zookeeper.auth": "digest:reader:pw"})
-    shim_site = hive_site(tmp_path / "shim-site.xml", **{
-        "metastore.thrift.uris": zookeeper.quorum, "metastore.zookeeper.namespace": shim_ns,
-        "hivewire.zookeeper.auth": "digest:writer:pw"})
+    upstream_site = hive_site(
+        tmp_path / "upstream-site.xml",
+        **{
+            "metastore.thrift.uris": zookeeper.quorum,
+            "metastore.zookeeper.namespace": upstream_ns,
+            "hivewire.zookeeper.auth": "digest:reader:pw",
+        },
+    )
+    shim_site = hive_site(
+        tmp_path / "shim-site.xml",
+        **{
+            "metastore.thrift.uris": zookeeper.quorum,
+            "metastore.zookeeper.namespace": shim_ns,
+            "hivewire.zookeeper.auth": "digest:writer:pw",
+        },
+    )
     port = free_port()
     log = tmp_path / "shim.log"
     with log.open("ab") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "hivewire", "shim", "--upstream-hive-site", str(upstream_site),
-                                 "--hive-site", str(shim_site), "--bind", "127.0.0.1", "--port", str(port),
-                                 "--advertise", f"127.0.0.1:{port}"], stdout=out, stderr=subprocess.STDOUT,
-                                cwd=tmp_path)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "hivewire",
+                "shim",
+                "--upstream-hive-site",
+                str(upstream_site),
+                "--hive-site",
+                str(shim_site),
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--advertise",
+                f"127.0.0.1:{port}",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+        )
     shim_uri = f"thrift://127.0.0.1:{port}"
     writer = [("digest", "writer:pw")]
     try:

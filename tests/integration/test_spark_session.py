@@ -12,9 +12,9 @@ from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 
 import hivewire as hw
-import hivewire.spark as hw_spark
-from hivewire.discovery import DiscoveryConfig
-from hivewire.local import LocalMetastore, LocalZooKeeper
+import hivewire.data._spark as hw_spark
+from hivewire.metastore._zookeeper import DiscoveryConfig
+from hivewire.tools._local import LocalMetastore, LocalZooKeeper
 
 NAMESPACE = f"spark_{uuid.uuid4().hex[:8]}"
 
@@ -35,25 +35,33 @@ def registered(zookeeper: LocalZooKeeper, metastore: LocalMetastore) -> Iterator
 @pytest.fixture(scope="module")
 def spark(registered: str, zookeeper: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     warehouse = tmp_path_factory.mktemp("spark-warehouse")
-    session = hw_spark.session(zookeeper=zookeeper.quorum, namespace=registered, master="local[1]",
-                               app_name="hivewire-test",
-                               conf={"spark.sql.warehouse.dir": str(warehouse), "spark.ui.enabled": "false",
-                                     "spark.sql.shuffle.partitions": "1"})
+    session = hw_spark.session(
+        zookeeper=zookeeper.quorum,
+        namespace=registered,
+        master="local[1]",
+        app_name="hivewire-test",
+        conf={
+            "spark.sql.warehouse.dir": str(warehouse),
+            "spark.ui.enabled": "false",
+            "spark.sql.shuffle.partitions": "1",
+        },
+    )
     yield session
     session.stop()
 
 
-def test_spark_uses_the_discovered_metastore(spark: Any, metastore: LocalMetastore, unique: str,
-                                             tmp_path: Path) -> None:
+def test_spark_uses_the_discovered_metastore(
+    spark: Any, metastore: LocalMetastore, unique: str, tmp_path: Path
+) -> None:
     assert spark.sparkContext.getConf().get(hw_spark.METASTORE_URIS_CONF) == metastore.uri
     assert spark.conf.get("spark.sql.catalogImplementation") == "hive"
     location = (tmp_path / f"{unique}.db").as_uri()
     spark.sql(f"CREATE DATABASE {unique} LOCATION '{location}'")
     try:
-        spark.sql(f"CREATE TABLE {unique}.sales (id INT, amount DOUBLE, dt STRING) USING parquet "
-                  "PARTITIONED BY (dt)")
-        spark.sql(f"INSERT INTO {unique}.sales VALUES (1, 9.5, '2024-01-01'), (2, 3.0, '2024-01-02'), "
-                  "(3, 1.5, '2024-01-02')")
+        spark.sql(f"CREATE TABLE {unique}.sales (id INT, amount DOUBLE, dt STRING) USING parquet PARTITIONED BY (dt)")
+        spark.sql(
+            f"INSERT INTO {unique}.sales VALUES (1, 9.5, '2024-01-01'), (2, 3.0, '2024-01-02'), (3, 1.5, '2024-01-02')"
+        )
         partitions = [r[0] for r in spark.sql(f"SHOW PARTITIONS {unique}.sales").collect()]
         assert partitions == ["dt=2024-01-01", "dt=2024-01-02"]
         assert spark.sql(f"SELECT sum(amount) FROM {unique}.sales").collect()[0][0] == 14.0
@@ -65,9 +73,9 @@ def test_spark_uses_the_discovered_metastore(spark: Any, metastore: LocalMetasto
         spark.sql(f"DROP DATABASE IF EXISTS {unique} CASCADE")
 
 
-def test_session_reuses_a_compatible_session_and_refuses_to_switch(spark: Any, zookeeper: LocalZooKeeper,
-                                                                  registered: str,
-                                                                  metastore: LocalMetastore) -> None:
+def test_session_reuses_a_compatible_session_and_refuses_to_switch(
+    spark: Any, zookeeper: LocalZooKeeper, registered: str, metastore: LocalMetastore
+) -> None:
     # A notebook cell run twice gets the running session back.
     assert hw_spark.session(zookeeper=zookeeper.quorum, namespace=registered) is spark
     assert hw_spark.session(uris=[metastore.uri]) is spark
@@ -77,8 +85,9 @@ def test_session_reuses_a_compatible_session_and_refuses_to_switch(spark: Any, z
     assert "spark.stop()" in str(exc.value) and metastore.uri in str(exc.value)
 
 
-def test_builder_sources(zookeeper: LocalZooKeeper, registered: str, metastore: LocalMetastore,
-                         unique: str, tmp_path: Path) -> None:
+def test_builder_sources(
+    zookeeper: LocalZooKeeper, registered: str, metastore: LocalMetastore, unique: str, tmp_path: Path
+) -> None:
     with pytest.raises(hw.DiscoveryError) as empty:
         hw_spark.builder(zookeeper=zookeeper.quorum, namespace=unique)
     assert f"/{unique}" in str(empty.value)
@@ -96,8 +105,9 @@ def test_builder_sources(zookeeper: LocalZooKeeper, registered: str, metastore: 
     assert options["spark.sql.catalogImplementation"] == "hive"
 
 
-def test_builder_takes_zookeeper_credentials_like_discovery(zookeeper: LocalZooKeeper, metastore: LocalMetastore,
-                                                            unique: str, tmp_path: Path) -> None:
+def test_builder_takes_zookeeper_credentials_like_discovery(
+    zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str, tmp_path: Path
+) -> None:
     """A namespace only an authenticated client may read: the same options as discover_metastores, or a
     DiscoveryConfig, reach ZooKeeper; nothing needs a running Spark (the builder is not started)."""
     address = metastore.uri.removeprefix("thrift://")
@@ -111,8 +121,9 @@ def test_builder_takes_zookeeper_credentials_like_discovery(zookeeper: LocalZooK
             hw_spark.builder(zookeeper=zookeeper.quorum, namespace=unique)
         assert "credentials" in str(anonymous.value)
 
-        options = hw_spark.builder(zookeeper=zookeeper.quorum, namespace=unique,
-                                   auth_data=[("digest", "reader:pw")])._options
+        options = hw_spark.builder(
+            zookeeper=zookeeper.quorum, namespace=unique, auth_data=[("digest", "reader:pw")]
+        )._options
         assert options[hw_spark.METASTORE_URIS_CONF] == metastore.uri
         config = DiscoveryConfig(quorum=zookeeper.quorum, namespace=unique, auth_data=(("digest", "reader:pw"),))
         assert hw_spark.builder(zookeeper=config)._options[hw_spark.METASTORE_URIS_CONF] == metastore.uri

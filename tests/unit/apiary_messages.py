@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hivewire.events import (
+from hivewire.events._model import (
     AddPartitionEvent,
     AlterDatabaseEvent,
     AlterPartitionEvent,
@@ -40,21 +40,27 @@ BASE = "s3://lake/sales.db/orders"
 
 
 def serde_json(version: str) -> dict[str, Any]:
-    serde: dict[str, Any] = {"name": None, "serializationLib": PARQUET_SERDE,
-                             "parameters": {"serialization.format": "1"}}
+    serde: dict[str, Any] = {
+        "name": None,
+        "serializationLib": PARQUET_SERDE,
+        "parameters": {"serialization.format": "1"},
+    }
     if version == "3.1":
         serde.update({"description": None, "serializerClass": None, "deserializerClass": None, "serdeType": None})
     elif version == "4.0":
-        serde.update({"description": "parquet", "serializerClass": None, "deserializerClass": None,
-                      "serdeType": "HIVE"})
+        serde.update(
+            {"description": "parquet", "serializerClass": None, "deserializerClass": None, "serdeType": "HIVE"}
+        )
     return serde
 
 
 def sd_json(version: str, location: str = BASE) -> dict[str, Any]:
     return {
-        "cols": [{"name": "id", "type": "bigint", "comment": "order id"},
-                 {"name": "country", "type": "string", "comment": None},
-                 {"name": "amount", "type": "decimal(10,2)", "comment": "in EUR, ünïcødé ✓"}],
+        "cols": [
+            {"name": "id", "type": "bigint", "comment": "order id"},
+            {"name": "country", "type": "string", "comment": None},
+            {"name": "amount", "type": "decimal(10,2)", "comment": "in EUR, ünïcødé ✓"},
+        ],
         "location": location,
         "inputFormat": PARQUET_IN,
         "outputFormat": PARQUET_OUT,
@@ -67,39 +73,100 @@ def sd_json(version: str, location: str = BASE) -> dict[str, Any]:
         "skewedInfo": {
             "skewedColNames": ["country"],
             "skewedColValues": [["NL"], ["FR"]],
-            "skewedColValueLocationMaps": [{"key": ["NL"], "value": f"{location}/country=NL"},
-                                           {"key": ["FR"], "value": f"{location}/country=FR"}],
+            "skewedColValueLocationMaps": [
+                {"key": ["NL"], "value": f"{location}/country=NL"},
+                {"key": ["FR"], "value": f"{location}/country=FR"},
+            ],
         },
         "storedAsSubDirectories": True,
     }
 
 
 PRIVILEGES_JSON = {
-    "userPrivileges": {"alice": [{"privilege": "SELECT", "createTime": 1717000000, "grantor": "admin",
-                                  "grantorType": "USER", "grantOption": False}]},
+    "userPrivileges": {
+        "alice": [
+            {
+                "privilege": "SELECT",
+                "createTime": 1717000000,
+                "grantor": "admin",
+                "grantorType": "USER",
+                "grantOption": False,
+            }
+        ]
+    },
     "groupPrivileges": None,
-    "rolePrivileges": {"analysts": [{"privilege": "SELECT", "createTime": 1717000001, "grantor": "admin",
-                                     "grantorType": "ROLE", "grantOption": True},
-                                    {"privilege": "INSERT", "createTime": 1717000002, "grantor": None,
-                                     "grantorType": None, "grantOption": False}]},
+    "rolePrivileges": {
+        "analysts": [
+            {
+                "privilege": "SELECT",
+                "createTime": 1717000001,
+                "grantor": "admin",
+                "grantorType": "ROLE",
+                "grantOption": True,
+            },
+            {
+                "privilege": "INSERT",
+                "createTime": 1717000002,
+                "grantor": None,
+                "grantorType": None,
+                "grantOption": False,
+            },
+        ]
+    },
 }
 
 COLSTATS_JSON = {
-    "statsDesc": {"isTblLevel": True, "dbName": "sales", "tableName": "orders", "partName": None,
-                  "lastAnalyzed": 1717171999, "catName": "hive"},
+    "statsDesc": {
+        "isTblLevel": True,
+        "dbName": "sales",
+        "tableName": "orders",
+        "partName": None,
+        "lastAnalyzed": 1717171999,
+        "catName": "hive",
+    },
     "statsObj": [
-        {"colName": "id", "colType": "bigint",
-         "statsData": {"booleanStats": None,
-                       "longStats": {"lowValue": 1, "highValue": 9000000000, "numNulls": 0, "numDVs": 120000,
-                                     "bitVectors": "SExMAQI=", "histogram": None},
-                       "doubleStats": None, "stringStats": None, "binaryStats": None, "decimalStats": None,
-                       "dateStats": None, "timestampStats": None}},
-        {"colName": "amount", "colType": "double",
-         "statsData": {"booleanStats": None, "longStats": None,
-                       "doubleStats": {"lowValue": 0.5, "highValue": 99.25, "numNulls": 3, "numDVs": 17,
-                                       "bitVectors": None, "histogram": None},
-                       "stringStats": None, "binaryStats": None, "decimalStats": None, "dateStats": None,
-                       "timestampStats": None}},
+        {
+            "colName": "id",
+            "colType": "bigint",
+            "statsData": {
+                "booleanStats": None,
+                "longStats": {
+                    "lowValue": 1,
+                    "highValue": 9000000000,
+                    "numNulls": 0,
+                    "numDVs": 120000,
+                    "bitVectors": "SExMAQI=",
+                    "histogram": None,
+                },
+                "doubleStats": None,
+                "stringStats": None,
+                "binaryStats": None,
+                "decimalStats": None,
+                "dateStats": None,
+                "timestampStats": None,
+            },
+        },
+        {
+            "colName": "amount",
+            "colType": "double",
+            "statsData": {
+                "booleanStats": None,
+                "longStats": None,
+                "doubleStats": {
+                    "lowValue": 0.5,
+                    "highValue": 99.25,
+                    "numNulls": 3,
+                    "numDVs": 17,
+                    "bitVectors": None,
+                    "histogram": None,
+                },
+                "stringStats": None,
+                "binaryStats": None,
+                "decimalStats": None,
+                "dateStats": None,
+                "timestampStats": None,
+            },
+        },
     ],
     "isStatsCompliant": True,
     "engine": "hive",
@@ -127,18 +194,20 @@ def table_json(version: str, name: str = "orders", *, privileges: bool = True) -
     if version in ("3.1", "4.0"):
         table.update({"creationMetadata": None, "catName": "hive", "ownerType": "USER"})
     if version == "4.0":
-        table.update({
-            "writeId": 12,
-            "isStatsCompliant": True,
-            "colStats": COLSTATS_JSON,
-            "accessType": 8,
-            "requiredReadCapabilities": ["HIVEFULLACIDREAD"],
-            "requiredWriteCapabilities": None,
-            "id": 4711,
-            "fileMetadata": {"type": 1, "version": 1, "data": ["AAEC"]},
-            "dictionary": {"values": {"owners": ["ZXRs", ""]}},
-            "txnId": 0,
-        })
+        table.update(
+            {
+                "writeId": 12,
+                "isStatsCompliant": True,
+                "colStats": COLSTATS_JSON,
+                "accessType": 8,
+                "requiredReadCapabilities": ["HIVEFULLACIDREAD"],
+                "requiredWriteCapabilities": None,
+                "id": 4711,
+                "fileMetadata": {"type": 1, "version": 1, "data": ["AAEC"]},
+                "dictionary": {"values": {"owners": ["ZXRs", ""]}},
+                "txnId": 0,
+            }
+        )
     return table
 
 
@@ -173,16 +242,30 @@ def database_json(version: str, *, description: str = "Sales data") -> dict[str,
     if version in ("3.1", "4.0"):
         database["catalogName"] = "hive"
     if version == "4.0":
-        database.update({"createTime": 1717000000, "managedLocationUri": None, "type": "NATIVE",
-                         "connector_name": None, "remote_dbname": None})
+        database.update(
+            {
+                "createTime": 1717000000,
+                "managedLocationUri": None,
+                "type": "NATIVE",
+                "connector_name": None,
+                "remote_dbname": None,
+            }
+        )
     return database
 
 
 CONTEXT_JSON = {"properties": {"DO_NOT_UPDATE_STATS": "true"}}
 
 
-def envelope(event_type: str, version: str, *, table_name: str | None = "orders", status: bool = True,
-             context: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
+def envelope(
+    event_type: str,
+    version: str,
+    *,
+    table_name: str | None = "orders",
+    status: bool = True,
+    context: dict[str, Any] | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
     return {
         "eventType": event_type,
         "databaseName": "sales",
@@ -200,81 +283,158 @@ def messages(version: str) -> dict[str, dict[str, Any]]:
     table, p1, p2 = table_json(version), partition_json(version, "2024-05-01"), partition_json(version, "2024-05-02")
     return {
         "ON_CREATE_TABLE": envelope("ON_CREATE_TABLE", version, context=CONTEXT_JSON, table=table),
-        "ON_ALTER_TABLE": envelope("ON_ALTER_TABLE", version,
-                                   oldTable=table_json(version, "orders_staging", privileges=False), newTable=table),
+        "ON_ALTER_TABLE": envelope(
+            "ON_ALTER_TABLE", version, oldTable=table_json(version, "orders_staging", privileges=False), newTable=table
+        ),
         "ON_DROP_TABLE": envelope("ON_DROP_TABLE", version, status=False, table=table, deleteData=True),
         "ON_ADD_PARTITION": envelope("ON_ADD_PARTITION", version, table=table, partitions=[p1, p2]),
-        "ON_ALTER_PARTITION": envelope("ON_ALTER_PARTITION", version, context=CONTEXT_JSON, table=table,
-                                       oldPartition=p1,
-                                       newPartition=partition_json(version, "2024-05-01", num_rows="250")),
-        "ON_DROP_PARTITION": envelope("ON_DROP_PARTITION", version, table=table, partitions=[p2],
-                                      deleteData=False),
-        "ON_INSERT": envelope("ON_INSERT", version, partitionKeyValues={"dt": "2024-05-01"},
-                              files=[f"{BASE}/dt=2024-05-01/part-00000.parquet",
-                                     f"{BASE}/dt=2024-05-01/part-00001.parquet"],
-                              fileChecksums=["9f2c", "77ab"]),
+        "ON_ALTER_PARTITION": envelope(
+            "ON_ALTER_PARTITION",
+            version,
+            context=CONTEXT_JSON,
+            table=table,
+            oldPartition=p1,
+            newPartition=partition_json(version, "2024-05-01", num_rows="250"),
+        ),
+        "ON_DROP_PARTITION": envelope("ON_DROP_PARTITION", version, table=table, partitions=[p2], deleteData=False),
+        "ON_INSERT": envelope(
+            "ON_INSERT",
+            version,
+            partitionKeyValues={"dt": "2024-05-01"},
+            files=[f"{BASE}/dt=2024-05-01/part-00000.parquet", f"{BASE}/dt=2024-05-01/part-00001.parquet"],
+            fileChecksums=["9f2c", "77ab"],
+        ),
         "ON_CREATE_DATABASE": envelope("ON_CREATE_DATABASE", version, table_name=None, database=database_json(version)),
-        "ON_ALTER_DATABASE": envelope("ON_ALTER_DATABASE", version, table_name=None,
-                                      oldDatabase=database_json(version, description="old"),
-                                      newDatabase=database_json(version)),
+        "ON_ALTER_DATABASE": envelope(
+            "ON_ALTER_DATABASE",
+            version,
+            table_name=None,
+            oldDatabase=database_json(version, description="old"),
+            newDatabase=database_json(version),
+        ),
         "ON_DROP_DATABASE": envelope("ON_DROP_DATABASE", version, table_name=None, database=database_json(version)),
     }
 
 
 # -- The same content as Thrift objects, written out by hand -----------------------------------------------
 
+
 def expected_serde(version: str) -> Any:
     if version == "4.0":
-        return hms.SerDeInfo(name=None, serializationLib=PARQUET_SERDE, parameters={"serialization.format": "1"},
-                             description="parquet", serdeType=hms.SerdeType.HIVE)
+        return hms.SerDeInfo(
+            name=None,
+            serializationLib=PARQUET_SERDE,
+            parameters={"serialization.format": "1"},
+            description="parquet",
+            serdeType=hms.SerdeType.HIVE,
+        )
     return hms.SerDeInfo(name=None, serializationLib=PARQUET_SERDE, parameters={"serialization.format": "1"})
 
 
 def expected_sd(version: str, location: str = BASE) -> Any:
     return hms.StorageDescriptor(
-        cols=[hms.FieldSchema(name="id", type="bigint", comment="order id"),
-              hms.FieldSchema(name="country", type="string", comment=None),
-              hms.FieldSchema(name="amount", type="decimal(10,2)", comment="in EUR, ünïcødé ✓")],
-        location=location, inputFormat=PARQUET_IN, outputFormat=PARQUET_OUT, compressed=False, numBuckets=4,
-        serdeInfo=expected_serde(version), bucketCols=["id"], sortCols=[hms.Order(col="id", order=1)],
+        cols=[
+            hms.FieldSchema(name="id", type="bigint", comment="order id"),
+            hms.FieldSchema(name="country", type="string", comment=None),
+            hms.FieldSchema(name="amount", type="decimal(10,2)", comment="in EUR, ünïcødé ✓"),
+        ],
+        location=location,
+        inputFormat=PARQUET_IN,
+        outputFormat=PARQUET_OUT,
+        compressed=False,
+        numBuckets=4,
+        serdeInfo=expected_serde(version),
+        bucketCols=["id"],
+        sortCols=[hms.Order(col="id", order=1)],
         parameters={},
-        skewedInfo=hms.SkewedInfo(skewedColNames=["country"], skewedColValues=[["NL"], ["FR"]],
-                                  skewedColValueLocationMaps={("NL",): f"{location}/country=NL",
-                                                              ("FR",): f"{location}/country=FR"}),
-        storedAsSubDirectories=True)
+        skewedInfo=hms.SkewedInfo(
+            skewedColNames=["country"],
+            skewedColValues=[["NL"], ["FR"]],
+            skewedColValueLocationMaps={("NL",): f"{location}/country=NL", ("FR",): f"{location}/country=FR"},
+        ),
+        storedAsSubDirectories=True,
+    )
 
 
 EXPECTED_PRIVILEGES = hms.PrincipalPrivilegeSet(
-    userPrivileges={"alice": [hms.PrivilegeGrantInfo(privilege="SELECT", createTime=1717000000, grantor="admin",
-                                                     grantorType=hms.PrincipalType.USER, grantOption=False)]},
+    userPrivileges={
+        "alice": [
+            hms.PrivilegeGrantInfo(
+                privilege="SELECT",
+                createTime=1717000000,
+                grantor="admin",
+                grantorType=hms.PrincipalType.USER,
+                grantOption=False,
+            )
+        ]
+    },
     groupPrivileges=None,
-    rolePrivileges={"analysts": [
-        hms.PrivilegeGrantInfo(privilege="SELECT", createTime=1717000001, grantor="admin",
-                               grantorType=hms.PrincipalType.ROLE, grantOption=True),
-        hms.PrivilegeGrantInfo(privilege="INSERT", createTime=1717000002, grantor=None, grantorType=None,
-                               grantOption=False)]},
+    rolePrivileges={
+        "analysts": [
+            hms.PrivilegeGrantInfo(
+                privilege="SELECT",
+                createTime=1717000001,
+                grantor="admin",
+                grantorType=hms.PrincipalType.ROLE,
+                grantOption=True,
+            ),
+            hms.PrivilegeGrantInfo(
+                privilege="INSERT", createTime=1717000002, grantor=None, grantorType=None, grantOption=False
+            ),
+        ]
+    },
 )
 
 EXPECTED_COLSTATS = hms.ColumnStatistics(
-    statsDesc=hms.ColumnStatisticsDesc(isTblLevel=True, dbName="sales", tableName="orders", partName=None,
-                                       lastAnalyzed=1717171999, catName="hive"),
+    statsDesc=hms.ColumnStatisticsDesc(
+        isTblLevel=True, dbName="sales", tableName="orders", partName=None, lastAnalyzed=1717171999, catName="hive"
+    ),
     statsObj=[
-        hms.ColumnStatisticsObj(colName="id", colType="bigint", statsData=hms.ColumnStatisticsData(
-            longStats=hms.LongColumnStatsData(lowValue=1, highValue=9000000000, numNulls=0, numDVs=120000,
-                                              bitVectors=b"HLL\x01\x02", histogram=None))),
-        hms.ColumnStatisticsObj(colName="amount", colType="double", statsData=hms.ColumnStatisticsData(
-            doubleStats=hms.DoubleColumnStatsData(lowValue=0.5, highValue=99.25, numNulls=3, numDVs=17))),
+        hms.ColumnStatisticsObj(
+            colName="id",
+            colType="bigint",
+            statsData=hms.ColumnStatisticsData(
+                longStats=hms.LongColumnStatsData(
+                    lowValue=1,
+                    highValue=9000000000,
+                    numNulls=0,
+                    numDVs=120000,
+                    bitVectors=b"HLL\x01\x02",
+                    histogram=None,
+                )
+            ),
+        ),
+        hms.ColumnStatisticsObj(
+            colName="amount",
+            colType="double",
+            statsData=hms.ColumnStatisticsData(
+                doubleStats=hms.DoubleColumnStatsData(lowValue=0.5, highValue=99.25, numNulls=3, numDVs=17)
+            ),
+        ),
     ],
-    isStatsCompliant=True, engine="hive")
+    isStatsCompliant=True,
+    engine="hive",
+)
 
 
 def expected_table(version: str, name: str = "orders", *, privileges: bool = True) -> Any:
     table = hms.Table(
-        tableName=name, dbName="sales", owner="etl", createTime=1717171717, lastAccessTime=0, retention=0,
-        sd=expected_sd(version), partitionKeys=[hms.FieldSchema(name="dt", type="string", comment="day")],
+        tableName=name,
+        dbName="sales",
+        owner="etl",
+        createTime=1717171717,
+        lastAccessTime=0,
+        retention=0,
+        sd=expected_sd(version),
+        partitionKeys=[hms.FieldSchema(name="dt", type="string", comment="day")],
         parameters={"EXTERNAL": "TRUE", "transient_lastDdlTime": "1717171717", "comment": "<orders> & co"},
-        viewOriginalText=None, viewExpandedText=None, tableType="EXTERNAL_TABLE",
-        privileges=EXPECTED_PRIVILEGES if privileges else None, temporary=False, rewriteEnabled=False)
+        viewOriginalText=None,
+        viewExpandedText=None,
+        tableType="EXTERNAL_TABLE",
+        privileges=EXPECTED_PRIVILEGES if privileges else None,
+        temporary=False,
+        rewriteEnabled=False,
+    )
     # 2.3 messages have no key for fields 16+: they keep the Thrift defaults (ownerType USER, writeId -1).
     if version in ("3.1", "4.0"):
         table.creationMetadata, table.catName, table.ownerType = None, "hive", hms.PrincipalType.USER
@@ -290,9 +450,15 @@ def expected_table(version: str, name: str = "orders", *, privileges: bool = Tru
 
 def expected_partition(version: str, dt: str, *, num_rows: str = "100") -> Any:
     partition = hms.Partition(
-        values=[dt], dbName="sales", tableName="orders", createTime=1717200000, lastAccessTime=0,
+        values=[dt],
+        dbName="sales",
+        tableName="orders",
+        createTime=1717200000,
+        lastAccessTime=0,
         sd=expected_sd(version, f"{BASE}/dt={dt}"),
-        parameters={"numFiles": "1", "numRows": num_rows, "transient_lastDdlTime": "1717200000"}, privileges=None)
+        parameters={"numFiles": "1", "numRows": num_rows, "transient_lastDdlTime": "1717200000"},
+        privileges=None,
+    )
     if version in ("3.1", "4.0"):
         partition.catName = "hive"
     if version == "4.0":
@@ -302,9 +468,15 @@ def expected_partition(version: str, dt: str, *, num_rows: str = "100") -> Any:
 
 
 def expected_database(version: str, *, description: str = "Sales data") -> Any:
-    database = hms.Database(name="sales", description=description, locationUri="s3://lake/sales.db",
-                            parameters={"owner.team": "sales"}, privileges=None, ownerName="etl",
-                            ownerType=hms.PrincipalType.ROLE)
+    database = hms.Database(
+        name="sales",
+        description=description,
+        locationUri="s3://lake/sales.db",
+        parameters={"owner.team": "sales"},
+        privileges=None,
+        ownerName="etl",
+        ownerType=hms.PrincipalType.ROLE,
+    )
     if version in ("3.1", "4.0"):
         database.catalogName = "hive"
     if version == "4.0":
@@ -320,21 +492,33 @@ def expected_events(version: str) -> dict[str, ListenerEvent]:
     p1, p2 = expected_partition(version, "2024-05-01"), expected_partition(version, "2024-05-02")
     return {
         "ON_CREATE_TABLE": CreateTableEvent(table=table, parameters=params, environment_context=context),
-        "ON_ALTER_TABLE": AlterTableEvent(old_table=expected_table(version, "orders_staging", privileges=False),
-                                          new_table=table, parameters=params),
+        "ON_ALTER_TABLE": AlterTableEvent(
+            old_table=expected_table(version, "orders_staging", privileges=False), new_table=table, parameters=params
+        ),
         "ON_DROP_TABLE": DropTableEvent(table=table, delete_data=True, status=False, parameters=params),
         "ON_ADD_PARTITION": AddPartitionEvent(table=table, partitions=[p1, p2], parameters=params),
         "ON_ALTER_PARTITION": AlterPartitionEvent(
-            table=table, old_partition=p1, new_partition=expected_partition(version, "2024-05-01", num_rows="250"),
-            parameters=params, environment_context=context),
+            table=table,
+            old_partition=p1,
+            new_partition=expected_partition(version, "2024-05-01", num_rows="250"),
+            parameters=params,
+            environment_context=context,
+        ),
         "ON_DROP_PARTITION": DropPartitionEvent(table=table, partitions=[p2], delete_data=False, parameters=params),
-        "ON_INSERT": InsertEvent(db_name="sales", table_name="orders", partition_key_values={"dt": "2024-05-01"},
-                                 files=[f"{BASE}/dt=2024-05-01/part-00000.parquet",
-                                        f"{BASE}/dt=2024-05-01/part-00001.parquet"],
-                                 file_checksums=["9f2c", "77ab"], parameters=params),
+        "ON_INSERT": InsertEvent(
+            db_name="sales",
+            table_name="orders",
+            partition_key_values={"dt": "2024-05-01"},
+            files=[f"{BASE}/dt=2024-05-01/part-00000.parquet", f"{BASE}/dt=2024-05-01/part-00001.parquet"],
+            file_checksums=["9f2c", "77ab"],
+            parameters=params,
+        ),
         "ON_CREATE_DATABASE": CreateDatabaseEvent(database=expected_database(version), parameters=params),
-        "ON_ALTER_DATABASE": AlterDatabaseEvent(old_database=expected_database(version, description="old"),
-                                                new_database=expected_database(version), parameters=params),
+        "ON_ALTER_DATABASE": AlterDatabaseEvent(
+            old_database=expected_database(version, description="old"),
+            new_database=expected_database(version),
+            parameters=params,
+        ),
         "ON_DROP_DATABASE": DropDatabaseEvent(database=expected_database(version), parameters=params),
     }
 

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 import hivewire as hw
-from hivewire import apiary, thriftjson
-from hivewire.events import AddPartitionEvent, CreateTableEvent, EventType, InsertEvent, ListenerEvent, Origin
+from hivewire.events import _apiary as apiary
+from hivewire.events import _thriftjson as thriftjson
+from hivewire.events._model import AddPartitionEvent, CreateTableEvent, EventType, InsertEvent, ListenerEvent, Origin
 from hivewire_thrift.hive_metastore import ttypes as hms
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -44,9 +45,11 @@ def materialise(event: ListenerEvent) -> None:
 
 # -- golden messages ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(("name", "message", "expected"), GOLDEN, ids=IDS)
-def test_golden_message_decodes_to_the_expected_event(name: str, message: dict[str, Any],
-                                                       expected: ListenerEvent) -> None:
+def test_golden_message_decodes_to_the_expected_event(
+    name: str, message: dict[str, Any], expected: ListenerEvent
+) -> None:
     data = raw(message)
     event = apiary.decode(data)
     assert type(event) is type(expected)
@@ -59,16 +62,18 @@ def test_golden_message_decodes_to_the_expected_event(name: str, message: dict[s
 
 
 @pytest.mark.parametrize(("name", "message", "expected"), GOLDEN, ids=IDS)
-def test_golden_lazy_round_trip_writes_the_message_back(name: str, message: dict[str, Any],
-                                                         expected: ListenerEvent) -> None:
+def test_golden_lazy_round_trip_writes_the_message_back(
+    name: str, message: dict[str, Any], expected: ListenerEvent
+) -> None:
     event = apiary.decode(raw(message))
     assert json.loads(apiary.encode(event)) == message
     assert event.to_dict() == message
 
 
 @pytest.mark.parametrize(("name", "message", "expected"), GOLDEN, ids=IDS)
-def test_golden_materialised_round_trip_dumps_the_objects(name: str, message: dict[str, Any],
-                                                           expected: ListenerEvent) -> None:
+def test_golden_materialised_round_trip_dumps_the_objects(
+    name: str, message: dict[str, Any], expected: ListenerEvent
+) -> None:
     event = apiary.decode(raw(message))
     materialise(event)
     assert all(f in event._values for f in event.fields if f in event._loaders)  # really converted
@@ -77,20 +82,58 @@ def test_golden_materialised_round_trip_dumps_the_objects(name: str, message: di
 
 
 @pytest.mark.parametrize(("name", "message", "expected"), GOLDEN, ids=IDS)
-def test_event_built_in_python_encodes_as_the_java_listener_does(name: str, message: dict[str, Any],
-                                                                  expected: ListenerEvent) -> None:
+def test_event_built_in_python_encodes_as_the_java_listener_does(
+    name: str, message: dict[str, Any], expected: ListenerEvent
+) -> None:
     assert json.loads(apiary.encode(expected)) == message
 
 
 # Key orders of the Java writer (JacksonThriftSerializerTest in apiary-extensions, and the Hive 4 IDL).
-TABLE_23 = ["tableName", "dbName", "owner", "createTime", "lastAccessTime", "retention", "sd", "partitionKeys",
-            "parameters", "viewOriginalText", "viewExpandedText", "tableType", "privileges", "temporary",
-            "rewriteEnabled"]
+TABLE_23 = [
+    "tableName",
+    "dbName",
+    "owner",
+    "createTime",
+    "lastAccessTime",
+    "retention",
+    "sd",
+    "partitionKeys",
+    "parameters",
+    "viewOriginalText",
+    "viewExpandedText",
+    "tableType",
+    "privileges",
+    "temporary",
+    "rewriteEnabled",
+]
 TABLE_31 = [*TABLE_23, "creationMetadata", "catName", "ownerType"]
-TABLE_40 = [*TABLE_31, "writeId", "isStatsCompliant", "colStats", "accessType", "requiredReadCapabilities",
-            "requiredWriteCapabilities", "id", "fileMetadata", "dictionary", "txnId"]
-SD = ["cols", "location", "inputFormat", "outputFormat", "compressed", "numBuckets", "serdeInfo", "bucketCols",
-      "sortCols", "parameters", "skewedInfo", "storedAsSubDirectories"]
+TABLE_40 = [
+    *TABLE_31,
+    "writeId",
+    "isStatsCompliant",
+    "colStats",
+    "accessType",
+    "requiredReadCapabilities",
+    "requiredWriteCapabilities",
+    "id",
+    "fileMetadata",
+    "dictionary",
+    "txnId",
+]
+SD = [
+    "cols",
+    "location",
+    "inputFormat",
+    "outputFormat",
+    "compressed",
+    "numBuckets",
+    "serdeInfo",
+    "bucketCols",
+    "sortCols",
+    "parameters",
+    "skewedInfo",
+    "storedAsSubDirectories",
+]
 SERDE_23 = ["name", "serializationLib", "parameters"]
 SERDE_31 = [*SERDE_23, "description", "serializerClass", "deserializerClass", "serdeType"]
 PARTITION_23 = ["values", "dbName", "tableName", "createTime", "lastAccessTime", "sd", "parameters", "privileges"]
@@ -99,16 +142,30 @@ PARTITION_40 = [*PARTITION_31, "writeId", "isStatsCompliant", "colStats", "fileM
 DATABASE_23 = ["name", "description", "locationUri", "parameters", "privileges", "ownerName", "ownerType"]
 DATABASE_31 = [*DATABASE_23, "catalogName"]
 DATABASE_40 = [*DATABASE_31, "createTime", "managedLocationUri", "type", "connector_name", "remote_dbname"]
-KEYS = {"2.3": (TABLE_23, SERDE_23, PARTITION_23, DATABASE_23), "3.1": (TABLE_31, SERDE_31, PARTITION_31, DATABASE_31),
-        "4.0": (TABLE_40, SERDE_31, PARTITION_40, DATABASE_40)}
+KEYS = {
+    "2.3": (TABLE_23, SERDE_23, PARTITION_23, DATABASE_23),
+    "3.1": (TABLE_31, SERDE_31, PARTITION_31, DATABASE_31),
+    "4.0": (TABLE_40, SERDE_31, PARTITION_40, DATABASE_40),
+}
 
 
 KEYS["2.3.10"] = ([*TABLE_23, "catName"], SERDE_23, PARTITION_31, DATABASE_31)  # HIVE-27868's backport
 
 
-@pytest.mark.parametrize(("hive_version", "field_set"), [
-    ("2.3.9", "2.3"), ("2.3.10", "2.3.10"), ("2.3.10-amzn-1", "2.3.10"), ("1.2.1", "2.3"), ("3.0.0", "3.1"),
-    ("3.1.3", "3.1"), ("4.0.1", "4.0"), ("4.1.0-SNAPSHOT", "4.0"), ("unknown", "4.0")])
+@pytest.mark.parametrize(
+    ("hive_version", "field_set"),
+    [
+        ("2.3.9", "2.3"),
+        ("2.3.10", "2.3.10"),
+        ("2.3.10-amzn-1", "2.3.10"),
+        ("1.2.1", "2.3"),
+        ("3.0.0", "3.1"),
+        ("3.1.3", "3.1"),
+        ("4.0.1", "4.0"),
+        ("4.1.0-SNAPSHOT", "4.0"),
+        ("unknown", "4.0"),
+    ],
+)
 def test_encode_writes_the_field_set_and_key_order_of_the_hive_version(hive_version: str, field_set: str) -> None:
     table_keys, serde_keys, partition_keys, database_keys = KEYS[field_set]
     newest = messages("4.0")
@@ -124,13 +181,21 @@ def test_encode_writes_the_field_set_and_key_order_of_the_hive_version(hive_vers
     materialise(database)
     assert list(json.loads(apiary.encode(database, hive_version=hive_version))["database"]) == database_keys
     assert list(json.loads(apiary.encode(database, hive_version=hive_version))) == [
-        "eventType", "databaseName", "tableName", "qualifiedTableName", "status", "parameters", "environmentContext",
-        "database"]
+        "eventType",
+        "databaseName",
+        "tableName",
+        "qualifiedTableName",
+        "status",
+        "parameters",
+        "environmentContext",
+        "database",
+    ]
 
 
 def _with_version(event: AddPartitionEvent, hive_version: str) -> AddPartitionEvent:
-    return AddPartitionEvent(table=event.table, partitions=event.partitions,
-                             parameters={**event.parameters, "hive.version": hive_version})
+    return AddPartitionEvent(
+        table=event.table, partitions=event.partitions, parameters={**event.parameters, "hive.version": hive_version}
+    )
 
 
 def test_a_newer_message_encoded_for_hive_2_3_equals_the_2_3_message() -> None:
@@ -163,11 +228,14 @@ def test_without_hive_version_every_known_field_is_written() -> None:
 
 
 def test_values_json_cannot_hold_are_refused_when_encoding() -> None:
-    stats = hms.ColumnStatistics(statsDesc=hms.ColumnStatisticsDesc(isTblLevel=True, dbName="d", tableName="t"),
-                                 statsObj=[hms.ColumnStatisticsObj(colName="x", colType="double", statsData=None)])
+    stats = hms.ColumnStatistics(
+        statsDesc=hms.ColumnStatisticsDesc(isTblLevel=True, dbName="d", tableName="t"),
+        statsObj=[hms.ColumnStatisticsObj(colName="x", colType="double", statsData=None)],
+    )
     for bad in (float("nan"), float("inf"), -float("inf")):  # msgspec alone would write them as null
-        stats.statsObj[0].statsData = hms.ColumnStatisticsData(doubleStats=hms.DoubleColumnStatsData(
-            lowValue=bad, numNulls=0, numDVs=1))
+        stats.statsObj[0].statsData = hms.ColumnStatisticsData(
+            doubleStats=hms.DoubleColumnStatsData(lowValue=bad, numNulls=0, numDVs=1)
+        )
         with pytest.raises(ValueError, match="cannot be written as JSON"):
             apiary.encode(CreateTableEvent(table=hms.Table(tableName="t", dbName="d", colStats=stats)))
     with pytest.raises(ValueError):  # a lone surrogate is not Unicode text
@@ -181,6 +249,7 @@ def test_unset_fields_are_written_as_null_primitives_included() -> None:
 
 
 # -- tolerance ------------------------------------------------------------------------------------------------
+
 
 def shuffled(value: Any, rng: random.Random) -> Any:
     if isinstance(value, dict):
@@ -204,8 +273,10 @@ def test_key_order_does_not_matter(name: str, message: dict[str, Any], expected:
 def with_unknown_fields(value: Any) -> Any:
     """Add a made-up key to every object (not to maps, whose keys are data)."""
     if isinstance(value, dict):
-        return {**{k: with_unknown_fields(v) for k, v in value.items()},
-                "madeUpField": {"nested": [1, 2.5, None, "x"], "deeper": {"a": [{}]}}}
+        return {
+            **{k: with_unknown_fields(v) for k, v in value.items()},
+            "madeUpField": {"nested": [1, 2.5, None, "x"], "deeper": {"a": [{}]}},
+        }
     if isinstance(value, list):
         return [with_unknown_fields(v) for v in value]
     return value
@@ -224,8 +295,13 @@ def test_unknown_fields_at_every_level_are_ignored_and_survive_a_lazy_round_trip
         got["parameters"] = original["parameters"]
         got["sd"]["parameters"] = {}
         got["sd"]["serdeInfo"]["parameters"] = {"serialization.format": "1"}
-    future = {**message, "table": table, "partitions": partitions, "madeUpEnvelopeKey": [1, {"x": None}],
-              "environmentContext": {"properties": {}, "madeUp": True}}
+    future = {
+        **message,
+        "table": table,
+        "partitions": partitions,
+        "madeUpEnvelopeKey": [1, {"x": None}],
+        "environmentContext": {"properties": {}, "madeUp": True},
+    }
     event = apiary.decode(raw(future))
     assert event.table == expected_table("2.3")
     assert event.partitions == [expected_partition("2.3", "2024-05-01"), expected_partition("2.3", "2024-05-02")]
@@ -239,14 +315,23 @@ def test_unknown_fields_at_every_level_are_ignored_and_survive_a_lazy_round_trip
 
 def test_hive_4_fields_in_an_older_message_are_read_and_dropped_by_a_2_3_encode() -> None:
     message = messages("2.3")["ON_ADD_PARTITION"]
-    table = {**message["table"], "writeId": 5, "catName": "spark", "ownerType": "GROUP",
-             "colStats": {"statsDesc": {"isTblLevel": True, "dbName": "sales", "tableName": "orders"},
-                          "statsObj": [], "futureField": 1}}
+    table = {
+        **message["table"],
+        "writeId": 5,
+        "catName": "spark",
+        "ownerType": "GROUP",
+        "colStats": {
+            "statsDesc": {"isTblLevel": True, "dbName": "sales", "tableName": "orders"},
+            "statsObj": [],
+            "futureField": 1,
+        },
+    }
     partition = {**message["partitions"][0], "catName": "spark", "writeId": 6, "isStatsCompliant": False}
     event = apiary.decode(raw({**message, "table": table, "partitions": [partition]}))
     assert (event.table.writeId, event.table.catName, event.table.ownerType) == (5, "spark", hms.PrincipalType.GROUP)
     assert event.table.colStats == hms.ColumnStatistics(
-        statsDesc=hms.ColumnStatisticsDesc(isTblLevel=True, dbName="sales", tableName="orders"), statsObj=[])
+        statsDesc=hms.ColumnStatisticsDesc(isTblLevel=True, dbName="sales", tableName="orders"), statsObj=[]
+    )
     assert (event.partitions[0].catName, event.partitions[0].writeId) == ("spark", 6)
     out = json.loads(apiary.encode(event))
     assert out["table"] == message["table"] and out["partitions"] == [message["partitions"][0]]
@@ -255,15 +340,27 @@ def test_hive_4_fields_in_an_older_message_are_read_and_dropped_by_a_2_3_encode(
 
 def test_null_for_every_unset_field() -> None:
     table = dict.fromkeys(TABLE_40) | {"tableName": "t", "dbName": "d"}
-    message = {"eventType": "ON_CREATE_TABLE", "databaseName": "d", "tableName": "t", "qualifiedTableName": None,
-               "status": None, "parameters": None, "environmentContext": None, "table": table}
+    message = {
+        "eventType": "ON_CREATE_TABLE",
+        "databaseName": "d",
+        "tableName": "t",
+        "qualifiedTableName": None,
+        "status": None,
+        "parameters": None,
+        "environmentContext": None,
+        "table": table,
+    }
     event = apiary.decode(raw(message))
     assert event.status is True and event.parameters == {} and event.environment_context is None
     expected = hms.Table(tableName="t", dbName="d", temporary=None, ownerType=None, writeId=None)
     assert event.table == expected
     assert json.loads(apiary.encode(event))["table"] == table
-    nested = {**table, "sd": dict.fromkeys(SD), "partitionKeys": [None], "privileges": {
-        "userPrivileges": {"bob": None}, "groupPrivileges": {"g": [None]}, "rolePrivileges": None}}
+    nested = {
+        **table,
+        "sd": dict.fromkeys(SD),
+        "partitionKeys": [None],
+        "privileges": {"userPrivileges": {"bob": None}, "groupPrivileges": {"g": [None]}, "rolePrivileges": None},
+    }
     got = apiary.decode(raw({**message, "table": nested})).table
     assert got.sd == hms.StorageDescriptor() and got.partitionKeys == [None]
     assert got.privileges == hms.PrincipalPrivilegeSet(userPrivileges={"bob": None}, groupPrivileges={"g": [None]})
@@ -292,8 +389,11 @@ def test_missing_optional_keys() -> None:
     event = apiary.decode(raw({"eventType": "ON_CREATE_TABLE", "table": table}))
     assert (event.db_name, event.table_name, event.status, event.parameters) == ("d", "t", True, {})
     assert event.environment_context is None and event.hive_version is None
-    assert event.table == hms.Table(tableName="t", dbName="d", sd=hms.StorageDescriptor(
-        cols=[hms.FieldSchema(name="a")], skewedInfo=hms.SkewedInfo()))
+    assert event.table == hms.Table(
+        tableName="t",
+        dbName="d",
+        sd=hms.StorageDescriptor(cols=[hms.FieldSchema(name="a")], skewedInfo=hms.SkewedInfo()),
+    )
     insert = apiary.decode(raw({"eventType": "ON_INSERT", "databaseName": "d", "tableName": "t"}))
     assert isinstance(insert, InsertEvent)
     assert (insert.files, insert.file_checksums, insert.partition_key_values) == ([], [], {})
@@ -301,16 +401,26 @@ def test_missing_optional_keys() -> None:
     assert drop.partitions == [] and drop.delete_data is False  # type: ignore[attr-defined]
     database = apiary.decode(raw({"eventType": "ON_DROP_DATABASE", "database": {"name": "d"}}))
     assert (database.db_name, database.table_name, database.qualified_name) == ("d", None, "d")
-    renamed = apiary.decode(raw({"eventType": "ON_ALTER_TABLE", "oldTable": {"tableName": "a", "dbName": "d"},
-                                 "newTable": {"tableName": "b", "dbName": "d"}}))
+    renamed = apiary.decode(
+        raw(
+            {
+                "eventType": "ON_ALTER_TABLE",
+                "oldTable": {"tableName": "a", "dbName": "d"},
+                "newTable": {"tableName": "b", "dbName": "d"},
+            }
+        )
+    )
     assert renamed.qualified_name == "d.b" and renamed.is_rename  # type: ignore[attr-defined]
 
 
 def test_skewed_location_maps_in_jackson_default_object_form() -> None:
     message = messages("2.3")["ON_CREATE_TABLE"]
     table = copy.deepcopy(message["table"])
-    table["sd"]["skewedInfo"] = {"skewedColNames": ["country", "city"], "skewedColValues": [["NL", "AMS"]],
-                                 "skewedColValueLocationMaps": {"[NL, AMS]": "s3://x/NL/AMS", "[]": "s3://x/none"}}
+    table["sd"]["skewedInfo"] = {
+        "skewedColNames": ["country", "city"],
+        "skewedColValues": [["NL", "AMS"]],
+        "skewedColValueLocationMaps": {"[NL, AMS]": "s3://x/NL/AMS", "[]": "s3://x/none"},
+    }
     skewed = apiary.decode(raw({**message, "table": table})).table.sd.skewedInfo
     assert skewed.skewedColValueLocationMaps == {("NL", "AMS"): "s3://x/NL/AMS", (): "s3://x/none"}
 
@@ -337,6 +447,7 @@ def test_unicode_escapes_and_surrogate_pairs() -> None:
 
 # -- errors ---------------------------------------------------------------------------------------------------
 
+
 def refused(data: bytes, *match: str) -> hw.DecodeError:
     """decode() refuses ``data`` with a DecodeError (whose message contains each of ``match``)."""
     with pytest.raises(hw.DecodeError) as caught:
@@ -346,10 +457,32 @@ def refused(data: bytes, *match: str) -> hw.DecodeError:
     return caught.value
 
 
-NOT_JSON = [b"", b" ", b"{", b"nope", b"{'a': 1}", b'{"eventType": "ON_INSERT"} x', b'{"a": NaN}',
-            b'{"a": Infinity}', b'{"a": -Infinity}', b'{"a": 01}', b'{"a": "\x01"}', b'{"a": "\\x"}', b"\x00",
-            b'{"a":1}\x00', b'{"a": tru}', b'{"a": [1,]}', b'{"a": 1,}', b"{,}", b'{"a" 1}', b"1 2", b"-", b"1.", b".5",
-            b'\x0c{}']
+NOT_JSON = [
+    b"",
+    b" ",
+    b"{",
+    b"nope",
+    b"{'a': 1}",
+    b'{"eventType": "ON_INSERT"} x',
+    b'{"a": NaN}',
+    b'{"a": Infinity}',
+    b'{"a": -Infinity}',
+    b'{"a": 01}',
+    b'{"a": "\x01"}',
+    b'{"a": "\\x"}',
+    b"\x00",
+    b'{"a":1}\x00',
+    b'{"a": tru}',
+    b'{"a": [1,]}',
+    b'{"a": 1,}',
+    b"{,}",
+    b'{"a" 1}',
+    b"1 2",
+    b"-",
+    b"1.",
+    b".5",
+    b"\x0c{}",
+]
 
 
 @pytest.mark.parametrize("data", NOT_JSON, ids=repr)
@@ -383,16 +516,20 @@ def test_huge_numbers_are_refused_where_they_are_read(number: bytes) -> None:
     refused(raw(message).replace(b'"status": true', b'"status": ' + number), "status" if number == HUGE[0] else "")
 
 
-@pytest.mark.parametrize("data", [
-    '{"eventType": "ON_INSERT", "databaseName": "caf\u00e9"}'.encode("latin-1"),
-    '{"eventType": "ON_INSERT"}'.encode("utf-16"),
-    '{"eventType": "ON_INSERT"}'.encode("utf-32"),
-    b'{"a": "\xed\xa0\x80"}',  # an encoded surrogate
-    b'{"a": "\xc0\xaf"}',  # an overlong encoding
-], ids=["latin-1", "utf-16", "utf-32", "encoded-surrogate", "overlong"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        '{"eventType": "ON_INSERT", "databaseName": "caf\u00e9"}'.encode("latin-1"),
+        '{"eventType": "ON_INSERT"}'.encode("utf-16"),
+        '{"eventType": "ON_INSERT"}'.encode("utf-32"),
+        b'{"a": "\xed\xa0\x80"}',  # an encoded surrogate
+        b'{"a": "\xc0\xaf"}',  # an overlong encoding
+    ],
+    ids=["latin-1", "utf-16", "utf-32", "encoded-surrogate", "overlong"],
+)
 def test_not_utf8(data: bytes) -> None:
     refused(data, "not UTF-8")
-    bad = data[data.index(b'"a": ') + 5:-1] if data.startswith(b'{"a"') else b'"caf\xe9"'
+    bad = data[data.index(b'"a": ') + 5 : -1] if data.startswith(b'{"a"') else b'"caf\xe9"'
     # anywhere in the message, even in a key decode skips or an object it leaves for later
     refused(raw(messages("2.3")["ON_INSERT"])[:-1] + b', "future": ' + bad + b"}", "not UTF-8")
     refused(raw(messages("2.3")["ON_CREATE_TABLE"]).replace(b'"owner": "etl"', b'"owner": ' + bad), "not UTF-8")
@@ -414,12 +551,19 @@ def test_not_an_object(value: str) -> None:
     refused(value.encode(), "message: expected a JSON object")
 
 
-@pytest.mark.parametrize(("event_type", "reason"), [
-    (None, "missing eventType"), ('"ON_CREATE_INDEX"', "unknown eventType 'ON_CREATE_INDEX'"),
-    ('"CREATE_TABLE"', "unknown eventType"), ('"on_create_table"', "unknown eventType"), ("5", "unknown eventType 5"),
-    ('["ON_CREATE_TABLE"]', "unknown eventType"), ('{"name": "ON_CREATE_TABLE"}', "unknown eventType"),
-    ("null", "missing eventType"),
-])
+@pytest.mark.parametrize(
+    ("event_type", "reason"),
+    [
+        (None, "missing eventType"),
+        ('"ON_CREATE_INDEX"', "unknown eventType 'ON_CREATE_INDEX'"),
+        ('"CREATE_TABLE"', "unknown eventType"),
+        ('"on_create_table"', "unknown eventType"),
+        ("5", "unknown eventType 5"),
+        ('["ON_CREATE_TABLE"]', "unknown eventType"),
+        ('{"name": "ON_CREATE_TABLE"}', "unknown eventType"),
+        ("null", "missing eventType"),
+    ],
+)
 def test_unknown_or_missing_event_type(event_type: str | None, reason: str) -> None:
     body = '"databaseName": "d", "tableName": "t", "table": {}'
     data = "{" + (f'"eventType": {event_type}, ' if event_type else "") + body + "}"
@@ -434,10 +578,18 @@ def test_values_that_are_not_messages_raise_decode_error(value: Any) -> None:
         apiary.decode(value)
 
 
-REQUIRED = {"ON_CREATE_TABLE": ["table"], "ON_ALTER_TABLE": ["oldTable", "newTable"], "ON_DROP_TABLE": ["table"],
-            "ON_ADD_PARTITION": ["table"], "ON_ALTER_PARTITION": ["table", "oldPartition", "newPartition"],
-            "ON_DROP_PARTITION": ["table"], "ON_INSERT": [], "ON_CREATE_DATABASE": ["database"],
-            "ON_ALTER_DATABASE": ["oldDatabase", "newDatabase"], "ON_DROP_DATABASE": ["database"]}
+REQUIRED = {
+    "ON_CREATE_TABLE": ["table"],
+    "ON_ALTER_TABLE": ["oldTable", "newTable"],
+    "ON_DROP_TABLE": ["table"],
+    "ON_ADD_PARTITION": ["table"],
+    "ON_ALTER_PARTITION": ["table", "oldPartition", "newPartition"],
+    "ON_DROP_PARTITION": ["table"],
+    "ON_INSERT": [],
+    "ON_CREATE_DATABASE": ["database"],
+    "ON_ALTER_DATABASE": ["oldDatabase", "newDatabase"],
+    "ON_DROP_DATABASE": ["database"],
+}
 
 
 @pytest.mark.parametrize(("event_type", "key"), [(t, k) for t, keys in REQUIRED.items() for k in keys])
@@ -451,8 +603,10 @@ def test_missing_names_without_an_object_to_take_them_from() -> None:
     refused(raw({"eventType": "ON_INSERT", "tableName": "t"}), "ON_INSERT message has no databaseName")
     refused(raw({"eventType": "ON_INSERT", "databaseName": "d"}), "ON_INSERT message has no tableName")
     refused(raw({"eventType": "ON_CREATE_TABLE", "table": {"tableName": "t"}}), "has no databaseName")
-    refused(raw({"eventType": "ON_CREATE_TABLE", "table": {"dbName": "d", "tableName": 5}}),
-            "tableName: expected a string, got 5")
+    refused(
+        raw({"eventType": "ON_CREATE_TABLE", "table": {"dbName": "d", "tableName": 5}}),
+        "tableName: expected a string, got 5",
+    )
     refused(raw({"eventType": "ON_CREATE_DATABASE", "database": {"description": "x"}}), "has no databaseName")
 
 
@@ -486,8 +640,9 @@ ENVELOPE_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize(("event_type", "key", "value", "reason"), ENVELOPE_ERRORS,
-                         ids=[f"{t}-{k}-{v!r}" for t, k, v, _ in ENVELOPE_ERRORS])
+@pytest.mark.parametrize(
+    ("event_type", "key", "value", "reason"), ENVELOPE_ERRORS, ids=[f"{t}-{k}-{v!r}" for t, k, v, _ in ENVELOPE_ERRORS]
+)
 def test_wrong_type_in_the_envelope(event_type: str, key: str, value: Any, reason: str) -> None:
     refused(raw({**messages("2.3")[event_type], key: value}), reason)
 
@@ -502,8 +657,13 @@ def set_path(message: dict[str, Any], path: list[Any], value: Any) -> dict[str, 
 
 
 NESTED_ERRORS = [
-    ("ON_CREATE_TABLE", ["table", "sd", "cols", 1, "name"], 5, "table",
-     "table.sd.cols[1].name: expected a string, got 5"),
+    (
+        "ON_CREATE_TABLE",
+        ["table", "sd", "cols", 1, "name"],
+        5,
+        "table",
+        "table.sd.cols[1].name: expected a string, got 5",
+    ),
     ("ON_CREATE_TABLE", ["table", "createTime"], 1 << 40, "table", "table.createTime: expected a 32-bit integer"),
     ("ON_CREATE_TABLE", ["table", "createTime"], 1.5, "table", "table.createTime: expected a 32-bit integer, got 1.5"),
     ("ON_CREATE_TABLE", ["table", "retention"], True, "table", "table.retention: expected a 32-bit integer, got True"),
@@ -512,50 +672,134 @@ NESTED_ERRORS = [
     ("ON_CREATE_TABLE", ["table", "sd", "cols"], {}, "table", "table.sd.cols: expected a list, got {}"),
     ("ON_CREATE_TABLE", ["table", "sd", "cols", 0], "id", "table", "table.sd.cols[0]: expected an object"),
     ("ON_CREATE_TABLE", ["table", "sd", "bucketCols", 0], 1, "table", "table.sd.bucketCols[0]: expected a string"),
-    ("ON_CREATE_TABLE", ["table", "sd", "sortCols", 0, "order"], "asc", "table",
-     "table.sd.sortCols[0].order: expected a 32-bit integer, got 'asc'"),
-    ("ON_CREATE_TABLE", ["table", "parameters", "EXTERNAL"], True, "table",
-     "table.parameters['EXTERNAL']: expected a string, got True"),
-    ("ON_CREATE_TABLE", ["table", "sd", "serdeInfo", "parameters"], [], "table",
-     "table.sd.serdeInfo.parameters: expected an object, got []"),
-    ("ON_CREATE_TABLE", ["table", "sd", "skewedInfo", "skewedColValues", 1], "FR", "table",
-     "table.sd.skewedInfo.skewedColValues[1]: expected a list, got 'FR'"),
-    ("ON_CREATE_TABLE", ["table", "sd", "skewedInfo", "skewedColValueLocationMaps", 1], {"key": "FR"}, "table",
-     "table.sd.skewedInfo.skewedColValueLocationMaps[1]: expected"),
-    ("ON_CREATE_TABLE", ["table", "sd", "skewedInfo", "skewedColValueLocationMaps"], "x", "table",
-     "table.sd.skewedInfo.skewedColValueLocationMaps: expected a list of key/value objects"),
-    ("ON_CREATE_TABLE", ["table", "privileges", "rolePrivileges", "analysts", 1, "grantorType"], "KING", "table",
-     "table.privileges.rolePrivileges['analysts'][1].grantorType: expected one of ['GROUP', 'ROLE', 'USER']"),
+    (
+        "ON_CREATE_TABLE",
+        ["table", "sd", "sortCols", 0, "order"],
+        "asc",
+        "table",
+        "table.sd.sortCols[0].order: expected a 32-bit integer, got 'asc'",
+    ),
+    (
+        "ON_CREATE_TABLE",
+        ["table", "parameters", "EXTERNAL"],
+        True,
+        "table",
+        "table.parameters['EXTERNAL']: expected a string, got True",
+    ),
+    (
+        "ON_CREATE_TABLE",
+        ["table", "sd", "serdeInfo", "parameters"],
+        [],
+        "table",
+        "table.sd.serdeInfo.parameters: expected an object, got []",
+    ),
+    (
+        "ON_CREATE_TABLE",
+        ["table", "sd", "skewedInfo", "skewedColValues", 1],
+        "FR",
+        "table",
+        "table.sd.skewedInfo.skewedColValues[1]: expected a list, got 'FR'",
+    ),
+    (
+        "ON_CREATE_TABLE",
+        ["table", "sd", "skewedInfo", "skewedColValueLocationMaps", 1],
+        {"key": "FR"},
+        "table",
+        "table.sd.skewedInfo.skewedColValueLocationMaps[1]: expected",
+    ),
+    (
+        "ON_CREATE_TABLE",
+        ["table", "sd", "skewedInfo", "skewedColValueLocationMaps"],
+        "x",
+        "table",
+        "table.sd.skewedInfo.skewedColValueLocationMaps: expected a list of key/value objects",
+    ),
+    (
+        "ON_CREATE_TABLE",
+        ["table", "privileges", "rolePrivileges", "analysts", 1, "grantorType"],
+        "KING",
+        "table",
+        "table.privileges.rolePrivileges['analysts'][1].grantorType: expected one of ['GROUP', 'ROLE', 'USER']",
+    ),
     ("ON_CREATE_TABLE", ["table", "ownerType"], True, "table", "table.ownerType: expected one of"),
-    ("ON_CREATE_TABLE", ["table", "colStats", "statsObj", 0, "statsData", "longStats", "bitVectors"], "not base64!",
-     "table", "table.colStats.statsObj[0].statsData.longStats.bitVectors: expected base64 text"),
-    ("ON_CREATE_TABLE", ["table", "colStats", "statsObj", 1, "statsData", "doubleStats", "lowValue"], "0.5",
-     "table", "table.colStats.statsObj[1].statsData.doubleStats.lowValue: expected a number, got '0.5'"),
-    ("ON_CREATE_TABLE", ["table", "colStats", "statsObj", 1, "statsData", "doubleStats", "numDVs"], 1 << 64,
-     "table", "table.colStats.statsObj[1].statsData.doubleStats.numDVs: expected a 64-bit integer, got 18446744"),
+    (
+        "ON_CREATE_TABLE",
+        ["table", "colStats", "statsObj", 0, "statsData", "longStats", "bitVectors"],
+        "not base64!",
+        "table",
+        "table.colStats.statsObj[0].statsData.longStats.bitVectors: expected base64 text",
+    ),
+    (
+        "ON_CREATE_TABLE",
+        ["table", "colStats", "statsObj", 1, "statsData", "doubleStats", "lowValue"],
+        "0.5",
+        "table",
+        "table.colStats.statsObj[1].statsData.doubleStats.lowValue: expected a number, got '0.5'",
+    ),
+    (
+        "ON_CREATE_TABLE",
+        ["table", "colStats", "statsObj", 1, "statsData", "doubleStats", "numDVs"],
+        1 << 64,
+        "table",
+        "table.colStats.statsObj[1].statsData.doubleStats.numDVs: expected a 64-bit integer, got 18446744",
+    ),
     ("ON_CREATE_TABLE", ["table", "writeId"], 1 << 63, "table", "table.writeId: expected a 64-bit integer"),
     ("ON_CREATE_TABLE", ["table", "accessType"], 128, "table", "table.accessType: expected a 8-bit integer, got 128"),
     ("ON_CREATE_TABLE", ["table", "fileMetadata", "data"], [1], "table", "table.fileMetadata.data[0]: expected base64"),
-    ("ON_CREATE_TABLE", ["environmentContext", "properties", "k"], 1, "environment_context",
-     "environmentContext.properties['k']: expected a string, got 1"),
+    (
+        "ON_CREATE_TABLE",
+        ["environmentContext", "properties", "k"],
+        1,
+        "environment_context",
+        "environmentContext.properties['k']: expected a string, got 1",
+    ),
     ("ON_ADD_PARTITION", ["partitions", 1, "values", 0], 3, "partitions", "partitions[1].values[0]: expected a string"),
-    ("ON_ADD_PARTITION", ["partitions", 0, "sd", "location"], ["x"], "partitions",
-     "partitions[0].sd.location: expected a string, got ['x']"),
-    ("ON_ALTER_PARTITION", ["newPartition", "lastAccessTime"], "0", "new_partition",
-     "newPartition.lastAccessTime: expected a 32-bit integer, got '0'"),
-    ("ON_ALTER_TABLE", ["oldTable", "partitionKeys", 0, "comment"], 1, "old_table",
-     "oldTable.partitionKeys[0].comment: expected a string"),
-    ("ON_CREATE_DATABASE", ["database", "type"], "CLOUD", "database",
-     "database.type: expected one of ['NATIVE', 'REMOTE']"),
-    ("ON_ALTER_DATABASE", ["newDatabase", "parameters"], "x", "new_database",
-     "newDatabase.parameters: expected an object"),
+    (
+        "ON_ADD_PARTITION",
+        ["partitions", 0, "sd", "location"],
+        ["x"],
+        "partitions",
+        "partitions[0].sd.location: expected a string, got ['x']",
+    ),
+    (
+        "ON_ALTER_PARTITION",
+        ["newPartition", "lastAccessTime"],
+        "0",
+        "new_partition",
+        "newPartition.lastAccessTime: expected a 32-bit integer, got '0'",
+    ),
+    (
+        "ON_ALTER_TABLE",
+        ["oldTable", "partitionKeys", 0, "comment"],
+        1,
+        "old_table",
+        "oldTable.partitionKeys[0].comment: expected a string",
+    ),
+    (
+        "ON_CREATE_DATABASE",
+        ["database", "type"],
+        "CLOUD",
+        "database",
+        "database.type: expected one of ['NATIVE', 'REMOTE']",
+    ),
+    (
+        "ON_ALTER_DATABASE",
+        ["newDatabase", "parameters"],
+        "x",
+        "new_database",
+        "newDatabase.parameters: expected an object",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("event_type", "path", "value", "field", "reason"), NESTED_ERRORS,
-                         ids=[".".join(map(str, p)) for _, p, _, _, _ in NESTED_ERRORS])
-def test_wrong_type_nested_raises_on_access_naming_the_path(event_type: str, path: list[Any], value: Any,
-                                                             field: str, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("event_type", "path", "value", "field", "reason"),
+    NESTED_ERRORS,
+    ids=[".".join(map(str, p)) for _, p, _, _, _ in NESTED_ERRORS],
+)
+def test_wrong_type_nested_raises_on_access_naming_the_path(
+    event_type: str, path: list[Any], value: Any, field: str, reason: str
+) -> None:
     message = set_path(messages("4.0")[event_type], path, value)
     data = raw(message)
     event = apiary.decode(data)
@@ -606,14 +850,16 @@ def only_decode_errors(fn: Callable[[], Any]) -> None:
 
 def nested_tables(depth: int) -> bytes:
     """An ON_CREATE_TABLE message whose materialized view reads a view that reads a view ... ``depth`` times."""
-    level = ('{"tableName": "t", "dbName": "d", "creationMetadata": {"catName": "hive", "dbName": "d", '
-             '"tblName": "t", "tablesUsed": ["d.s"], "sourceTables": [{"insertedCount": 0, "updatedCount": 0, '
-             '"deletedCount": 0, "table": ')
+    level = (
+        '{"tableName": "t", "dbName": "d", "creationMetadata": {"catName": "hive", "dbName": "d", '
+        '"tblName": "t", "tablesUsed": ["d.s"], "sourceTables": [{"insertedCount": 0, "updatedCount": 0, '
+        '"deletedCount": 0, "table": '
+    )
     table = level * depth + '{"tableName": "t", "dbName": "d"}' + "}]}}" * depth
     return ('{"eventType": "ON_CREATE_TABLE", "table": ' + table + "}").encode()
 
 
-@pytest.mark.parametrize("depth", [1, apiary.MAX_VIEW_NESTING, apiary.MAX_VIEW_NESTING + 1, 60, 200, 400])
+@pytest.mark.parametrize("depth", [1, thriftjson.MAX_VIEW_NESTING, thriftjson.MAX_VIEW_NESTING + 1, 60, 200, 400])
 def test_views_on_views_load_up_to_a_limit(depth: int) -> None:
     data = nested_tables(depth)
     if depth == 400:  # 1600 levels of JSON
@@ -623,9 +869,12 @@ def test_views_on_views_load_up_to_a_limit(depth: int) -> None:
     if depth <= 60:  # the payload goes back unchanged
         assert json.loads(apiary.encode(event))["table"] == json.loads(data)["table"]
     only_decode_errors(lambda: apiary.encode(event))
-    if depth > apiary.MAX_VIEW_NESTING:
-        with pytest.raises(hw.DecodeError, match=r"^table\.creationMetadata\.sourceTables: materialized views "
-                                                 r"nest more than 16 levels deep$"):
+    if depth > thriftjson.MAX_VIEW_NESTING:
+        with pytest.raises(
+            hw.DecodeError,
+            match=r"^table\.creationMetadata\.sourceTables: materialized views "
+            r"nest more than 16 levels deep$",
+        ):
             event.table  # type: ignore[attr-defined]  # noqa: B018
         only_decode_errors(event.to_dict)
         return
@@ -648,9 +897,19 @@ def test_deep_unknown_value_inside_an_object_is_ignored() -> None:
 
 def test_tricky_json_values() -> None:
     """What the JSON values of edge cases become (in an object read lazily: the environment context)."""
-    cases = {b"1.0": 1.0, b"-0.0": -0.0, b"1e-400": 0.0, b"1E2": 100.0, b"18446744073709551615": 18446744073709551615,
-             b"18446744073709551616": 1 << 64, b"-9223372036854775809": -(1 << 63) - 1, b'"\\u0000"': "\x00",
-             b'"\\/"': "/", b'"\\ud83d\\ude00"': "\U0001f600", b'\t[]\r\n': []}
+    cases = {
+        b"1.0": 1.0,
+        b"-0.0": -0.0,
+        b"1e-400": 0.0,
+        b"1E2": 100.0,
+        b"18446744073709551615": 18446744073709551615,
+        b"18446744073709551616": 1 << 64,
+        b"-9223372036854775809": -(1 << 63) - 1,
+        b'"\\u0000"': "\x00",
+        b'"\\/"': "/",
+        b'"\\ud83d\\ude00"': "\U0001f600",
+        b"\t[]\r\n": [],
+    }
     insert = raw({**messages("2.3")["ON_INSERT"], "environmentContext": {"properties": {}, "x": 0}})
     for text, value in cases.items():
         event = apiary.decode(insert.replace(b'"x": 0', b'"x": ' + text))
@@ -663,8 +922,15 @@ def test_tricky_json_values() -> None:
 # -- partitioning ---------------------------------------------------------------------------------------------
 
 JAVA_HASHES = {  # String.hashCode() as Java computes it
-    "": 0, "a": 97, "Aa": 2112, "BB": 2112, "hello": 99162322, "polygenelubricants": -(1 << 31),
-    "\u00e9": 233, "\U0001f600": 31 * 0xD83D + 0xDE00, "a\U0001f600": (97 * 31 + 0xD83D) * 31 + 0xDE00,
+    "": 0,
+    "a": 97,
+    "Aa": 2112,
+    "BB": 2112,
+    "hello": 99162322,
+    "polygenelubricants": -(1 << 31),
+    "\u00e9": 233,
+    "\U0001f600": 31 * 0xD83D + 0xDE00,
+    "a\U0001f600": (97 * 31 + 0xD83D) * 31 + 0xDE00,
     "\ud800": 0xD800,
 }
 
@@ -717,16 +983,27 @@ def test_idl_parser_reads_the_structs() -> None:
 def test_enum_fields_are_complete() -> None:
     structs, enums = idl()
     reachable = _reachable_names(structs)
-    assert {"Table", "StorageDescriptor", "SkewedInfo", "PrivilegeGrantInfo", "ColumnStatisticsData",
-            "SourceTable"} <= reachable
-    found = {(struct, fname): word for struct in reachable for ftype, fname in structs[struct]
-             for word in re.findall(r"\w+", ftype) if word in enums}
-    assert {key: cls.__name__ for key, cls in apiary.ENUM_FIELDS.items()} == found
+    assert {
+        "Table",
+        "StorageDescriptor",
+        "SkewedInfo",
+        "PrivilegeGrantInfo",
+        "ColumnStatisticsData",
+        "SourceTable",
+    } <= reachable
+    found = {
+        (struct, fname): word
+        for struct in reachable
+        for ftype, fname in structs[struct]
+        for word in re.findall(r"\w+", ftype)
+        if word in enums
+    }
+    assert {key: cls.__name__ for key, cls in thriftjson.ENUM_FIELDS.items()} == found
 
 
 def test_fast_loaders_cover_every_reachable_struct() -> None:
     structs, _ = idl()
-    assert {cls.__name__ for cls in thriftjson._FAST} == _reachable_names(structs)
+    assert {cls.__name__ for cls in thriftjson.LOADERS} == _reachable_names(structs)
 
 
 def _reachable_names(structs: dict[str, list[tuple[str, str]]]) -> set[str]:
@@ -743,25 +1020,33 @@ def _reachable_names(structs: dict[str, list[tuple[str, str]]]) -> set[str]:
 def test_event_types_and_wire_names() -> None:
     assert {f"ON_{t.value}" for t in EventType} == {m["eventType"] for _, m, _ in GOLDEN}
     assert set(VERSIONS) == {"2.3", "3.1", "4.0"}
-    assert apiary.load_struct(hms.FieldSchema, {"name": "a"}) == hms.FieldSchema(name="a")
+    assert thriftjson.load_struct(hms.FieldSchema, {"name": "a"}) == hms.FieldSchema(name="a")
     with pytest.raises(hw.DecodeError, match=r"FieldSchema.name: expected a string"):
-        apiary.load_struct(hms.FieldSchema, {"name": 1})
+        thriftjson.load_struct(hms.FieldSchema, {"name": 1})
     assert table_json("2.3")["tableName"] == "orders" and partition_json("2.3", "x")["values"] == ["x"]
 
 
 # -- read(): what the runtime routes on ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(("name", "message", "expected"), GOLDEN, ids=IDS)
-def test_read_gives_the_names_decode_does_and_makes_equal_independent_events(name: str, message: dict[str, Any],
-                                                                            expected: ListenerEvent) -> None:
+def test_read_gives_the_names_decode_does_and_makes_equal_independent_events(
+    name: str, message: dict[str, Any], expected: ListenerEvent
+) -> None:
     import gc
+
     data = raw(message)
     decoded = apiary.read(data)
     origin = Origin("apiary", 2, 7, 1700000000000)
     first, second = decoded.event(origin), decoded.event(origin)
     assert first == apiary.decode(data, origin=origin) == expected
     assert (decoded.event_type, decoded.db_name, decoded.table_name, decoded.status, decoded.qualified_name) == (
-        expected.event_type, expected.db_name, expected.table_name, expected.status, expected.qualified_name)
+        expected.event_type,
+        expected.db_name,
+        expected.table_name,
+        expected.status,
+        expected.qualified_name,
+    )
     assert first.origin == origin and first.raw == data
     # Each event converts its own objects: what one listener changes, another does not see.
     for field in first.fields:

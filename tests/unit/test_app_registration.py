@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import hivewire as hw
-from hivewire.listener import EventFilter, RetryPolicy, load_object
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.runtime._listener import EventFilter, RetryPolicy, load_object
+from hivewire.tools._testing import make_database, make_partition, make_table
 
 
 def create(db: str = "sales", table: str = "orders", status: bool = True) -> hw.CreateTableEvent:
@@ -50,8 +50,11 @@ def test_on_with_several_types_globs_and_status() -> None:
     app.dispatch(hw.DropTableEvent(table=make_table("Sales", "c")))  # Hive names are case-insensitive
     app.dispatch(create("hr", "d"))
     app.dispatch(add("sales", "e"))
-    assert seen == [("CREATE_TABLE", "sales.a", True), ("CREATE_TABLE", "finance.b", False),
-                    ("DROP_TABLE", "Sales.c", True)]
+    assert seen == [
+        ("CREATE_TABLE", "sales.a", True),
+        ("CREATE_TABLE", "finance.b", False),
+        ("DROP_TABLE", "Sales.c", True),
+    ]
     assert app.listeners[0].name == "audit"
 
 
@@ -174,13 +177,23 @@ def test_retry_policy_backoff() -> None:
 
 def test_filters_route_a_decoded_message_exactly_as_its_event() -> None:
     # The runtime routes on apiary.read()'s Decoded before any event is made: the same verdict, always.
-    from hivewire import apiary
-    from hivewire.testing import add_partition_event, create_table_event
-    messages = [apiary.encode(create_table_event("sales", "orders")), apiary.encode(add_partition_event("ops", "log")),
-                apiary.encode(hw.CreateDatabaseEvent(database=make_database("sales"))),
-                apiary.encode(create_table_event("sales", "orders_failed", status=False))]
-    filters = [EventFilter(), EventFilter(db="sales"), EventFilter(table="ord*"), EventFilter(db="s*", table="*"),
-               EventFilter(status=False), EventFilter(types=frozenset({hw.EventType.ADD_PARTITION}))]
+    from hivewire.events import _apiary as apiary
+    from hivewire.tools._testing import add_partition_event, create_table_event
+
+    messages = [
+        apiary.encode(create_table_event("sales", "orders")),
+        apiary.encode(add_partition_event("ops", "log")),
+        apiary.encode(hw.CreateDatabaseEvent(database=make_database("sales"))),
+        apiary.encode(create_table_event("sales", "orders_failed", status=False)),
+    ]
+    filters = [
+        EventFilter(),
+        EventFilter(db="sales"),
+        EventFilter(table="ord*"),
+        EventFilter(db="s*", table="*"),
+        EventFilter(status=False),
+        EventFilter(types=frozenset({hw.EventType.ADD_PARTITION})),
+    ]
     verdicts = set()
     assert [apiary.read(data).status for data in messages] == [True, True, True, False]
     for data in messages:

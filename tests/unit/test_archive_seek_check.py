@@ -17,9 +17,10 @@ import deltalake
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, TopicPartition
 
-from hivewire import apiary, testing
-from hivewire.archive import Archiver, txn_app_id
-from hivewire.kafka import KafkaSource
+from hivewire.data._archive import Archiver, txn_app_id
+from hivewire.events import _apiary as apiary
+from hivewire.runtime._kafka import KafkaSource
+from hivewire.tools import _testing as testing
 
 TOPIC = "apiary"
 VALUE = apiary.encode(testing.create_table_event("db", "t"))
@@ -111,8 +112,9 @@ def test_resuming_at_the_tables_position_is_accepted(uri: str, caplog: pytest.Lo
     assert consumer.seeks == [] and archiver.stats.refused == 0 and warnings(caplog) == []
 
 
-def test_a_seek_that_did_not_take_effect_is_refused_and_sought_again(uri: str,
-                                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_a_seek_that_did_not_take_effect_is_refused_and_sought_again(
+    uri: str, caplog: pytest.LogCaptureFixture
+) -> None:
     archiver, consumer = Archiver(KafkaSource("localhost:1", TOPIC), uri), StubConsumer()
     assigned(archiver, consumer, 0)
     # The consumer kept an old position (25): accepting it would skip 10..24 for good.
@@ -141,8 +143,9 @@ def test_without_a_stored_offset_the_first_message_must_be_the_low_watermark(uri
     assert buffered(other, 1) == [] and consumer.seeks == [(1, OFFSET_BEGINNING)]
 
 
-def test_a_gap_is_accepted_only_when_a_successful_reseek_delivers_it_again(uri: str,
-                                                                         caplog: pytest.LogCaptureFixture) -> None:
+def test_a_gap_is_accepted_only_when_a_successful_reseek_delivers_it_again(
+    uri: str, caplog: pytest.LogCaptureFixture
+) -> None:
     # Offsets 10 and 11 hold no message (transaction markers, compaction): the broker starts at 12.
     archiver, consumer = Archiver(KafkaSource("localhost:1", TOPIC), uri), StubConsumer()
     assigned(archiver, consumer, 0)

@@ -16,10 +16,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from hivewire import apiary
-from hivewire.arrow import COLUMNS, SCHEMA, Undecodable, schema_markdown, to_arrow
+from hivewire.data._arrow import COLUMNS, SCHEMA, Undecodable, schema_markdown, to_arrow
 from hivewire.errors import DecodeError
-from hivewire.events import (
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import (
     AddPartitionEvent,
     AlterDatabaseEvent,
     AlterPartitionEvent,
@@ -34,7 +34,7 @@ from hivewire.events import (
     ListenerEvent,
     Origin,
 )
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.tools._testing import make_database, make_partition, make_table
 
 sys.path.insert(0, str(Path(__file__).parent))
 from apiary_messages import BASE, GOLDEN
@@ -51,8 +51,15 @@ def _table_templates(db: str, name: str, i: int) -> list[ListenerEvent]:
     keys = {"dt": "string"} if i % 3 else {"region": "string", "dt": "string"}
     columns = {f"c{k}": ("bigint", "string", "double", "decimal(10,2)")[k % 4] for k in range(4 + i % 9)}
     params = {"hive.version": "2.3.9", "seq": str(i)}
-    table = make_table(db, name, columns=columns, partition_keys=keys, parameters={"owner.team": f"team{i % 5}"},
-                       table_type="EXTERNAL_TABLE" if i % 2 else "MANAGED_TABLE", create_time=1717000000 + i)
+    table = make_table(
+        db,
+        name,
+        columns=columns,
+        partition_keys=keys,
+        parameters={"owner.team": f"team{i % 5}"},
+        table_type="EXTERNAL_TABLE" if i % 2 else "MANAGED_TABLE",
+        create_time=1717000000 + i,
+    )
     table.sd.cols[0].comment = f"key of {name}"
 
     def part(day: int) -> Any:
@@ -70,18 +77,26 @@ def _table_templates(db: str, name: str, i: int) -> list[ListenerEvent]:
         DropTableEvent(table=table, delete_data=bool(i % 2), parameters=params),
         AddPartitionEvent(table=table, partitions=[part(d) for d in range(1, 1 + n_parts)], parameters=params),
         AlterPartitionEvent(table=table, old_partition=part(1), new_partition=part(2), parameters=params),
-        DropPartitionEvent(table=table, partitions=[part(d) for d in range(1, 1 + n_parts)],
-                           delete_data=False, parameters=params),
-        InsertEvent(db_name=db, table_name=name, partition_key_values=dict(zip(keys, part(3).values, strict=True)),
-                    files=[f"{table.sd.location}/f{k}.parquet" for k in range(1 + i % 2)], parameters=params),
+        DropPartitionEvent(
+            table=table, partitions=[part(d) for d in range(1, 1 + n_parts)], delete_data=False, parameters=params
+        ),
+        InsertEvent(
+            db_name=db,
+            table_name=name,
+            partition_key_values=dict(zip(keys, part(3).values, strict=True)),
+            files=[f"{table.sd.location}/f{k}.parquet" for k in range(1 + i % 2)],
+            parameters=params,
+        ),
     ]
 
 
 def _database_templates(db: str) -> list[ListenerEvent]:
     database = make_database(db, parameters={"owner.team": "data"})
-    return [CreateDatabaseEvent(database=database, parameters={"hive.version": "2.3.9"}),
-            AlterDatabaseEvent(old_database=make_database(db, description="before"), new_database=database),
-            DropDatabaseEvent(database=database)]
+    return [
+        CreateDatabaseEvent(database=database, parameters={"hive.version": "2.3.9"}),
+        AlterDatabaseEvent(old_database=make_database(db, description="before"), new_database=database),
+        DropDatabaseEvent(database=database),
+    ]
 
 
 def mixed_messages(n: int, *, seed: int = 7, databases: int = 8, tables: int = 25) -> list[bytes]:
@@ -91,8 +106,11 @@ def mixed_messages(n: int, *, seed: int = 7, databases: int = 8, tables: int = 2
     About 3% are database events.
     """
     rng = random.Random(seed)
-    table_messages = [[apiary.encode(e) for e in _table_templates(f"db{d}", f"t{t}", d * tables + t)]
-                      for d in range(databases) for t in range(tables)]
+    table_messages = [
+        [apiary.encode(e) for e in _table_templates(f"db{d}", f"t{t}", d * tables + t)]
+        for d in range(databases)
+        for t in range(tables)
+    ]
     db_messages = [[apiary.encode(e) for e in _database_templates(f"db{d}")] for d in range(databases)]
     out = []
     for _ in range(n):
@@ -115,15 +133,41 @@ def decode_all(messages: list[bytes], *, topic: str = TOPIC, partitions: int = 4
 
 # -- The schema ------------------------------------------------------------------------------------------
 
+
 def test_schema_is_stable() -> None:
     """Columns are only ever appended: a Delta archive written by an older hivewire stays appendable."""
     assert SCHEMA.names[:27] == [
-        "event_type", "db_name", "table_name", "qualified_name", "status", "event_time", "event_date",
-        "kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp", "location", "table_type", "columns",
-        "partition_keys", "partition_values", "partition_locations", "old_partition_values", "old_name",
-        "new_name", "parameters", "table_parameters", "delete_data", "files", "hive_version", "decode_error", "raw"]
-    assert SCHEMA.field("columns").type == pa.list_(pa.struct([("name", pa.string()), ("type", pa.string()),
-                                                              ("comment", pa.string())]))
+        "event_type",
+        "db_name",
+        "table_name",
+        "qualified_name",
+        "status",
+        "event_time",
+        "event_date",
+        "kafka_topic",
+        "kafka_partition",
+        "kafka_offset",
+        "kafka_timestamp",
+        "location",
+        "table_type",
+        "columns",
+        "partition_keys",
+        "partition_values",
+        "partition_locations",
+        "old_partition_values",
+        "old_name",
+        "new_name",
+        "parameters",
+        "table_parameters",
+        "delete_data",
+        "files",
+        "hive_version",
+        "decode_error",
+        "raw",
+    ]
+    assert SCHEMA.field("columns").type == pa.list_(
+        pa.struct([("name", pa.string()), ("type", pa.string()), ("comment", pa.string())])
+    )
     assert SCHEMA.field("parameters").type == pa.map_(pa.string(), pa.string())
     assert SCHEMA.field("event_time").type == pa.timestamp("us", tz="UTC")
     assert all(field.nullable for field in SCHEMA)
@@ -139,10 +183,13 @@ def test_docs_hold_the_generated_schema_table() -> None:
 
 # -- Every type, from the golden Apiary messages ---------------------------------------------------------
 
+
 def golden(version: str = "2.3") -> dict[str, ListenerEvent]:
-    return {name.split("-")[0]: apiary.decode(json.dumps(message).encode(),
-                                              origin=Origin("apiary", 2, 40 + i, T0_MS + i))
-            for i, (name, message, _) in enumerate(GOLDEN) if name.endswith(f"hive{version}")}
+    return {
+        name.split("-")[0]: apiary.decode(json.dumps(message).encode(), origin=Origin("apiary", 2, 40 + i, T0_MS + i))
+        for i, (name, message, _) in enumerate(GOLDEN)
+        if name.endswith(f"hive{version}")
+    }
 
 
 def rows_by_type(version: str = "2.3") -> dict[str, dict[str, Any]]:
@@ -160,11 +207,18 @@ def test_common_columns(version: str) -> None:
         event = events[kind]
         assert row["event_type"] == event.event_type.value == kind.removeprefix("ON_")
         assert (row["db_name"], row["table_name"], row["qualified_name"]) == (
-            event.db_name, event.table_name, event.qualified_name)
+            event.db_name,
+            event.table_name,
+            event.qualified_name,
+        )
         assert row["status"] is event.status
         assert event.origin is not None and event.origin.timestamp is not None
         assert (row["kafka_topic"], row["kafka_partition"], row["kafka_offset"], row["kafka_timestamp"]) == (
-            "apiary", 2, event.origin.offset, event.origin.timestamp)
+            "apiary",
+            2,
+            event.origin.offset,
+            event.origin.timestamp,
+        )
         assert row["event_time"] == datetime.fromtimestamp(event.origin.timestamp / 1000, tz=timezone.utc)
         assert row["event_date"] == date(2024, 5, 31)
         assert dict(row["parameters"]) == dict(event.parameters)
@@ -176,14 +230,26 @@ def test_table_columns() -> None:
     rows = rows_by_type()
     create = rows["ON_CREATE_TABLE"]
     assert create["location"] == BASE and create["table_type"] == "EXTERNAL_TABLE"
-    assert create["columns"] == [{"name": "id", "type": "bigint", "comment": "order id"},
-                                 {"name": "country", "type": "string", "comment": None},
-                                 {"name": "amount", "type": "decimal(10,2)", "comment": "in EUR, ünïcødé ✓"}]
+    assert create["columns"] == [
+        {"name": "id", "type": "bigint", "comment": "order id"},
+        {"name": "country", "type": "string", "comment": None},
+        {"name": "amount", "type": "decimal(10,2)", "comment": "in EUR, ünïcødé ✓"},
+    ]
     assert create["partition_keys"] == [{"name": "dt", "type": "string", "comment": "day"}]
-    assert dict(create["table_parameters"]) == {"EXTERNAL": "TRUE", "transient_lastDdlTime": "1717171717",
-                                                "comment": "<orders> & co"}
-    for column in ("partition_values", "partition_locations", "old_partition_values", "old_name", "new_name",
-                   "delete_data", "files"):
+    assert dict(create["table_parameters"]) == {
+        "EXTERNAL": "TRUE",
+        "transient_lastDdlTime": "1717171717",
+        "comment": "<orders> & co",
+    }
+    for column in (
+        "partition_values",
+        "partition_locations",
+        "old_partition_values",
+        "old_name",
+        "new_name",
+        "delete_data",
+        "files",
+    ):
         assert create[column] is None, column
     alter = rows["ON_ALTER_TABLE"]
     assert (alter["old_name"], alter["new_name"]) == ("sales.orders_staging", "sales.orders")
@@ -220,10 +286,12 @@ def test_database_columns() -> None:
 
 def test_events_built_in_python_have_null_kafka_columns() -> None:
     table = make_table("db", "t", partition_keys={"dt": "string"})
-    events = [AddPartitionEvent(table=table, partitions=[make_partition(table, ["x"])]),
-              AlterTableEvent(old_table=make_table("db", "t0"), new_table=make_table("db", "t1")),
-              AlterDatabaseEvent(old_database=make_database("a"), new_database=make_database("b")),
-              InsertEvent(db_name="db", table_name="plain", files=["f"])]
+    events = [
+        AddPartitionEvent(table=table, partitions=[make_partition(table, ["x"])]),
+        AlterTableEvent(old_table=make_table("db", "t0"), new_table=make_table("db", "t1")),
+        AlterDatabaseEvent(old_database=make_database("a"), new_database=make_database("b")),
+        InsertEvent(db_name="db", table_name="plain", files=["f"]),
+    ]
     rows = to_arrow(events).to_pylist()
     for column in ("event_time", "event_date", "kafka_topic", "kafka_partition", "kafka_offset", "raw"):
         assert {row[column] for row in rows} == {None}
@@ -234,8 +302,14 @@ def test_events_built_in_python_have_null_kafka_columns() -> None:
 
 
 def test_events_built_in_python_without_objects() -> None:
-    rows = to_arrow([AlterTableEvent(db_name="db", table_name="t"), AlterPartitionEvent(db_name="db", table_name="t"),
-                     DropDatabaseEvent(db_name="db"), AlterDatabaseEvent(db_name="db")]).to_pylist()
+    rows = to_arrow(
+        [
+            AlterTableEvent(db_name="db", table_name="t"),
+            AlterPartitionEvent(db_name="db", table_name="t"),
+            DropDatabaseEvent(db_name="db"),
+            AlterDatabaseEvent(db_name="db"),
+        ]
+    ).to_pylist()
     assert [r["event_type"] for r in rows] == ["ALTER_TABLE", "ALTER_PARTITION", "DROP_DATABASE", "ALTER_DATABASE"]
     assert {r["location"] for r in rows} == {None} and {r["old_name"] for r in rows} == {None}
 
@@ -247,6 +321,7 @@ def test_event_without_timestamp() -> None:
 
 
 # -- Failures ----------------------------------------------------------------------------------------------
+
 
 def test_undecodable_rows_keep_the_message_and_the_reason() -> None:
     good = apiary.decode(json.dumps(GOLDEN[0][1]).encode(), origin=Origin("apiary", 0, 1, T0_MS))
@@ -279,6 +354,7 @@ def test_rejects_other_things() -> None:
 
 # -- Many events -------------------------------------------------------------------------------------------
 
+
 def test_empty() -> None:
     table = to_arrow([])
     assert table.num_rows == 0 and table.schema == SCHEMA
@@ -299,7 +375,18 @@ def test_mixed_events_in_batches() -> None:
 
 def test_mixed_messages_are_deterministic() -> None:
     assert mixed_messages(50, seed=1) == mixed_messages(50, seed=1) != mixed_messages(50, seed=2)
-    assert isinstance(apiary.decode(mixed_messages(1)[0]), (CreateTableEvent, AlterTableEvent, DropTableEvent,
-                                                             AddPartitionEvent, AlterPartitionEvent, InsertEvent,
-                                                             DropPartitionEvent, CreateDatabaseEvent,
-                                                             AlterDatabaseEvent, DropDatabaseEvent))
+    assert isinstance(
+        apiary.decode(mixed_messages(1)[0]),
+        (
+            CreateTableEvent,
+            AlterTableEvent,
+            DropTableEvent,
+            AddPartitionEvent,
+            AlterPartitionEvent,
+            InsertEvent,
+            DropPartitionEvent,
+            CreateDatabaseEvent,
+            AlterDatabaseEvent,
+            DropDatabaseEvent,
+        ),
+    )

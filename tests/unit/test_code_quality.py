@@ -1,4 +1,4 @@
-"""ruff and mypy (strict) are part of the test suite, so CI keeps the code clean."""
+"""ruff (lint and format) and mypy (strict) are part of the test suite, so CI keeps the code clean."""
 
 from __future__ import annotations
 
@@ -16,6 +16,11 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_ruff_is_clean() -> None:
     result = run("ruff", "check", "--output-format", "concise", ".")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_is_clean() -> None:
+    result = run("ruff", "format", "--check", ".")
+    assert result.returncode == 0, "run `make format`:\n" + result.stdout + result.stderr
 
 
 def test_mypy_strict_is_clean() -> None:

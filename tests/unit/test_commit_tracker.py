@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hivewire.runtime.tracker import Batch, CommitTracker
+from hivewire.runtime._tracker import Batch, CommitTracker
 
 T0, T1, T2 = ("t", 0), ("t", 1), ("t", 2)
 

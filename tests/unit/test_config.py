@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 import hivewire as hw
-from hivewire.config import JAVA_CONSUMER_RENAMED, JAVA_ONLY_CONSUMER_KEYS, Config, Settings
+from hivewire.config._config import Config
+from hivewire.config._kafka import JAVA_CONSUMER_RENAMED, JAVA_ONLY_CONSUMER_KEYS
+from hivewire.runtime._settings import RuntimeSettings as Settings
 
 DRONE_FLY_PROPERTIES = """\
 # A Drone Fly properties file, as its README shows them
@@ -33,9 +35,11 @@ def test_drone_fly_properties_file(tmp_path: Path) -> None:
     assert settings.instance_name == "glue-sync"
     assert settings.endpoint_port == 8099
     assert settings.consumer_config == {
-        "security.protocol": "SASL_SSL", "sasl.mechanism": "AWS_MSK_IAM",
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "AWS_MSK_IAM",
         "sasl.jaas.config": "software.amazon.msk.auth.iam.IAMLoginModule required;",
-        "auto.offset.reset": "earliest"}
+        "auto.offset.reset": "earliest",
+    }
     assert settings.dead_letter_topic == "apiary-events.dlq"
 
 
@@ -61,7 +65,8 @@ apiary.messaging.consumer.session.timeout.ms=30000
 
 
 def test_java_only_consumer_properties_are_translated_or_ignored_with_one_warning(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "drone-fly.properties"
     path.write_text(JAVA_CONSUMER_PROPERTIES)
     settings = Settings.from_config(Config.load(file=path, env={}))
@@ -69,13 +74,24 @@ def test_java_only_consumer_properties_are_translated_or_ignored_with_one_warnin
     with caplog.at_level("WARNING"):
         source = hw.KafkaSource(settings.bootstrap_servers, settings.topic, consumer_config=settings.consumer_config)
     assert source.consumer_config == {
-        "fetch.wait.max.ms": "100", "socket.receive.buffer.bytes": "0",
-        "partition.assignment.strategy": "cooperative-sticky", "ssl.endpoint.identification.algorithm": "none",
-        "ssl.ca.location": "/etc/kafka/ca.pem", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "hive",
-        "sasl.password": "s3 cr;et", "session.timeout.ms": "30000"}
+        "fetch.wait.max.ms": "100",
+        "socket.receive.buffer.bytes": "0",
+        "partition.assignment.strategy": "cooperative-sticky",
+        "ssl.endpoint.identification.algorithm": "none",
+        "ssl.ca.location": "/etc/kafka/ca.pem",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "hive",
+        "sasl.password": "s3 cr;et",
+        "session.timeout.ms": "30000",
+    }
     (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-    for key in ("key.deserializer", "value.deserializer", "interceptor.classes",
-                "sasl.client.callback.handler.class", "ssl.truststore.type"):
+    for key in (
+        "key.deserializer",
+        "value.deserializer",
+        "interceptor.classes",
+        "sasl.client.callback.handler.class",
+        "ssl.truststore.type",
+    ):
         assert f"apiary.messaging.consumer.{key}" in warning
     # hivewire's own key wins over Drone Fly's.
     explicit = Config.load(file=path, env={}, overrides={"hivewire.consumer.batch.size": "7"})
@@ -99,18 +115,26 @@ def test_the_java_key_tables_match_this_librdkafka() -> None:
         assert "No such configuration property" not in refusal(native, "1"), native
 
 
-@pytest.mark.parametrize(("setting", "value", "key"), [
-    ("auto.offset.reset", "sometimes", "auto.offset.reset"),
-    ("no.such.property", "1", "no.such.property"),
-    ("sasl.jaas.config", "software.amazon.msk.auth.iam.IAMLoginModule required;", "sasl.jaas.config"),
-    ("receive.buffer.bytes", "-7", "receive.buffer.bytes"),  # translated to socket.receive.buffer.bytes
-    ("max.poll.records", "0", "max.poll.records"),
-])
+@pytest.mark.parametrize(
+    ("setting", "value", "key"),
+    [
+        ("auto.offset.reset", "sometimes", "auto.offset.reset"),
+        ("no.such.property", "1", "no.such.property"),
+        ("sasl.jaas.config", "software.amazon.msk.auth.iam.IAMLoginModule required;", "sasl.jaas.config"),
+        ("receive.buffer.bytes", "-7", "receive.buffer.bytes"),  # translated to socket.receive.buffer.bytes
+        ("max.poll.records", "0", "max.poll.records"),
+    ],
+)
 def test_consumer_values_librdkafka_refuses_stop_the_app_naming_the_key(setting: str, value: str, key: str) -> None:
-    config = Config({"apiary.bootstrap.servers": "127.0.0.1:1", "apiary.kafka.topic.name": "t",
-                     "apiary.messaging.consumer.security.protocol": "SASL_PLAINTEXT",
-                     "apiary.messaging.consumer.sasl.mechanism": "PLAIN",
-                     f"apiary.messaging.consumer.{setting}": value})
+    config = Config(
+        {
+            "apiary.bootstrap.servers": "127.0.0.1:1",
+            "apiary.kafka.topic.name": "t",
+            "apiary.messaging.consumer.security.protocol": "SASL_PLAINTEXT",
+            "apiary.messaging.consumer.sasl.mechanism": "PLAIN",
+            f"apiary.messaging.consumer.{setting}": value,
+        }
+    )
     with pytest.raises(hw.ConfigError) as exc:
         settings = Settings.from_config(config)
         source = hw.KafkaSource(settings.bootstrap_servers, settings.topic, consumer_config=settings.consumer_config)
@@ -121,8 +145,10 @@ def test_consumer_values_librdkafka_refuses_stop_the_app_naming_the_key(setting:
 
 def test_toml_file_with_nested_tables(tmp_path: Path) -> None:
     path = tmp_path / "hivewire.toml"
-    path.write_text('instance.name = "t"\n[apiary]\nbootstrap.servers = "b:1"\nkafka.topic.name = "x"\n'
-                    '[hivewire.retry]\nmax.attempts = 7\n[hivewire.listener]\ntimeout.ms = 2500\n')
+    path.write_text(
+        'instance.name = "t"\n[apiary]\nbootstrap.servers = "b:1"\nkafka.topic.name = "x"\n'
+        "[hivewire.retry]\nmax.attempts = 7\n[hivewire.listener]\ntimeout.ms = 2500\n"
+    )
     settings = Settings.from_config(Config.load(file=path, env={}))
     assert (settings.bootstrap_servers, settings.topic, settings.instance_name) == ("b:1", "x", "t")
     assert settings.retry_max_attempts == 7
@@ -133,8 +159,12 @@ def test_precedence_base_file_env_overrides(tmp_path: Path) -> None:
     path = tmp_path / "a.properties"
     path.write_text("instance.name=from-file\nendpoint.port=1\napiary.kafka.topic.name=file-topic\n")
     env = {"INSTANCE_NAME": "from-env", "ENDPOINT_PORT": "2", "HOME": "/root", "APIARY_BOOTSTRAP_SERVERS": "e:9"}
-    config = Config.load(base={"instance.name": "from-app", "hivewire.retry.max.attempts": "9"}, file=path,
-                         env=env, overrides={"endpoint.port": "3"})
+    config = Config.load(
+        base={"instance.name": "from-app", "hivewire.retry.max.attempts": "9"},
+        file=path,
+        env=env,
+        overrides={"endpoint.port": "3"},
+    )
     assert config["instance.name"] == "from-env"
     assert config["endpoint.port"] == "3"
     assert config["apiary.kafka.topic.name"] == "file-topic"
@@ -196,10 +226,12 @@ def test_defaults_bound_each_listener_backlog_by_events_and_bytes() -> None:
 
 def test_zookeeper_discovery_keys_are_known(tmp_path: Path) -> None:
     path = tmp_path / "zk.properties"
-    path.write_text("apiary.bootstrap.servers=b\napiary.kafka.topic.name=t\n"
-                    "hivewire.zookeeper.auth=digest:hive:secret\nhivewire.zookeeper.ssl.ca=/etc/zk/ca.pem\n"
-                    "hivewire.zookeeper.ssl.certfile=/etc/zk/c.pem\nhivewire.zookeeper.ssl.keyfile=/etc/zk/k.pem\n"
-                    "hivewire.zookeeper.ssl.keyfile.password=pw\nhivewire.zookeeper.ssl.verify=false\n")
+    path.write_text(
+        "apiary.bootstrap.servers=b\napiary.kafka.topic.name=t\n"
+        "hivewire.zookeeper.auth=digest:hive:secret\nhivewire.zookeeper.ssl.ca=/etc/zk/ca.pem\n"
+        "hivewire.zookeeper.ssl.certfile=/etc/zk/c.pem\nhivewire.zookeeper.ssl.keyfile=/etc/zk/k.pem\n"
+        "hivewire.zookeeper.ssl.keyfile.password=pw\nhivewire.zookeeper.ssl.verify=false\n"
+    )
     config = Config.load(file=path, env={})
     Settings.from_config(config)  # no "unknown setting"
     assert config["hivewire.zookeeper.auth"] == "digest:hive:secret"
@@ -207,8 +239,12 @@ def test_zookeeper_discovery_keys_are_known(tmp_path: Path) -> None:
 
 def test_unknown_keys_from_the_environment_are_ignored_and_logged(caplog: pytest.LogCaptureFixture) -> None:
     # What Kubernetes injects for a Service named "hivewire" in the pod's namespace.
-    env = {"HIVEWIRE_SERVICE_HOST": "10.0.0.7", "HIVEWIRE_SERVICE_PORT": "8008", "HIVEWIRE_PORT": "tcp://10.0.0.7:8008",
-           "HIVEWIRE_RETRY_MAX_ATTEMPTS": "7"}
+    env = {
+        "HIVEWIRE_SERVICE_HOST": "10.0.0.7",
+        "HIVEWIRE_SERVICE_PORT": "8008",
+        "HIVEWIRE_PORT": "tcp://10.0.0.7:8008",
+        "HIVEWIRE_RETRY_MAX_ATTEMPTS": "7",
+    }
     config = Config.load(base={"apiary.bootstrap.servers": "b", "apiary.kafka.topic.name": "t"}, env=env)
     with caplog.at_level("INFO", logger="hivewire.config"):
         settings = Settings.from_config(config)
@@ -216,8 +252,10 @@ def test_unknown_keys_from_the_environment_are_ignored_and_logged(caplog: pytest
     (message,) = [r.getMessage() for r in caplog.records if r.name == "hivewire.config"]
     assert "HIVEWIRE_PORT, HIVEWIRE_SERVICE_HOST, HIVEWIRE_SERVICE_PORT" in message
     # A known key from the environment is still validated.
-    bad = Config.load(base={"apiary.bootstrap.servers": "b", "apiary.kafka.topic.name": "t"},
-                      env={"HIVEWIRE_RETRY_MAX_ATTEMPTS": "many"})
+    bad = Config.load(
+        base={"apiary.bootstrap.servers": "b", "apiary.kafka.topic.name": "t"},
+        env={"HIVEWIRE_RETRY_MAX_ATTEMPTS": "many"},
+    )
     with pytest.raises(hw.ConfigError) as exc:
         Settings.from_config(bad)
     assert str(exc.value) == "hivewire.retry.max.attempts: 'many' is not a whole number"
@@ -230,9 +268,12 @@ def test_unknown_keys_from_files_flags_and_the_app_are_errors(tmp_path: Path, wh
     path = tmp_path / "a.properties"
     path.write_text("hivewire.listener.queue.sise=5\n" if where == "file" else "")
     # A flag wins over the environment: the key is the flag's (so a typo) even if the environment has it too.
-    config = Config.load(base={**base, **(typo if where == "app" else {})}, file=path,
-                         env={"HIVEWIRE_LISTENER_QUEUE_SISE": "5"} if where == "flag" else {},
-                         overrides=typo if where == "flag" else None)
+    config = Config.load(
+        base={**base, **(typo if where == "app" else {})},
+        file=path,
+        env={"HIVEWIRE_LISTENER_QUEUE_SISE": "5"} if where == "flag" else {},
+        overrides=typo if where == "flag" else None,
+    )
     with pytest.raises(hw.ConfigError) as exc:
         Settings.from_config(config)
     assert exc.value.key == "hivewire.listener.queue.sise"

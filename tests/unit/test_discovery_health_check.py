@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 import hivewire as hw
-from hivewire.local import free_port
-from hivewire.registration import Registration, _HealthProbe
+from hivewire.metastore._registration import Registration, _HealthProbe
+from hivewire.tools._local import free_port
 
 
 @pytest.fixture

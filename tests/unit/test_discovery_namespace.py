@@ -7,7 +7,8 @@ import logging
 import pytest
 
 import hivewire as hw
-from hivewire.discovery import DiscoveryConfig, _nothing_registered, discovery_config
+from hivewire.metastore._discovery import _nothing_registered
+from hivewire.metastore._zookeeper import DiscoveryConfig, discovery_config
 
 QUORUM = {"metastore.thrift.uris": "zk1:2181"}
 
@@ -34,8 +35,7 @@ def test_namespace_from_the_lock_manager_key_is_named_and_warned_about(caplog: p
 
 
 @pytest.mark.parametrize("key", ["metastore.zookeeper.namespace", "hive.metastore.zookeeper.namespace"])
-def test_namespace_from_a_metastore_key_is_named_without_warning(key: str,
-                                                                 caplog: pytest.LogCaptureFixture) -> None:
+def test_namespace_from_a_metastore_key_is_named_without_warning(key: str, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="hivewire.discovery"):
         config = DiscoveryConfig.from_conf({**QUORUM, key: "hms_prod", "hive.zookeeper.namespace": "locks"})
     assert (config.namespace, config.namespace_key) == ("hms_prod", key)
@@ -65,7 +65,11 @@ def test_the_key_does_not_split_shared_resolvers() -> None:
 def test_discovery_config_takes_a_quorum_or_a_config_plus_options() -> None:
     base = discovery_config("zk1,zk2:2182", auth_data=[("digest", "u:p")], session_timeout=30)
     assert (base.quorum, base.namespace, base.auth_data, base.session_timeout) == (
-        "zk1:2181,zk2:2182", "hive_metastore", (("digest", "u:p"),), 30)
+        "zk1:2181,zk2:2182",
+        "hive_metastore",
+        (("digest", "u:p"),),
+        30,
+    )
     assert discovery_config(base) is base
     tls = discovery_config(base, "ns", use_ssl=True, verify_certs=False)
     assert (tls.namespace, tls.use_ssl, tls.verify_certs, tls.auth_data) == ("ns", True, False, base.auth_data)

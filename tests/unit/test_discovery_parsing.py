@@ -8,16 +8,12 @@ import pytest
 from kazoo.security import OPEN_ACL_UNSAFE, Permissions, make_digest_acl_credential
 
 import hivewire as hw
-from hivewire.discovery import (
-    DiscoveryConfig,
-    _to_uris,
-    discovery_mode,
-    hive_client_options,
-    load_hive_site,
-    metastore_uris_from_conf,
-    parse_registration,
-)
-from hivewire.registration import parse_acl
+from hivewire.config._files import load_hive_site
+from hivewire.metastore._client_options import hive_client_options
+from hivewire.metastore._discovery import discovery_mode, metastore_uris_from_conf
+from hivewire.metastore._registration import parse_acl
+from hivewire.metastore._registrations import _to_uris, parse_registration
+from hivewire.metastore._zookeeper import DiscoveryConfig
 
 
 @pytest.mark.parametrize(
@@ -34,9 +30,11 @@ from hivewire.registration import parse_acl
         # HiveServer2 style names, with plain or k=v data, or none
         ("serverUri=hs2:10000;version=4.0.0;sequence=0000000003", b"hs2:10000", "hs2:10000"),
         ("serverUri=hs2:10001;version=3.1.3;sequence=0000000004", b"", "hs2:10001"),
-        ("serverUri=x:1;version=4.0.0;sequence=0000000005",
-         b"hive.server2.thrift.bind.host=h;hive.server2.instance.uri=h:10002;hive.server2.transport.mode=binary",
-         "h:10002"),
+        (
+            "serverUri=x:1;version=4.0.0;sequence=0000000005",
+            b"hive.server2.thrift.bind.host=h;hive.server2.instance.uri=h:10002;hive.server2.transport.mode=binary",
+            "h:10002",
+        ),
         ("n0000000001", b"hive.server2.thrift.bind.host=h3;hive.server2.thrift.port=10003", "h3:10003"),
         # a thrift:// prefix and IPv6
         ("n", b"thrift://hms2:9083", "hms2:9083"),
@@ -51,8 +49,14 @@ def test_parse_registration_forms(name: str, data: bytes | None, expected: str) 
 
 @pytest.mark.parametrize(
     ("name", "data"),
-    [("lock-0000000001", b""), ("h:123456", b""), ("h:0000000001", b""), ("serverUri=;sequence=1", b""),
-     ("h:99999", b"not an address"), ("x", b"h:70000")],
+    [
+        ("lock-0000000001", b""),
+        ("h:123456", b""),
+        ("h:0000000001", b""),
+        ("serverUri=;sequence=1", b""),
+        ("h:99999", b"not an address"),
+        ("x", b"h:70000"),
+    ],
 )
 def test_parse_registration_rejects(name: str, data: bytes) -> None:
     # h:99999 names a valid-looking port but its data is unreadable and 99999 > 65535 anyway.
@@ -71,11 +75,17 @@ def test_to_uris_orders_by_sequence_dedupes_and_skips_junk() -> None:
 
 
 def test_config_defaults_are_hives() -> None:
-    c = DiscoveryConfig.from_conf({"metastore.thrift.uris": "zk1,zk2:2182",
-                                   "metastore.service.discovery.mode": "zookeeper"})
+    c = DiscoveryConfig.from_conf(
+        {"metastore.thrift.uris": "zk1,zk2:2182", "metastore.service.discovery.mode": "zookeeper"}
+    )
     assert c.quorum == "zk1:2181,zk2:2182"
     assert (c.namespace, c.session_timeout, c.connection_timeout, c.max_retries, c.base_sleep) == (
-        "hive_metastore", 120.0, 15.0, 3, 1.0)
+        "hive_metastore",
+        120.0,
+        15.0,
+        3,
+        1.0,
+    )
     assert (c.use_ssl, c.auth_data, c.path) == (False, (), "/hive_metastore")
 
 
@@ -106,8 +116,9 @@ def test_config_key_precedence_metastore_then_hive_metastore_zookeeper_then_hive
 
 
 def test_blank_values_count_as_unset() -> None:
-    c = DiscoveryConfig.from_conf({"metastore.thrift.uris": "zk", "metastore.zookeeper.namespace": "  ",
-                                   "hive.zookeeper.namespace": "ns2"})
+    c = DiscoveryConfig.from_conf(
+        {"metastore.thrift.uris": "zk", "metastore.zookeeper.namespace": "  ", "hive.zookeeper.namespace": "ns2"}
+    )
     assert c.namespace == "ns2"
 
 
@@ -150,26 +161,38 @@ def test_digest_auth_and_pem_tls_options(tmp_path: Path) -> None:
     pem.write_text("not checked here")
     ca = tmp_path / "ca.pem"
     ca.write_text("x")
-    c = DiscoveryConfig.from_conf({
-        "metastore.thrift.uris": "zk1",
-        "hivewire.zookeeper.auth": "digest:alice:s3cr:et",
-        "hive.zookeeper.ssl.client.enable": "true",
-        "metastore.zookeeper.ssl.keystore.location": str(pem),
-        "metastore.zookeeper.ssl.keystore.password": "kp",
-        "metastore.zookeeper.ssl.keystore.type": "PEM",
-        "hive.zookeeper.ssl.truststore.location": str(ca),
-        "hivewire.zookeeper.ssl.verify": "false",
-    })
+    c = DiscoveryConfig.from_conf(
+        {
+            "metastore.thrift.uris": "zk1",
+            "hivewire.zookeeper.auth": "digest:alice:s3cr:et",
+            "hive.zookeeper.ssl.client.enable": "true",
+            "metastore.zookeeper.ssl.keystore.location": str(pem),
+            "metastore.zookeeper.ssl.keystore.password": "kp",
+            "metastore.zookeeper.ssl.keystore.type": "PEM",
+            "hive.zookeeper.ssl.truststore.location": str(ca),
+            "hivewire.zookeeper.ssl.verify": "false",
+        }
+    )
     assert c.auth_data == (("digest", "alice:s3cr:et"),)
     assert (c.use_ssl, c.certfile, c.keyfile, c.keyfile_password, c.ca, c.verify_certs) == (
-        True, str(pem), str(pem), "kp", str(ca), False)
+        True,
+        str(pem),
+        str(pem),
+        "kp",
+        str(ca),
+        False,
+    )
 
 
 def test_java_keystores_are_refused_with_advice(tmp_path: Path) -> None:
     with pytest.raises(hw.ConfigError) as exc:
-        DiscoveryConfig.from_conf({"metastore.thrift.uris": "zk1",
-                                   "metastore.zookeeper.ssl.keystore.location": str(tmp_path / "ks.jks"),
-                                   "metastore.zookeeper.ssl.keystore.type": "JKS"})
+        DiscoveryConfig.from_conf(
+            {
+                "metastore.thrift.uris": "zk1",
+                "metastore.zookeeper.ssl.keystore.location": str(tmp_path / "ks.jks"),
+                "metastore.zookeeper.ssl.keystore.type": "JKS",
+            }
+        )
     assert exc.value.key == "metastore.zookeeper.ssl.keystore.location" and "PEM" in str(exc.value)
 
 
@@ -180,9 +203,12 @@ def test_discovery_mode_and_plain_uris_need_no_zookeeper() -> None:
         discovery_mode({"metastore.service.discovery.mode": "consul"})
     assert exc.value.key == "metastore.service.discovery.mode"
     assert metastore_uris_from_conf({"hive.metastore.uris": "thrift://h1:9083,h2"}) == [
-        "thrift://h1:9083", "thrift://h2:9083"]
+        "thrift://h1:9083",
+        "thrift://h2:9083",
+    ]
     assert metastore_uris_from_conf({"metastore.thrift.uris": "thrift://a:1", "hive.metastore.uris": "b"}) == [
-        "thrift://a:1"]
+        "thrift://a:1"
+    ]
     with pytest.raises(hw.ConfigError) as none:
         metastore_uris_from_conf({})
     assert none.value.key == "metastore.thrift.uris"
@@ -190,12 +216,14 @@ def test_discovery_mode_and_plain_uris_need_no_zookeeper() -> None:
 
 def test_client_options_from_hive_keys() -> None:
     assert hive_client_options({}) == {}
-    assert hive_client_options({
-        "hive.metastore.thrift.framed.transport.enabled": "true",
-        "metastore.thrift.compact.protocol.enabled": "false",
-        "hive.metastore.uri.selection": "SEQUENTIAL",
-        "hive.metastore.client.socket.timeout": "600s",
-    }) == {"transport": "framed", "protocol": "binary", "selection": "sequential", "timeout": 600.0}
+    assert hive_client_options(
+        {
+            "hive.metastore.thrift.framed.transport.enabled": "true",
+            "metastore.thrift.compact.protocol.enabled": "false",
+            "hive.metastore.uri.selection": "SEQUENTIAL",
+            "hive.metastore.client.socket.timeout": "600s",
+        }
+    ) == {"transport": "framed", "protocol": "binary", "selection": "sequential", "timeout": 600.0}
     with pytest.raises(hw.ConfigError) as exc:
         hive_client_options({"metastore.thrift.uri.selection": "ROUND_ROBIN"})
     assert exc.value.key == "metastore.thrift.uri.selection"
@@ -252,8 +280,9 @@ def test_acl_parsing() -> None:
     assert (ip_acls[0].id.id, ip_acls[0].perms, ip_auth) == ("10.0.0.0/8", Permissions.READ | Permissions.WRITE, [])
 
 
-@pytest.mark.parametrize("bad", ["world:anyone", "world:anyone:rx", "digest:nopassword:cdrwa", "world:bob:r",
-                                 "world:anyone:r"])
+@pytest.mark.parametrize(
+    "bad", ["world:anyone", "world:anyone:rx", "digest:nopassword:cdrwa", "world:bob:r", "world:anyone:r"]
+)
 def test_acl_errors(bad: str) -> None:
     # The last one is well-formed but would lock the sidecar out of creating and deleting its own node.
     with pytest.raises(hw.ConfigError) as exc:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.events import (
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import (
     EVENT_CLASSES,
     AddPartitionEvent,
     AlterDatabaseEvent,
@@ -26,7 +26,7 @@ from hivewire.events import (
     ListenerEvent,
     Origin,
 )
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_thrift.hive_metastore import ttypes as hms
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -159,8 +159,10 @@ def test_copies_do_not_share_objects(source: str) -> None:
 
 
 def test_copies_of_insert_events_do_not_share_lists() -> None:
-    for original in (decoded("ON_INSERT"),
-                     InsertEvent(db_name="d", table_name="t", files=["a"], partition_key_values={"dt": "1"})):
+    for original in (
+        decoded("ON_INSERT"),
+        InsertEvent(db_name="d", table_name="t", files=["a"], partition_key_values={"dt": "1"}),
+    ):
         copy = original.copy()
         copy.files.append("b")  # type: ignore[attr-defined]
         copy.partition_key_values["dt"] = "2"  # type: ignore[attr-defined]
@@ -182,8 +184,11 @@ def test_copy_binds_a_handler_and_sets_the_origin() -> None:
 
 def test_insert_event_table_needs_a_handler() -> None:
     event = decoded("ON_INSERT")
-    with pytest.raises(hw.HivewireError, match=r"InsertEvent.table for sales.orders needs a metastore connection: "
-                                               r"run the app with metastore URIs configured"):
+    with pytest.raises(
+        hw.HivewireError,
+        match=r"InsertEvent.table for sales.orders needs a metastore connection: "
+        r"run the app with metastore URIs configured",
+    ):
         event.table  # type: ignore[attr-defined]  # noqa: B018
     assert event.db_name == "sales" and event.table_name == "orders"
 
@@ -201,17 +206,29 @@ def test_repr_html_escapes() -> None:
 def test_summaries_show_the_key_facts_of_each_type() -> None:
     base = "s3://lake/sales.db/orders"
     assert decoded("ON_CREATE_TABLE")._summary() == {"table type": "EXTERNAL_TABLE", "location": base}
-    assert decoded("ON_DROP_TABLE")._summary() == {"table type": "EXTERNAL_TABLE", "location": base,
-                                                   "delete data": "True"}
-    assert decoded("ON_ALTER_TABLE")._summary() == {"renamed from": "sales.orders_staging",
-                                                    "table type": "EXTERNAL_TABLE", "location": base}
+    assert decoded("ON_DROP_TABLE")._summary() == {
+        "table type": "EXTERNAL_TABLE",
+        "location": base,
+        "delete data": "True",
+    }
+    assert decoded("ON_ALTER_TABLE")._summary() == {
+        "renamed from": "sales.orders_staging",
+        "table type": "EXTERNAL_TABLE",
+        "location": base,
+    }
     partitions = [f"dt=2024-05-0{day} at {base}/dt=2024-05-0{day}" for day in (1, 2)]
     assert decoded()._summary() == {"table type": "EXTERNAL_TABLE", "location": base, "partitions": partitions}
-    assert decoded("ON_DROP_PARTITION")._summary() == {"table type": "EXTERNAL_TABLE", "location": base,
-                                                       "partitions": partitions[1:], "delete data": "False"}
+    assert decoded("ON_DROP_PARTITION")._summary() == {
+        "table type": "EXTERNAL_TABLE",
+        "location": base,
+        "partitions": partitions[1:],
+        "delete data": "False",
+    }
     assert decoded("ON_ALTER_PARTITION")._summary() == {"table type": "EXTERNAL_TABLE", "partition": partitions[0]}
-    assert decoded("ON_INSERT")._summary() == {"partition": "dt=2024-05-01", "files": [
-        f"{base}/dt=2024-05-01/part-0000{i}.parquet" for i in (0, 1)]}
+    assert decoded("ON_INSERT")._summary() == {
+        "partition": "dt=2024-05-01",
+        "files": [f"{base}/dt=2024-05-01/part-0000{i}.parquet" for i in (0, 1)],
+    }
     for database in ("ON_CREATE_DATABASE", "ON_ALTER_DATABASE", "ON_DROP_DATABASE"):
         assert decoded(database)._summary() == {"location": "s3://lake/sales.db"}
     assert "dt=2024-05-02 at s3://lake/sales.db/orders/dt=2024-05-02" in decoded()._repr_html_()
@@ -219,19 +236,29 @@ def test_summaries_show_the_key_facts_of_each_type() -> None:
     t = table()
     many = AddPartitionEvent(table=t, partitions=[make_partition(t, [str(i)]) for i in range(12)])._summary()
     assert many["partitions"][0] == f"dt=0 at {t.sd.location}/dt=0" and many["partitions"][-1] == "... and 2 more"
-    altered = AlterPartitionEvent(table=t, old_partition=make_partition(t, ["1"]),
-                                  new_partition=make_partition(t, ["1"], location="s3://elsewhere"))._summary()
-    assert altered == {"table type": "MANAGED_TABLE", "partition": "dt=1 at s3://elsewhere",
-                       "previously": f"dt=1 at {t.sd.location}/dt=1"}
-    moved = AlterDatabaseEvent(old_database=make_database("s", location="s3://a"),
-                               new_database=make_database("s", location="s3://b"))._summary()
+    altered = AlterPartitionEvent(
+        table=t,
+        old_partition=make_partition(t, ["1"]),
+        new_partition=make_partition(t, ["1"], location="s3://elsewhere"),
+    )._summary()
+    assert altered == {
+        "table type": "MANAGED_TABLE",
+        "partition": "dt=1 at s3://elsewhere",
+        "previously": f"dt=1 at {t.sd.location}/dt=1",
+    }
+    moved = AlterDatabaseEvent(
+        old_database=make_database("s", location="s3://a"), new_database=make_database("s", location="s3://b")
+    )._summary()
     assert moved == {"location": "s3://b", "previous location": "s3://a"}
     assert AlterTableEvent(old_table=table(), new_table=table())._summary() == {
-        "table type": "MANAGED_TABLE", "location": t.sd.location}
+        "table type": "MANAGED_TABLE",
+        "location": t.sd.location,
+    }
     # partial objects (events built in Python) and malformed ones (decoded) still render
     assert CreateTableEvent(table=hms.Table(tableName="t", dbName="d"))._summary() == {}
-    assert AddPartitionEvent(table=hms.Table(dbName="d", tableName="t", partitionKeys=[None]), partitions=[
-        hms.Partition(values=[None])])._summary() == {"partitions": ["None=None"]}
+    assert AddPartitionEvent(
+        table=hms.Table(dbName="d", tableName="t", partitionKeys=[None]), partitions=[hms.Partition(values=[None])]
+    )._summary() == {"partitions": ["None=None"]}
     assert InsertEvent(db_name="d", table_name="t")._summary() == {"files": []}
     bad = {**messages("2.3")["ON_CREATE_TABLE"], "table": {"tableName": "orders", "dbName": "sales", "sd": []}}
     html = apiary.decode(raw(bad))._repr_html_()

@@ -1,131 +1,208 @@
-"""The layering rules of docs/architecture.md, checked on the source (every import statement, anywhere)."""
+"""The architecture of docs/architecture.md, checked on the source: floors are folders, imports go down, no cycles.
+
+A module's floor is the folder it sits in (``hivewire/runtime/_lane.py`` is on the ``runtime`` floor); the
+order of the floors is :data:`FLOORS`. A module may import its own floor and the floors below, never one
+above, whether the import is at the top of the file or inside a function. Third-party libraries have a
+lowest floor each (:data:`LIBRARIES`), so that ``import hivewire`` stays light and optional dependencies stay
+optional. Imports under ``if TYPE_CHECKING:`` are for annotations only and are not counted.
+"""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = {"hivewire": "sdk", "hivewire_shim": "shim", "hivewire_thrift": "thrift"}
 
-# Longest prefix wins. A module missing here fails the test: place it in docs/architecture.md first.
-LAYERS: dict[str, int] = {
-    "hivewire_thrift": 1,
-    "hivewire.errors": 2,
-    "hivewire.events": 3,
-    "hivewire.apiary": 3,
-    "hivewire.thriftjson": 3,
-    "hivewire.metastore": 3,
-    "hivewire": 4,  # the package itself re-exports layers 2-4
-    "hivewire.discovery": 4,
-    "hivewire.registration": 4,
-    "hivewire.config": 4,
-    "hivewire.app": 4,
-    "hivewire.listener": 4,
-    "hivewire.runtime": 4,
-    "hivewire.kafka": 4,
-    "hivewire.metrics": 4,
-    "hivewire.source": 4,
-    "hivewire.arrow": 5,
-    "hivewire.spark": 5,
-    "hivewire.notebook": 5,
-    "hivewire.archive": 5,
-    "hivewire.local": 6,
-    "hivewire.testing": 6,
-    "hivewire.demo": 6,
-    "hivewire.cli": 6,
-    "hivewire.__main__": 6,
-    "hivewire_shim": 7,
+#: The floors, bottom to top. A new folder under sdk/hivewire fails the tests until it is placed here (and in
+#: docs/architecture.md).
+FLOORS = [
+    "generated",  # hivewire_thrift: code generated from idl/
+    "base",  # hivewire.errors, ._version, ._ratelimit: modules at the top of the package that import nothing of ours
+    "config",  # hivewire.config: configuration keys, their typed reader and sources
+    "metastore",  # hivewire.metastore: client, addresses, ZooKeeper discovery and registration
+    "events",  # hivewire.events: the event model and its wire formats
+    "runtime",  # hivewire.runtime: apps, listeners, sources, workers, metrics
+    "data",  # hivewire.data: Arrow, Spark, notebooks, the archive
+    "shim",  # hivewire_shim: the HMS Thrift shim
+    "tools",  # hivewire.tools: local servers, the demo, the command line, testing helpers
+    "face",  # hivewire itself and its public modules (hivewire.apiary, .arrow, .spark, .testing)
+]
+BASE_MODULES = {"hivewire.errors", "hivewire._version", "hivewire._ratelimit"}
+FACE_MODULES = {"hivewire", "hivewire.__main__", "hivewire.apiary", "hivewire.arrow", "hivewire.spark",
+                "hivewire.testing"}  # fmt: skip
+
+#: The lowest floor that may import each third-party library. A library missing here fails the tests.
+LIBRARIES = {
+    "thrift": "generated",
+    "javaproperties": "config",
+    "tomli": "config",
+    "kazoo": "metastore",
+    "msgspec": "events",
+    "confluent_kafka": "runtime",
+    "prometheus_client": "runtime",
+    "tenacity": "runtime",
+    "tqdm": "data",
+    "pyarrow": "data",
+    "pyspark": "data",
+    "py4j": "data",
+    "deltalake": "data",
+    "pandas": "data",
+    "click": "tools",
 }
-# Upward imports allowed inside a function only, each a documented convenience (docs/architecture.md).
-ALLOWED_LAZY_UPWARD = {
-    ("hivewire.metastore", "hivewire.discovery"),  # MetastoreClient.from_zookeeper / from_hive_conf
-}
-OPTIONAL = {"pyarrow", "pyspark", "deltalake", "pandas", "duckdb", "py4j"}
-SERVICE_LIBS = {"confluent_kafka", "kazoo", "prometheus_client", "tenacity", "click", "tqdm"}
 
 
-def layer_of(module: str) -> int | None:
-    best = None
-    for prefix, layer in LAYERS.items():
-        if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > len(best[0])):
-            best = (prefix, layer)
-    return best[1] if best else None
+def floor_of(module: str) -> str:
+    top, _, rest = module.partition(".")
+    if top == "hivewire_thrift":
+        return "generated"
+    if top == "hivewire_shim":
+        return "shim"
+    assert top == "hivewire", module
+    if module in BASE_MODULES:
+        return "base"
+    if module in FACE_MODULES:
+        return "face"
+    folder = rest.partition(".")[0]
+    assert folder in FLOORS and (ROOT / "sdk/hivewire" / folder).is_dir(), (
+        f"{module} is on no floor: put it in a folder of tests/unit/test_layering.py's FLOORS (and "
+        "docs/architecture.md), or name it in BASE_MODULES/FACE_MODULES"
+    )
+    return folder
 
 
-def our_modules() -> list[tuple[str, Path]]:
-    found = []
-    for base in ("sdk", "shim", "thrift"):
-        for path in sorted((ROOT / base).rglob("*.py")):
-            rel = path.relative_to(ROOT / base).with_suffix("")
-            parts = list(rel.parts)
+def our_modules() -> dict[str, Path]:
+    found = {}
+    for package, base in PACKAGES.items():
+        for path in sorted((ROOT / base / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT / base).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
-            found.append((".".join(parts), path))
+            found[".".join(parts)] = path
     return found
 
 
-def imports_of(path: Path, module: str) -> list[tuple[str, bool]]:
-    """Every module imported by ``path``, with whether the import sits inside a function."""
-    tree = ast.parse(path.read_text(), str(path))
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    names: list[tuple[str, bool]] = []
+MODULES = our_modules()
 
-    def visit(node: ast.AST, in_function: bool) -> None:
+
+def _type_checking_block(node: ast.AST) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports_of(module: str, path: Path) -> Iterator[str]:
+    """Every module ``module`` imports at run time (top level or in a function), resolved to our module names
+    where the name is one of ours (``from hivewire.metastore import _discovery`` -> that submodule)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+    def visit(node: ast.AST) -> Iterator[str]:
         for child in ast.iter_child_nodes(node):
-            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if _type_checking_block(child):
+                continue
             if isinstance(child, ast.Import):
-                names.extend((alias.name, in_function) for alias in child.names)
+                yield from (alias.name for alias in child.names)
             elif isinstance(child, ast.ImportFrom):
                 if child.level:
-                    base = package.split(".")
-                    base = base[: len(base) - (child.level - 1)]
+                    base = package.split(".")[: len(package.split(".")) - (child.level - 1)]
                     target = ".".join(base + ([child.module] if child.module else []))
                 else:
                     target = child.module or ""
-                # "from hivewire import discovery" imports the submodule when it is one.
                 for alias in child.names:
                     sub = f"{target}.{alias.name}"
-                    names.append((sub if sub in MODULE_NAMES else target, in_function))
-            visit(child, inner)
+                    yield sub if sub in MODULES else target
+            yield from visit(child)
 
-    visit(tree, False)
-    return names
-
-
-MODULES = our_modules()
-MODULE_NAMES = {name for name, _ in MODULES}
+    yield from visit(ast.parse(path.read_text(), str(path)))
 
 
-@pytest.mark.parametrize(("module", "path"), MODULES, ids=[m for m, _ in MODULES])
-def test_module_respects_layers(module: str, path: Path) -> None:
-    mine = layer_of(module)
-    assert mine is not None, f"{module} has no layer: add it to docs/architecture.md and LAYERS in this test"
+GRAPH = {module: sorted({i for i in imports_of(module, path) if i in MODULES} - {module}) for module, path in
+         MODULES.items()}  # fmt: skip
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_module_imports_only_its_floor_and_below(module: str) -> None:
+    mine = FLOORS.index(floor_of(module))
     problems = []
-    for imported, in_function in imports_of(path, module):
+    for imported in imports_of(module, MODULES[module]):
         top = imported.split(".")[0]
-        if top in ("hivewire", "hivewire_shim", "hivewire_thrift"):
-            theirs = layer_of(imported)
-            if in_function and (module, imported) in ALLOWED_LAZY_UPWARD:
-                continue
+        if top in PACKAGES:
+            theirs = FLOORS.index(floor_of(imported)) if imported in MODULES else None
             if theirs is None:
-                problems.append(f"imports {imported}, which has no layer")
-            elif mine == 7 and top == "hivewire" and theirs > 4:
-                problems.append(f"the shim imports {imported} (layer {theirs}); it may use hivewire layers 1-4")
-            elif mine == 6 and theirs == 7 and in_function:
-                continue  # the CLI and the demo start the shim, importing it only when asked to
-            elif mine != 7 and theirs > mine:
-                problems.append(f"imports {imported} (layer {theirs}) from layer {mine}")
-        elif top in OPTIONAL and mine < 5:
-            problems.append(f"imports optional dependency {top} from layer {mine}")
-        elif top in SERVICE_LIBS and mine < 4:
-            problems.append(f"imports {top} from core layer {mine}")
-        elif mine == 1 and top not in ("thrift", *sys.stdlib_module_names):
-            problems.append(f"generated code imports {top}")
-    assert problems == [], f"{module}: " + "; ".join(problems)
+                problems.append(f"imports {imported}, which is not a module of ours")
+            elif theirs > mine:
+                problems.append(f"imports {imported} (floor {FLOORS[theirs]}) from floor {FLOORS[mine]}")
+        elif top in LIBRARIES:
+            if FLOORS.index(LIBRARIES[top]) > mine:
+                problems.append(f"imports {top}, which is not allowed below the {LIBRARIES[top]} floor")
+        elif top not in sys.stdlib_module_names and top != "__future__":
+            problems.append(f"imports {top}: place it in LIBRARIES (tests/unit/test_layering.py) and say why it "
+                            "is a dependency in docs/architecture.md")  # fmt: skip
+    assert problems == [], f"{module} ({FLOORS[mine]}): " + "; ".join(problems)
+
+
+def test_every_folder_is_a_floor() -> None:
+    folders = sorted(p.name for p in (ROOT / "sdk/hivewire").iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert [f for f in folders if f not in FLOORS] == []
+    documented = (ROOT / "docs/architecture.md").read_text()
+    assert [f for f in folders if f"hivewire/{f}/" not in documented] == [], "draw every floor in the architecture doc"
+
+
+def _cycles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in GRAPH[v]:
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(GRAPH):
+        if v not in index:
+            connect(v)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    assert _cycles() == [], "modules that import each other (directly or round a loop)"
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    saved = dict(GRAPH)
+    try:
+        GRAPH["hivewire.errors"] = [*GRAPH["hivewire.errors"], "hivewire._version"]
+        GRAPH["hivewire._version"] = [*GRAPH["hivewire._version"], "hivewire.errors"]
+        assert ["hivewire._version", "hivewire.errors"] in _cycles()
+    finally:
+        GRAPH.clear()
+        GRAPH.update(saved)
 
 
 def test_no_top_level_generated_packages() -> None:
@@ -134,9 +211,13 @@ def test_no_top_level_generated_packages() -> None:
             assert not (ROOT / base / name).exists(), f"{base}/{name} would collide with pyiceberg's vendored code"
 
 
-def test_importing_the_core_model_loads_no_service_library() -> None:
-    # The package's own __init__ must not drag layer 4 in eagerly: a codec user pays for the codec only.
-    code = ("import sys, hivewire.apiary, hivewire.events, hivewire.metastore, hivewire.errors; "
-            f"print(sorted(m for m in {sorted(SERVICE_LIBS | OPTIONAL)!r} if m in sys.modules))")
+def test_importing_the_core_loads_no_service_library() -> None:
+    # A codec or client user pays for the codec and the client, not for Kafka, ZooKeeper, HTTP or Spark.
+    heavy = sorted(lib for lib, floor in LIBRARIES.items() if FLOORS.index(floor) > FLOORS.index("events"))
+    heavy.append("kazoo")
+    code = (
+        "import sys, hivewire, hivewire.apiary, hivewire.events, hivewire.metastore, hivewire.errors; "
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -23,7 +23,7 @@ from thrift.transport import TSocket, TTransport
 
 import hivewire as hw
 from hivewire.errors import MetastoreServerError
-from hivewire.metastore import _connect_socket
+from hivewire.metastore._addresses import _connect_socket
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 from hivewire_thrift.hive_metastore import ttypes as hms
 
@@ -45,8 +45,9 @@ class Handler:
     def get_config_value(self, name: str, default: str) -> str:
         self.calls["get_config_value"] += 1
         if not name.startswith("hive."):
-            raise hms.ConfigValSecurityException(message=f"For security reasons, the config key {name} cannot be "
-                                                         "accessed")
+            raise hms.ConfigValSecurityException(
+                message=f"For security reasons, the config key {name} cannot be accessed"
+            )
         return default
 
     def get_table_req(self, req: Any) -> Any:
@@ -73,6 +74,7 @@ class _Counting(TBinaryProtocol.TBinaryProtocolAcceleratedFactory):
             name, kind, seqid = read()
             self.received[name] += 1
             return name, kind, seqid
+
         proto.readMessageBegin = read_message_begin
         return proto
 
@@ -86,8 +88,9 @@ class Server:
             del processor._processMap[method]
         self.host = host
         self.socket = TSocket.TServerSocket(host=host, port=0)
-        self.server = TServer.TThreadedServer(processor, self.socket, TTransport.TBufferedTransportFactory(),
-                                              _Counting(self.received), daemon=True)
+        self.server = TServer.TThreadedServer(
+            processor, self.socket, TTransport.TBufferedTransportFactory(), _Counting(self.received), daemon=True
+        )
         self.socket.listen()
         self.port = self.socket.handle.getsockname()[1]
         self.closed = False
@@ -256,12 +259,16 @@ def test_one_deadline_covers_every_address_of_a_name() -> None:
     # What getaddrinfo returns for a name with a dead IPv4 and a dead IPv6 address: the first uses up the
     # connect timeout and the second is not given another.
     with blackhole() as v4, blackhole(socket.AF_INET6, "::1") as v6:
-        addresses = [(socket.AF_INET, socket.SOCK_STREAM, 6, "", v4),
-                     (socket.AF_INET6, socket.SOCK_STREAM, 6, "", (*v6, 0, 0))]
+        addresses = [
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", v4),
+            (socket.AF_INET6, socket.SOCK_STREAM, 6, "", (*v6, 0, 0)),
+        ]
         with pytest.raises(TimeoutError) as exc:
             _connect_socket(addresses, 0.3)
-    assert str(exc.value) == (f"connecting to {v4[0]}:{v4[1]} timed out (connect_timeout 0.3 s); "
-                              "1 more address(es) not tried within connect_timeout")
+    assert str(exc.value) == (
+        f"connecting to {v4[0]}:{v4[1]} timed out (connect_timeout 0.3 s); "
+        "1 more address(es) not tried within connect_timeout"
+    )
 
 
 def test_an_address_that_refuses_leaves_the_rest_of_the_deadline_to_the_next(old_server: Server) -> None:
@@ -269,8 +276,10 @@ def test_an_address_that_refuses_leaves_the_rest_of_the_deadline_to_the_next(old
     refusing.bind(("127.0.0.1", 0))
     closed = refusing.getsockname()
     refusing.close()  # nothing listens there now: connecting is refused at once
-    addresses = [(socket.AF_INET, socket.SOCK_STREAM, 6, "", closed),
-                 (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", old_server.port))]
+    addresses = [
+        (socket.AF_INET, socket.SOCK_STREAM, 6, "", closed),
+        (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", old_server.port)),
+    ]
     sock = _connect_socket(addresses, 5)
     try:
         assert sock.getpeername() == ("127.0.0.1", old_server.port)

@@ -9,8 +9,10 @@ import pytest
 
 import hivewire as hw
 from hivewire.errors import MetastoreServerError
-from hivewire.metastore import _ERROR_TYPES, _describe, _unencodable_field, parse_uri, parse_uris
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.metastore import parse_uri, parse_uris
+from hivewire.metastore._client import _ERROR_TYPES
+from hivewire.metastore._describe import _describe, _unencodable_field
+from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 from hivewire_thrift.hive_metastore import ttypes as hms
 
@@ -54,8 +56,9 @@ def test_parse_uris_normalises_and_rejects_empty() -> None:
         ("thrift://10.0.0.1:9083", "thrift://10.0.0.1:9083", ("10.0.0.1", 9083)),
     ],
 )
-def test_parse_uris_keeps_ipv6_brackets_so_the_uri_reads_back(given: str, normalised: str,
-                                                               parsed: tuple[str, int]) -> None:
+def test_parse_uris_keeps_ipv6_brackets_so_the_uri_reads_back(
+    given: str, normalised: str, parsed: tuple[str, int]
+) -> None:
     assert parse_uris(given) == [normalised]
     assert parse_uris(parse_uris(given)) == [normalised]  # a round trip changes nothing
     assert parse_uri(normalised) == parsed
@@ -95,15 +98,23 @@ def test_describe_names_the_objects_inside_requests() -> None:
         (hms.GetDatabaseRequest(name="sales"), "sales"),
         (hms.DropDatabaseRequest(name="sales", ignoreUnknownDb=False, deleteData=True, cascade=True), "sales"),
         (hms.AlterDatabaseRequest(oldDbName="sales", newDb=make_database("sales")), "sales"),
-        (hms.GetPartitionsByNamesRequest(db_name="sales", tbl_name="orders", names=["dt=1", "dt=2"]),
-         "sales.orders partition dt=1, dt=2"),
-        (hms.AddPartitionsRequest(dbName="sales", tblName="orders", parts=[part] * 1000, ifNotExists=False),
-         "sales.orders partition [1000 partitions]"),
-        (hms.DropPartitionsRequest(dbName="sales", tblName="orders", parts=hms.RequestPartsSpec(names=["dt=1"])),
-         "sales.orders partition dt=1"),
+        (
+            hms.GetPartitionsByNamesRequest(db_name="sales", tbl_name="orders", names=["dt=1", "dt=2"]),
+            "sales.orders partition dt=1, dt=2",
+        ),
+        (
+            hms.AddPartitionsRequest(dbName="sales", tblName="orders", parts=[part] * 1000, ifNotExists=False),
+            "sales.orders partition [1000 partitions]",
+        ),
+        (
+            hms.DropPartitionsRequest(dbName="sales", tblName="orders", parts=hms.RequestPartsSpec(names=["dt=1"])),
+            "sales.orders partition dt=1",
+        ),
         (hms.DropPartitionRequest(dbName="sales", tblName="orders", partName="dt=1"), "sales.orders partition dt=1"),
-        (hms.AppendPartitionsRequest(dbName="sales", tableName="orders", partVals=["2024", "01"]),
-         "sales.orders partition 2024/01"),
+        (
+            hms.AppendPartitionsRequest(dbName="sales", tableName="orders", partVals=["2024", "01"]),
+            "sales.orders partition 2024/01",
+        ),
         (part, "sales.orders partition 2024-01-01"),
         (make_database("sales"), "sales"),
     ]
@@ -135,8 +146,10 @@ def test_every_exception_the_idl_declares_maps_to_a_server_error() -> None:
         (hms.Table(tableName=5), "tbl.tableName is a int where a str belongs"),
         (hms.Table(parameters={"a": 1}), "tbl.parameters['a'] is a int where a str belongs"),
         (hms.Table(createTime=1 << 40), "tbl.createTime = 1099511627776 does not fit the IDL's i32"),
-        (hms.Table(sd=hms.StorageDescriptor(cols=[hms.FieldSchema(name="\ud800")])),
-         "tbl.sd.cols[0].name is not valid UTF-8 text"),
+        (
+            hms.Table(sd=hms.StorageDescriptor(cols=[hms.FieldSchema(name="\ud800")])),
+            "tbl.sd.cols[0].name is not valid UTF-8 text",
+        ),
     ],
 )
 def test_an_unencodable_request_names_the_field(table: hms.Table, where: str) -> None:

@@ -7,13 +7,14 @@ import sys
 import pytest
 
 import hivewire as hw
-from hivewire import testing
-from hivewire.notebook import EventList
+from hivewire.data._notebook import EventList
+from hivewire.tools import _testing as testing
 
 
 def events() -> EventList:
-    return EventList([testing.create_table_event("sales", "orders", parameters={"k": "v"}),
-                      testing.drop_database_event("tmp")])
+    return EventList(
+        [testing.create_table_event("sales", "orders", parameters={"k": "v"}), testing.drop_database_event("tmp")]
+    )
 
 
 def test_to_pandas_without_pandas_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

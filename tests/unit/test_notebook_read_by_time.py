@@ -18,8 +18,8 @@ from typing import Any, Literal
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
+from hivewire.data._notebook import _Reader
 from hivewire.errors import HivewireError
-from hivewire.notebook import _Reader
 
 TOPIC = "events"
 Broker = Literal["kafka", "mock", "raises", "partition_error"]
@@ -109,8 +109,15 @@ def sample(seed: int) -> tuple[dict[int, int], int, int]:
 
 def times_to_ask(messages: dict[int, int]) -> list[int]:
     stamps = sorted(set(messages.values()))
-    return [0, stamps[0] - 1, *stamps[:3], *(t + 1 for t in stamps[-3:]), stamps[len(stamps) // 2], stamps[-1],
-            stamps[-1] + 10_000]
+    return [
+        0,
+        stamps[0] - 1,
+        *stamps[:3],
+        *(t + 1 for t in stamps[-3:]),
+        stamps[len(stamps) // 2],
+        stamps[-1],
+        stamps[-1] + 10_000,
+    ]
 
 
 @pytest.mark.parametrize("broker", ["kafka", "mock", "raises", "partition_error"])
@@ -137,8 +144,7 @@ def test_a_broker_with_a_time_index_is_asked_and_no_message_is_read() -> None:
 
 
 @pytest.mark.parametrize("broker", ["mock", "raises", "partition_error"])
-def test_a_broker_without_one_is_probed_once_then_searched(broker: Broker,
-                                                           caplog: pytest.LogCaptureFixture) -> None:
+def test_a_broker_without_one_is_probed_once_then_searched(broker: Broker, caplog: pytest.LogCaptureFixture) -> None:
     messages, low, high = sample(2)
     consumer = StubConsumer(broker, messages)
     reader = _Reader(consumer, TOPIC, timeout=5.0)

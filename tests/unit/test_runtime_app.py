@@ -16,9 +16,10 @@ import pytest
 from waiting import wait_for
 
 import hivewire as hw
-from hivewire import apiary, testing
-from hivewire.local import free_port
-from hivewire.source import MemorySource
+from hivewire.events import _apiary as apiary
+from hivewire.runtime._source import MemorySource
+from hivewire.tools import _testing as testing
+from hivewire.tools._local import free_port
 
 
 def events(n: int, tables: int = 4) -> list[bytes]:
@@ -75,9 +76,16 @@ def test_hung_listeners_show_in_health_and_too_many_abandoned_threads_make_it_do
     source = MemorySource(stop_when_idle=False)
     source.send_all(events(20))
     port = free_port()
-    app = hw.App("hung", config={"endpoint.port": port, "hivewire.listener.max.abandoned.threads": "1",
-                                 "hivewire.retry.max.attempts": "100", "hivewire.retry.initial.delay.ms": "0",
-                                 "hivewire.commit.interval.ms": "50"})
+    app = hw.App(
+        "hung",
+        config={
+            "endpoint.port": port,
+            "hivewire.listener.max.abandoned.threads": "1",
+            "hivewire.retry.max.attempts": "100",
+            "hivewire.retry.initial.delay.ms": "0",
+            "hivewire.commit.interval.ms": "50",
+        },
+    )
     release = threading.Event()
     handled: list[int] = []
 
@@ -89,8 +97,10 @@ def test_hung_listeners_show_in_health_and_too_many_abandoned_threads_make_it_do
 
     running = Running(app, source)
     try:
-        wait_for(lambda: running.runner.health()["too_many_abandoned_threads"] == ["hangs"],
-                 "more abandoned threads than allowed")
+        wait_for(
+            lambda: running.runner.health()["too_many_abandoned_threads"] == ["hangs"],
+            "more abandoned threads than allowed",
+        )
         status, body = get(port, "/health")
         assert status == 503 and body["status"] == "DOWN"
         assert body["stuck_listeners"] == ["hangs"]
@@ -118,9 +128,16 @@ def test_with_overflow_pause_a_listener_backlog_is_bounded_by_bytes_too() -> Non
     bound = 10 * len(payloads[0])  # about ten records' worth; the event bound stays far away
     source = MemorySource()
     source.send_all(payloads)
-    app = hw.App("bytes", config={"endpoint.port": 0, "hivewire.listener.queue.bytes": str(bound),
-                                  "hivewire.listener.overflow": "pause",
-                                  "hivewire.consumer.batch.size": "5", "hivewire.commit.interval.ms": "20"})
+    app = hw.App(
+        "bytes",
+        config={
+            "endpoint.port": 0,
+            "hivewire.listener.queue.bytes": str(bound),
+            "hivewire.listener.overflow": "pause",
+            "hivewire.consumer.batch.size": "5",
+            "hivewire.commit.interval.ms": "20",
+        },
+    )
     paused = threading.Event()
     seen: dict[str, list[int]] = {}
     at_pause: list[dict[str, Any]] = []
@@ -169,10 +186,19 @@ def test_a_listener_far_behind_spills_to_the_topic_and_holds_up_nobody(bound: st
         payloads.insert(i, b"not json %d" % i)
     source = CountingReads()
     source.send_all(payloads)
-    limit = {"events": ("hivewire.listener.queue.size", "10"),
-             "bytes": ("hivewire.listener.queue.bytes", str(10 * len(payloads[-1])))}[bound]
-    app = hw.App("spill", config={"endpoint.port": 0, limit[0]: limit[1], "hivewire.consumer.batch.size": "5",
-                                  "hivewire.commit.interval.ms": "20"})
+    limit = {
+        "events": ("hivewire.listener.queue.size", "10"),
+        "bytes": ("hivewire.listener.queue.bytes", str(10 * len(payloads[-1]))),
+    }[bound]
+    app = hw.App(
+        "spill",
+        config={
+            "endpoint.port": 0,
+            limit[0]: limit[1],
+            "hivewire.consumer.batch.size": "5",
+            "hivewire.commit.interval.ms": "20",
+        },
+    )
     gate = threading.Event()
     slow_seen: dict[str, list[int]] = {}
     fast_seen: list[int] = []
@@ -222,9 +248,17 @@ def test_a_failing_listener_holds_one_poll_in_memory_not_its_queue_bound() -> No
     source = CountingReads(stop_when_idle=False)
     payloads = events(n)
     source.send(payloads[0])
-    app = hw.App("failing", config={"endpoint.port": 0, "hivewire.listener.queue.size": "1000",
-                                    "hivewire.consumer.batch.size": str(batch), "hivewire.commit.interval.ms": "20",
-                                    "hivewire.retry.max.attempts": "2", "hivewire.retry.initial.delay.ms": "2"})
+    app = hw.App(
+        "failing",
+        config={
+            "endpoint.port": 0,
+            "hivewire.listener.queue.size": "1000",
+            "hivewire.consumer.batch.size": str(batch),
+            "hivewire.commit.interval.ms": "20",
+            "hivewire.retry.max.attempts": "2",
+            "hivewire.retry.initial.delay.ms": "2",
+        },
+    )
     healthy_seen: list[int] = []
     peak = [0]
     recovered = threading.Event()
@@ -270,17 +304,25 @@ def test_a_failing_listener_holds_one_poll_in_memory_not_its_queue_bound() -> No
     assert sum(reader.reads for reader in source.readers) > 0
     lettered = [d for d in source.dead_letters if d.headers["hivewire.listener"] == "failing"]
     assert all(d.headers["hivewire.attempts"] == "2" for d in lettered)
-    assert sorted([int(apiary.decode(d.record.value() or b"").partitions[0].values[0]) for d in lettered] + after) \
-        == list(range(n))
+    assert sorted(
+        [int(apiary.decode(d.record.value() or b"").partitions[0].values[0]) for d in lettered] + after
+    ) == list(range(n))
 
 
 def test_a_failing_listener_alone_spills_nothing_and_pauses_at_its_queue_bound() -> None:
     n, batch, bound = 120, 5, 15
     source = CountingReads()
     source.send_all(events(n))
-    app = hw.App("failing-alone", config={"endpoint.port": 0, "hivewire.listener.queue.size": str(bound),
-                                          "hivewire.consumer.batch.size": str(batch),
-                                          "hivewire.commit.interval.ms": "20", "hivewire.retry.max.attempts": "1"})
+    app = hw.App(
+        "failing-alone",
+        config={
+            "endpoint.port": 0,
+            "hivewire.listener.queue.size": str(bound),
+            "hivewire.consumer.batch.size": str(batch),
+            "hivewire.commit.interval.ms": "20",
+            "hivewire.retry.max.attempts": "1",
+        },
+    )
     peak, paused = [0], [False]
 
     @app.on_add_partition(name="failing")
@@ -304,14 +346,23 @@ def test_when_no_listener_keeps_up_consumption_pauses_instead_of_spilling() -> N
     n = 200
     source = CountingReads()
     source.send_all(events(n))
-    app = hw.App("all-behind", config={"endpoint.port": 0, "hivewire.listener.queue.size": "10",
-                                       "hivewire.consumer.batch.size": "5", "hivewire.commit.interval.ms": "20"})
+    app = hw.App(
+        "all-behind",
+        config={
+            "endpoint.port": 0,
+            "hivewire.listener.queue.size": "10",
+            "hivewire.consumer.batch.size": "5",
+            "hivewire.commit.interval.ms": "20",
+        },
+    )
     gate = threading.Event()
     seen: list[list[int]] = [[], []]
     for i in range(2):
+
         def stuck(event: hw.AddPartitionEvent, mine: list[int] = seen[i]) -> None:
             assert gate.wait(60)
             mine.append(seq(event))
+
         app.add_listener(stuck, name=f"stuck{i}", types=[hw.EventType.ADD_PARTITION])
     running = Running(app, source)
     try:
@@ -342,8 +393,10 @@ def test_an_unfinished_event_holds_back_the_commits_of_its_own_partition_only() 
     slow_partition = apiary.partition_for(f"db.{slow_table}", source.partitions)
     ends = {p: sum(1 for r in records if r.partition() == p) for p in range(source.partitions)}
     assert len([p for p in ends if ends[p]]) > 1, "the tables must span several partitions"
-    app = hw.App("per-partition", config={"endpoint.port": 0, "hivewire.commit.interval.ms": "20",
-                                          "hivewire.consumer.batch.size": "10"})
+    app = hw.App(
+        "per-partition",
+        config={"endpoint.port": 0, "hivewire.commit.interval.ms": "20", "hivewire.consumer.batch.size": "10"},
+    )
     gate = threading.Event()
     stuck_at: list[int] = []
     everyone: list[int] = []
@@ -363,8 +416,10 @@ def test_an_unfinished_event_holds_back_the_commits_of_its_own_partition_only() 
     try:
         others = {p: end for p, end in ends.items() if p != slow_partition and end}
         # Every other partition is committed to its end while one listener sits on one event ...
-        wait_for(lambda: all(source.committed.get(("apiary", p), 0) == end for p, end in others.items()),
-                 "the partitions without the stuck event to be committed")
+        wait_for(
+            lambda: all(source.committed.get(("apiary", p), 0) == end for p, end in others.items()),
+            "the partitions without the stuck event to be committed",
+        )
         assert len(everyone) == n
         # ... and the stuck one's partition stops before that event.
         assert source.committed.get(("apiary", slow_partition), 0) <= stuck_at[0]
@@ -402,8 +457,15 @@ class HeldDeadLetters(MemorySource):
 def test_undecodable_records_waiting_for_the_dead_letter_topic_pause_consumption() -> None:
     source = HeldDeadLetters()
     source.send_all([b"not json %d" % i for i in range(40)])
-    app = hw.App("garbage", config={"endpoint.port": 0, "hivewire.listener.queue.size": "10",
-                                    "hivewire.consumer.batch.size": "5", "hivewire.commit.interval.ms": "20"})
+    app = hw.App(
+        "garbage",
+        config={
+            "endpoint.port": 0,
+            "hivewire.listener.queue.size": "10",
+            "hivewire.consumer.batch.size": "5",
+            "hivewire.commit.interval.ms": "20",
+        },
+    )
     app.add_listener(lambda event: None, name="noop")
     running = Running(app, source)
     try:

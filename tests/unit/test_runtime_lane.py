@@ -15,13 +15,13 @@ import pytest
 from waiting import wait_for
 
 import hivewire as hw
-from hivewire import apiary
-from hivewire.listener import EventFilter, Listener, RetryPolicy
-from hivewire.metrics import Metrics
-from hivewire.runtime.lane import Item, Lane, LaneServices, Watchdog
-from hivewire.runtime.tracker import Batch, CommitTracker
-from hivewire.source import MemorySource
-from hivewire.testing import create_table_event
+from hivewire.events import _apiary as apiary
+from hivewire.runtime._lane import Item, Lane, LaneServices, Watchdog
+from hivewire.runtime._listener import EventFilter, Listener, RetryPolicy
+from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._source import MemorySource
+from hivewire.runtime._tracker import Batch, CommitTracker
+from hivewire.tools._testing import create_table_event
 
 TOPIC = "apiary"
 LATER = 1e9  # a "now" far past any timeout
@@ -74,17 +74,28 @@ class Calls:
 class Rig:
     """Lanes over one tracker and one MemorySource, fed batches the way the runner feeds them."""
 
-    def __init__(self, retry: RetryPolicy, max_abandoned: int = 8, queue_events: int = 1000,
-                 source: MemorySource | None = None) -> None:
+    def __init__(
+        self, retry: RetryPolicy, max_abandoned: int = 8, queue_events: int = 1000, source: MemorySource | None = None
+    ) -> None:
         self.tracker = CommitTracker()
         self.tracker.assign([(TOPIC, p) for p in range(4)])
         self.source = source or MemorySource(topic=TOPIC)
         self.metrics = Metrics()
         self.stopping = threading.Event()
         self.services = LaneServices(
-            tracker=self.tracker, source=self.source, metrics=self.metrics, retry=retry, timeout=60.0,
-            queue_events=queue_events, queue_bytes=10**9, app_name="rig", stopping=self.stopping,
-            metastore=lambda: None, fatal=self._fatal, max_abandoned=max_abandoned)
+            tracker=self.tracker,
+            source=self.source,
+            metrics=self.metrics,
+            retry=retry,
+            timeout=60.0,
+            queue_events=queue_events,
+            queue_bytes=10**9,
+            app_name="rig",
+            stopping=self.stopping,
+            metastore=lambda: None,
+            fatal=self._fatal,
+            max_abandoned=max_abandoned,
+        )
         self.lanes: list[Lane] = []
         self.fatal: list[BaseException] = []
 
@@ -135,6 +146,7 @@ def rig() -> Iterator[Callable[..., Rig]]:
     def make(**kwargs: Any) -> Rig:
         made.append(Rig(**kwargs))
         return made[-1]
+
     yield make
     for r in made:
         r.close()
@@ -203,8 +215,11 @@ def test_a_returning_abandoned_call_does_not_hide_a_second_hang(rig: Callable[..
     (letter,) = r.source.dead_letters
     assert letter.headers["hivewire.attempts"] == "2"
     assert letter.headers["hivewire.error"].startswith("ListenerTimeout")
-    assert (letter.headers["hivewire.source.partition"], letter.headers["hivewire.source.offset"],
-            letter.headers["hivewire.source.timestamp"]) == ("1", "0", "")  # the item has no timestamp
+    assert (
+        letter.headers["hivewire.source.partition"],
+        letter.headers["hivewire.source.offset"],
+        letter.headers["hivewire.source.timestamp"],
+    ) == ("1", "0", "")  # the item has no timestamp
     assert letter.record.value() == apiary.encode(create_table_event("db", "t"))
     assert r.tracker.take_commits() == {(TOPIC, 1): 1}
     assert lane.abandoned_threads == 1  # call 2 is still inside the listener
@@ -213,8 +228,7 @@ def test_a_returning_abandoned_call_does_not_hide_a_second_hang(rig: Callable[..
 
 
 @pytest.mark.parametrize("max_attempts", [2, 5], ids=["before-dead-lettering", "before-retrying"])
-def test_a_record_revoked_during_retries_is_left_to_its_new_owner(rig: Callable[..., Rig],
-                                                                  max_attempts: int) -> None:
+def test_a_record_revoked_during_retries_is_left_to_its_new_owner(rig: Callable[..., Rig], max_attempts: int) -> None:
     r = rig(retry=RetryPolicy(max_attempts=max_attempts, initial_delay=0, multiplier=1, max_delay=0))
     revoked: list[dict[tuple[str, int], int]] = []
 
@@ -235,7 +249,8 @@ def test_a_record_revoked_during_retries_is_left_to_its_new_owner(rig: Callable[
 
 
 def test_a_resumed_call_on_a_revoked_partition_does_not_leak_its_error_to_the_next_event(
-        rig: Callable[..., Rig]) -> None:
+    rig: Callable[..., Rig],
+) -> None:
     r = rig(retry=RetryPolicy(max_attempts=1, initial_delay=0, multiplier=1, max_delay=0))
     calls = Calls(hold={1})
     lane = r.lane("hangs-once", calls)
@@ -251,8 +266,9 @@ def test_a_resumed_call_on_a_revoked_partition_does_not_leak_its_error_to_the_ne
     calls.release_all()
 
 
-def test_the_watchdog_counts_abandoned_threads_and_reports_too_many(rig: Callable[..., Rig],
-                                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_the_watchdog_counts_abandoned_threads_and_reports_too_many(
+    rig: Callable[..., Rig], caplog: pytest.LogCaptureFixture
+) -> None:
     r = rig(retry=RetryPolicy(max_attempts=10, initial_delay=0, multiplier=1, max_delay=0), max_abandoned=1)
     calls = Calls(hold=set(range(1, 11)))
     lane = r.lane("hangs", calls)
@@ -292,8 +308,9 @@ class UnacknowledgedDeadLetters(MemorySource):
 
 def test_dead_letters_not_yet_acknowledged_stay_in_the_backlog(rig: Callable[..., Rig]) -> None:
     source = UnacknowledgedDeadLetters()
-    r = rig(retry=RetryPolicy(max_attempts=1, initial_delay=0, multiplier=1, max_delay=0), queue_events=3,
-            source=source)
+    r = rig(
+        retry=RetryPolicy(max_attempts=1, initial_delay=0, multiplier=1, max_delay=0), queue_events=3, source=source
+    )
     lane = r.lane("failing", Calls(fail=True))
     items = [item(1, offset) for offset in range(3)]
     (batch,) = r.dispatch(items)
@@ -312,8 +329,14 @@ def test_dead_letters_not_yet_acknowledged_stay_in_the_backlog(rig: Callable[...
 def test_an_item_is_the_record_dead_letters_are_made_of_and_makes_each_listener_its_own_event() -> None:
     value = apiary.encode(create_table_event("db", "t"))
     stamped = Item(value, TOPIC, 3, 41, 1700000000000, b"key", decoded=apiary.read(value))
-    assert (stamped.value(), stamped.key(), stamped.topic(), stamped.partition(), stamped.offset(),
-            stamped.timestamp()) == (value, b"key", TOPIC, 3, 41, (1, 1700000000000))
+    assert (
+        stamped.value(),
+        stamped.key(),
+        stamped.topic(),
+        stamped.partition(),
+        stamped.offset(),
+        stamped.timestamp(),
+    ) == (value, b"key", TOPIC, 3, 41, (1, 1700000000000))
     assert item(0, 0).timestamp() == (0, 0)  # no timestamp: TIMESTAMP_NOT_AVAILABLE, as Message says
     first, second = stamped.event(None), stamped.event(None)
     assert first == second and first is not second and first.table is not second.table

@@ -24,12 +24,15 @@ from thrift.Thrift import TMessageType, TType
 from thrift.transport import TTransport
 
 from hivewire.errors import MetastoreConnectionError, NoSuchObjectError
-from hivewire.events import EventType, ListenerEvent
-from hivewire.testing import make_database, make_partition, make_table
-from hivewire_shim.capture import MODELED_METHODS, Capture, Locks, Reply, Settings, succeeded
+from hivewire.events._model import EventType, ListenerEvent
+from hivewire.tools._testing import make_database, make_partition, make_table
+from hivewire_shim.capture import Capture, EventOptions, Plan
 from hivewire_shim.changes import INCOMPLETE
+from hivewire_shim.locks import Locks
 from hivewire_shim.lookup import Lookup, ReadFailed
+from hivewire_shim.methods import MODELED_METHODS
 from hivewire_shim.names import database_key, partition_name, partition_spec, split_catalog, table_key
+from hivewire_shim.reply import Reply, succeeded
 from hivewire_shim.upstream import Upstream
 from hivewire_shim.wire import Header
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore as T
@@ -56,8 +59,9 @@ class State:
         table = self.tbls[(part.dbName, part.tableName)]
         stored = copy.deepcopy(part)
         stored.createTime = 1700000001
-        self.parts[(part.dbName, part.tableName)][partition_name([k.name for k in table.partitionKeys],
-                                                                 part.values)] = stored
+        self.parts[(part.dbName, part.tableName)][
+            partition_name([k.name for k in table.partitionKeys], part.values)
+        ] = stored
         return stored
 
     # -- Lookup's interface -------------------------------------------------------------------------------
@@ -97,11 +101,18 @@ def call_bytes(name: str, args: Any) -> bytes:
     return bytes(buf.getvalue())
 
 
+def execute(plan: Plan, call: Callable[[Any], Reply]) -> None:
+    """Carry out ``plan`` as a connection does; ``call(result_class)`` stands in for the upstream's reply."""
+    with plan.locked():
+        plan.read_before()
+        plan.publish(call(plan.result_class))
+
+
 def run(capture: Capture, name: str, args: Any, apply: Callable[[], Any], *, fail: bool = False) -> None:
     """Plan ``name(args)`` and execute it: ``apply`` changes the state (the upstream running the call)."""
     header = Header(name, TMessageType.CALL, 1)
-    change = capture.plan(header, call_bytes(name, args))
-    assert change is not None, f"{name} should be modeled"
+    plan = capture.plan(header, call_bytes(name, args))
+    assert plan is not None, f"{name} should be modeled"
 
     def call(result_class: Any) -> Reply:
         if fail:
@@ -109,8 +120,9 @@ def run(capture: Capture, name: str, args: Any, apply: Callable[[], Any], *, fai
         else:
             value = apply()
             result = result_class(success=value) if result_class.thrift_spec[0] is not None else result_class()
-        return Capture.reply_of(header, result)
-    capture.execute(change, header, call)
+        return Reply.of(header, result)
+
+    execute(plan, call)
 
 
 @pytest.fixture
@@ -123,7 +135,7 @@ def state() -> State:
 
 def capture_for(state: State, **settings: Any) -> tuple[Capture, list[ListenerEvent]]:
     events: list[ListenerEvent] = []
-    return Capture(state, events.append, Settings(**settings)), events  # type: ignore[arg-type]
+    return Capture(state, events.append, EventOptions(**settings)), events  # type: ignore[arg-type]
 
 
 def test_every_modeled_method_exists_in_the_idl_and_others_pass_through(state: State) -> None:
@@ -138,14 +150,20 @@ def test_create_and_alter_table_read_back_what_the_metastore_stored(state: State
     capture, events = capture_for(state)
     table = make_table("db", "new", partition_keys={"dt": "string"})
     env = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
-    run(capture, "create_table_with_environment_context",
+    run(
+        capture,
+        "create_table_with_environment_context",
         T.create_table_with_environment_context_args(tbl=table, environment_context=env),
-        lambda: state.add_table(table))
+        lambda: state.add_table(table),
+    )
     altered = state.table("db", "new")
     altered.sd.cols.append(hms.FieldSchema(name="note", type="string"))
-    run(capture, "alter_table_with_cascade",
+    run(
+        capture,
+        "alter_table_with_cascade",
         T.alter_table_with_cascade_args(dbname="db", tbl_name="new", new_tbl=altered, cascade=True),
-        lambda: state.add_table(altered))
+        lambda: state.add_table(altered),
+    )
     created, alter = events
     assert created.event_type == EventType.CREATE_TABLE
     assert created.table.createTime == 1700000000  # the stored table, not the request's
@@ -164,6 +182,7 @@ def test_a_rename_is_an_alter_table_from_the_old_name_to_the_new(state: State) -
     def apply() -> None:
         state.tbls[("db", "t2")] = state.tbls.pop(("db", "t"))
         state.tbls[("db", "t2")].tableName = "t2"
+
     req = hms.AlterTableRequest(catName="hive", dbName="@hive#db", tableName="t", table=renamed)
     run(capture, "alter_table_req", T.alter_table_req_args(req=req), apply)
     (event,) = events
@@ -175,23 +194,37 @@ def test_partitions_added_in_bulk_are_one_event_dropped_and_altered_are_one_each
     capture, events = capture_for(state)
     table = state.table("db", "t")
     parts = [make_partition(table, ["2024-01-01", str(h)]) for h in range(3)]
-    run(capture, "add_partitions", T.add_partitions_args(new_parts=parts),
-        lambda: [state.add_partition(p) for p in parts] and 3)
+    run(
+        capture,
+        "add_partitions",
+        T.add_partitions_args(new_parts=parts),
+        lambda: [state.add_partition(p) for p in parts] and 3,
+    )
     new_parts = state.partitions_by_values("db", table, [p.values for p in parts])
     for p in new_parts:
         p.parameters = {"touched": "yes"}
-    run(capture, "alter_partitions", T.alter_partitions_args(db_name="db", tbl_name="t", new_parts=new_parts),
-        lambda: [state.add_partition(p) for p in new_parts] and None)
+    run(
+        capture,
+        "alter_partitions",
+        T.alter_partitions_args(db_name="db", tbl_name="t", new_parts=new_parts),
+        lambda: [state.add_partition(p) for p in new_parts] and None,
+    )
     names = [partition_name(["dt", "hr"], p.values) for p in parts[:2]]
-    req = hms.DropPartitionsRequest(dbName="db", tblName="t", parts=hms.RequestPartsSpec(names=names),
-                                    deleteData=True, needResult=False)
-    run(capture, "drop_partitions_req", T.drop_partitions_req_args(req=req),
-        lambda: [state.parts[("db", "t")].pop(n) for n in names] and hms.DropPartitionsResult())
+    req = hms.DropPartitionsRequest(
+        dbName="db", tblName="t", parts=hms.RequestPartsSpec(names=names), deleteData=True, needResult=False
+    )
+    run(
+        capture,
+        "drop_partitions_req",
+        T.drop_partitions_req_args(req=req),
+        lambda: [state.parts[("db", "t")].pop(n) for n in names] and hms.DropPartitionsResult(),
+    )
     kinds = [e.event_type for e in events]
     assert kinds == [EventType.ADD_PARTITION] + [EventType.ALTER_PARTITION] * 3 + [EventType.DROP_PARTITION] * 2
     assert [p.createTime for p in events[0].partitions] == [1700000001] * 3
     assert [(e.old_partition.parameters, e.new_partition.parameters) for e in events[1:4]] == [
-        ({}, {"touched": "yes"})] * 3
+        ({}, {"touched": "yes"})
+    ] * 3
     assert [e.partitions[0].values for e in events[4:]] == [["2024-01-01", "0"], ["2024-01-01", "1"]]
     assert all(e.delete_data for e in events[4:])
 
@@ -201,10 +234,13 @@ def test_add_partitions_if_not_exists_reports_only_the_new_ones(state: State) ->
     table = state.table("db", "t")
     existing = state.add_partition(make_partition(table, ["a", "1"]))
     new = make_partition(table, ["b", "2"])
-    req = hms.AddPartitionsRequest(dbName="db", tblName="t", parts=[existing, new], ifNotExists=True,
-                                   needResult=False)
-    run(capture, "add_partitions_req", T.add_partitions_req_args(request=req),
-        lambda: state.add_partition(new) and hms.AddPartitionsResult())
+    req = hms.AddPartitionsRequest(dbName="db", tblName="t", parts=[existing, new], ifNotExists=True, needResult=False)
+    run(
+        capture,
+        "add_partitions_req",
+        T.add_partitions_req_args(request=req),
+        lambda: state.add_partition(new) and hms.AddPartitionsResult(),
+    )
     (event,) = events
     assert [p.values for p in event.partitions] == [["b", "2"]]
 
@@ -226,15 +262,23 @@ def test_database_events_and_a_cascading_drop(state: State) -> None:
     def drop() -> None:
         del state.databases["db"]
         state.tbls.clear()
+
     run(capture, "drop_database", T.drop_database_args(name="db", deleteData=True, cascade=True), drop)
     assert [(e.event_type, e.qualified_name) for e in events] == [
-        (EventType.DROP_TABLE, "db.t"), (EventType.DROP_DATABASE, "db")]
+        (EventType.DROP_TABLE, "db.t"),
+        (EventType.DROP_DATABASE, "db"),
+    ]
     assert events[0].delete_data is False  # drop_database_core drops each table with deleteData=false
     state.databases["db"] = make_database("db")
     state.add_table(make_table("db", "t"))
     off, only_tables = capture_for(state, database_events=False)
-    assert off.plan(Header("create_database", 1, 1), call_bytes(
-        "create_database", T.create_database_args(database=make_database("other")))) is None
+    assert (
+        off.plan(
+            Header("create_database", 1, 1),
+            call_bytes("create_database", T.create_database_args(database=make_database("other"))),
+        )
+        is None
+    )
     run(off, "drop_database", T.drop_database_args(name="db", deleteData=True, cascade=True), drop)
     assert [e.event_type for e in only_tables] == [EventType.DROP_TABLE]
 
@@ -257,10 +301,14 @@ def _insert_2x(files: list[str], checksums: list[str], values: list[str]) -> byt
             self.insertData = Data()
 
     class Request:
-        thrift_spec = (None, (1, TType.BOOL, "successful", None, None),
-                       (2, TType.STRUCT, "data", [Union, Union.thrift_spec], None),
-                       (3, TType.STRING, "dbName", "UTF8", None), (4, TType.STRING, "tableName", "UTF8", None),
-                       (5, TType.LIST, "partitionVals", strings, None))
+        thrift_spec = (
+            None,
+            (1, TType.BOOL, "successful", None, None),
+            (2, TType.STRUCT, "data", [Union, Union.thrift_spec], None),
+            (3, TType.STRING, "dbName", "UTF8", None),
+            (4, TType.STRING, "tableName", "UTF8", None),
+            (5, TType.LIST, "partitionVals", strings, None),
+        )
 
         def __init__(self) -> None:
             self.successful, self.data, self.dbName, self.tableName = True, Union(), "db", "t"
@@ -283,14 +331,23 @@ def test_inserts_from_hive_2_and_hive_3_clients_decode_to_the_same_event(state: 
     events: list[ListenerEvent] = []
     capture = Capture(state, events.append)  # type: ignore[arg-type]
     old = capture.plan(header, _insert_2x(["f1", "f2"], ["c1", "c2"], ["2024-01-01", "7"]))
-    new_args = T.fire_listener_event_args(rqst=hms.FireEventRequest(
-        successful=True, dbName="db", tableName="t", partitionVals=["2024-01-01", "7"],
-        data=hms.FireEventRequestData(insertData=hms.InsertEventRequestData(
-            replace=False, filesAdded=["f1", "f2"], filesAddedChecksum=["c1", "c2"]))))
+    new_args = T.fire_listener_event_args(
+        rqst=hms.FireEventRequest(
+            successful=True,
+            dbName="db",
+            tableName="t",
+            partitionVals=["2024-01-01", "7"],
+            data=hms.FireEventRequestData(
+                insertData=hms.InsertEventRequestData(
+                    replace=False, filesAdded=["f1", "f2"], filesAddedChecksum=["c1", "c2"]
+                )
+            ),
+        )
+    )
     new = capture.plan(header, call_bytes("fire_listener_event", new_args))
-    for change in (old, new):
-        assert change is not None
-        capture.execute(change, header, lambda cls: Capture.reply_of(header, cls(success=hms.FireEventResponse())))
+    for plan in (old, new):
+        assert plan is not None
+        execute(plan, lambda cls: Reply.of(header, cls(success=hms.FireEventResponse())))
     assert events[0] == events[1]
     assert events[0].files == ["f1", "f2"] and events[0].file_checksums == ["c1", "c2"]
     assert events[0].partition_key_values == {"dt": "2024-01-01", "hr": "7"}
@@ -321,6 +378,7 @@ def test_locks_on_several_keys_do_not_deadlock() -> None:
         for _ in range(500):
             with locks.holding(order):
                 counter["n"] += 1
+
     threads = [threading.Thread(target=work, args=(keys if i % 2 else keys[::-1],)) for i in range(4)]
     for t in threads:
         t.start()
@@ -331,12 +389,14 @@ def test_locks_on_several_keys_do_not_deadlock() -> None:
 
 # -- reads that fail are not objects that are absent ---------------------------------------------------------
 
+
 class Unreachable:
     """A MetastoreClient whose every read fails the way a timeout or a restarting metastore does."""
 
     def __getattr__(self, method: str) -> Callable[..., Any]:
         def call(*args: Any) -> Any:
             raise MetastoreConnectionError(f"{method}: timed out", uri="thrift://hms:9083", method=method)
+
         return call
 
     def close(self) -> None:
@@ -349,6 +409,7 @@ class Absent(Unreachable):
     def __getattr__(self, method: str) -> Callable[..., Any]:
         def call(*args: Any) -> Any:
             raise NoSuchObjectError(f"{method}: no such object")
+
         return call
 
 
@@ -408,6 +469,7 @@ def test_a_read_that_finds_every_pooled_connection_busy_gives_up_after_the_read_
         with lookup._pool.client():
             taken.set()
             release.wait(30)
+
     holder = threading.Thread(target=hold)
     holder.start()
     assert taken.wait(30)
@@ -420,26 +482,41 @@ def test_a_read_that_finds_every_pooled_connection_busy_gives_up_after_the_read_
 
 def unreadable_capture(**settings: Any) -> tuple[Capture, list[ListenerEvent]]:
     events: list[ListenerEvent] = []
-    return Capture(Lookup(Unreachable), events.append, Settings(**settings)), events  # type: ignore[arg-type]
+    return Capture(Lookup(Unreachable), events.append, EventOptions(**settings)), events  # type: ignore[arg-type]
 
 
 def test_when_the_upstream_cannot_be_read_changes_still_publish_what_the_request_carried(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     capture, events = unreadable_capture()
     table = make_table("db", "t", partition_keys={"dt": "string"})
     parts = [make_partition(table, ["2024-01-01"]), make_partition(table, ["2024-01-02"])]
     with caplog.at_level(logging.WARNING, logger="hivewire_shim.changes"):
         run(capture, "create_table", T.create_table_args(tbl=table), lambda: None)
         run(capture, "add_partitions", T.add_partitions_args(new_parts=parts), lambda: 2)
-        run(capture, "alter_partition", T.alter_partition_args(db_name="db", tbl_name="t", new_part=parts[0]),
-            lambda: None)
-        run(capture, "drop_partition", T.drop_partition_args(db_name="db", tbl_name="t", part_vals=["2024-01-02"],
-                                                             deleteData=True), lambda: True)
+        run(
+            capture,
+            "alter_partition",
+            T.alter_partition_args(db_name="db", tbl_name="t", new_part=parts[0]),
+            lambda: None,
+        )
+        run(
+            capture,
+            "drop_partition",
+            T.drop_partition_args(db_name="db", tbl_name="t", part_vals=["2024-01-02"], deleteData=True),
+            lambda: True,
+        )
         run(capture, "alter_table", T.alter_table_args(dbname="db", tbl_name="t", new_tbl=table), lambda: None)
         run(capture, "drop_table", T.drop_table_args(dbname="db", name="t", deleteData=True), lambda: None)
     kinds = [e.event_type for e in events]
-    assert kinds == [EventType.CREATE_TABLE, EventType.ADD_PARTITION, EventType.ALTER_PARTITION,
-                     EventType.DROP_PARTITION, EventType.ALTER_TABLE, EventType.DROP_TABLE]
+    assert kinds == [
+        EventType.CREATE_TABLE,
+        EventType.ADD_PARTITION,
+        EventType.ALTER_PARTITION,
+        EventType.DROP_PARTITION,
+        EventType.ALTER_TABLE,
+        EventType.DROP_TABLE,
+    ]
     created, added, altered, dropped_part, altered_table, dropped = events
     assert created.table == table and created.parameters[INCOMPLETE] == "table"
     assert added.partitions == parts and added.table.tableName == "t"
@@ -471,18 +548,19 @@ def test_a_missing_object_is_not_a_failed_read(caplog: pytest.LogCaptureFixture)
 
 
 def test_an_upstream_that_fails_after_the_call_was_sent_publishes_nothing_even_with_publish_failures(
-        state: State, caplog: pytest.LogCaptureFixture) -> None:
+    state: State, caplog: pytest.LogCaptureFixture
+) -> None:
     capture, events = capture_for(state, publish_failures=True)
     header = Header("create_table", TMessageType.CALL, 1)
-    change = capture.plan(header, call_bytes("create_table", T.create_table_args(tbl=make_table("db", "x"))))
-    assert change is not None
+    plan = capture.plan(header, call_bytes("create_table", T.create_table_args(tbl=make_table("db", "x"))))
+    assert plan is not None
     died = Reply(header, False, error="upstream closed the connection", from_upstream=False, maybe_applied=True)
     with caplog.at_level(logging.WARNING, logger="hivewire_shim.capture"):
-        capture.execute(change, header, lambda cls: died)
+        execute(plan, lambda cls: died)
     assert events == []
     assert "may or may not have been made" in caplog.text
     unreachable = Reply(header, False, error="upstream metastore unavailable", from_upstream=False)
-    capture.execute(change, header, lambda cls: unreachable)  # never reached the metastore: nothing to report
+    execute(plan, lambda cls: unreachable)  # never reached the metastore: nothing to report
     assert events == []
 
 
@@ -492,28 +570,30 @@ def test_a_cascading_drop_database_holds_its_database_exclusively(state: State) 
     held: list[bool] = []
 
     def drop() -> None:
-        held.append(capture._locks.held_exclusively(database_key("db")))
+        held.append(capture.locks.held_exclusively(database_key("db")))
         del state.databases["db"]
         state.tbls.clear()
+
     run(capture, "drop_database", T.drop_database_args(name="db", deleteData=True, cascade=True), drop)
     assert held == [True]
     assert [e.qualified_name for e in events] == ["db.t", "db.u", "db"]
-    assert not any(capture._locks.held(k) for k in (table_key("db", "t"), database_key("db")))
+    assert not any(capture.locks.held(k) for k in (table_key("db", "t"), database_key("db")))
 
 
 def _in_thread(capture: Capture, name: str, args: Any, apply: Callable[[], Any]) -> threading.Thread:
     """Run ``name(args)`` through ``capture`` on a thread; ``apply`` raising MetaException fails the call."""
     header = Header(name, TMessageType.CALL, 1)
-    change = capture.plan(header, call_bytes(name, args))
-    assert change is not None
+    plan = capture.plan(header, call_bytes(name, args))
+    assert plan is not None
 
     def call(result_class: Any) -> Reply:
         try:
             value = apply()
         except hms.MetaException as e:
-            return Capture.reply_of(header, result_class(o3=e))
-        return Capture.reply_of(header, result_class(success=value) if result_class.thrift_spec[0] else result_class())
-    thread = threading.Thread(target=capture.execute, args=(change, header, call), daemon=True)
+            return Reply.of(header, result_class(o3=e))
+        return Reply.of(header, result_class(success=value) if result_class.thrift_spec[0] else result_class())
+
+    thread = threading.Thread(target=execute, args=(plan, call), daemon=True)
     thread.start()
     return thread
 
@@ -531,6 +611,7 @@ def _create_u(state: State) -> Callable[[], None]:
         if "db" not in state.databases:
             raise hms.MetaException(message="database db does not exist")
         state.add_table(make_table("db", "u"))
+
     return create
 
 
@@ -547,18 +628,20 @@ def test_a_table_created_while_its_database_is_dropped_waits_and_then_fails(stat
         in_drop.set()
         assert release.wait(30)
         _drop(state)
-    dropper = _in_thread(capture, "drop_database", T.drop_database_args(name="db", deleteData=True, cascade=True),
-                         drop)
+
+    dropper = _in_thread(capture, "drop_database", T.drop_database_args(name="db", deleteData=True, cascade=True), drop)
     assert in_drop.wait(30)  # the drop listed db's tables and is at the metastore, holding db exclusively
     creator = _in_thread(capture, "create_table", T.create_table_args(tbl=make_table("db", "u")), _create_u(state))
-    _until(lambda: capture._locks.waiting(database_key("db")) == 1)  # the create waits for the database
+    _until(lambda: capture.locks.waiting(database_key("db")) == 1)  # the create waits for the database
     assert ("db", "u") not in state.tbls
     release.set()
     for thread in (dropper, creator):
         thread.join(30)
     # The create ran after the drop and failed: no table without its drop event.
-    assert [(e.event_type, e.qualified_name) for e in events] == [(EventType.DROP_TABLE, "db.t"),
-                                                                  (EventType.DROP_DATABASE, "db")]
+    assert [(e.event_type, e.qualified_name) for e in events] == [
+        (EventType.DROP_TABLE, "db.t"),
+        (EventType.DROP_DATABASE, "db"),
+    ]
 
 
 def test_a_table_created_just_before_its_database_is_dropped_gets_its_drop_event(state: State) -> None:
@@ -570,18 +653,23 @@ def test_a_table_created_just_before_its_database_is_dropped_gets_its_drop_event
         in_create.set()
         assert release.wait(30)
         create_u()
+
     creator = _in_thread(capture, "create_table", T.create_table_args(tbl=make_table("db", "u")), create)
     assert in_create.wait(30)  # the create holds db shared (and db.u exclusively)
-    dropper = _in_thread(capture, "drop_database", T.drop_database_args(name="db", deleteData=True, cascade=True),
-                         lambda: _drop(state))
-    _until(lambda: capture._locks.waiting(database_key("db")) == 1)  # the drop waits for the create to finish
+    dropper = _in_thread(
+        capture, "drop_database", T.drop_database_args(name="db", deleteData=True, cascade=True), lambda: _drop(state)
+    )
+    _until(lambda: capture.locks.waiting(database_key("db")) == 1)  # the drop waits for the create to finish
     assert "db" in state.databases
     release.set()
     for thread in (creator, dropper):
         thread.join(30)
     assert [(e.event_type, e.qualified_name) for e in events] == [
-        (EventType.CREATE_TABLE, "db.u"), (EventType.DROP_TABLE, "db.t"), (EventType.DROP_TABLE, "db.u"),
-        (EventType.DROP_DATABASE, "db")]
+        (EventType.CREATE_TABLE, "db.u"),
+        (EventType.DROP_TABLE, "db.t"),
+        (EventType.DROP_TABLE, "db.u"),
+        (EventType.DROP_DATABASE, "db"),
+    ]
 
 
 def test_changes_to_different_tables_of_one_database_run_side_by_side(state: State) -> None:
@@ -593,9 +681,18 @@ def test_changes_to_different_tables_of_one_database_run_side_by_side(state: Sta
         def apply() -> Any:
             both_in_call.wait()
             return state.add_partition(make_partition(state.table("db", table), ["2024-01-01", "1"]))
+
         return apply
-    threads = [_in_thread(capture, "add_partition", T.add_partition_args(
-        new_part=make_partition(state.table("db", t), ["2024-01-01", "1"])), add(t)) for t in ("t", "u")]
+
+    threads = [
+        _in_thread(
+            capture,
+            "add_partition",
+            T.add_partition_args(new_part=make_partition(state.table("db", t), ["2024-01-01", "1"])),
+            add(t),
+        )
+        for t in ("t", "u")
+    ]
     for thread in threads:
         thread.join(30)
     assert sorted(e.qualified_name for e in events) == ["db.t", "db.u"]
@@ -610,6 +707,7 @@ def test_shared_holders_coexist_and_an_exclusive_one_waits_for_them_and_goes_fir
         def exclusive() -> None:
             with locks.holding(["database:db"]):
                 order.append("exclusive")
+
         writer = threading.Thread(target=exclusive)
         writer.start()
         _until(lambda: locks.waiting("database:db") == 1)
@@ -617,6 +715,7 @@ def test_shared_holders_coexist_and_an_exclusive_one_waits_for_them_and_goes_fir
         def shared() -> None:
             with locks.holding(["table:db.t"], shared=["database:db"]):
                 order.append("shared")
+
         reader = threading.Thread(target=shared)
         reader.start()
         _until(lambda: locks.waiting("database:db") == 2)  # a new shared holder queues behind the writer
@@ -745,6 +844,7 @@ def _check_created_table(env: Any) -> Callable[[State, State, Events], None]:
         (event,) = events
         assert event.table == after.table("db", "new") and event.table.createTime == 1700000000  # read back
         assert event.environment_context == env
+
     return check
 
 
@@ -754,6 +854,7 @@ def _check_altered_table(env: Any) -> Callable[[State, State, Events], None]:
         assert event.old_table == _t(before) and event.new_table == _t(after)
         assert event.new_table.parameters["transient_lastDdlTime"] == "1700000002"  # read back
         assert event.environment_context == env
+
     return check
 
 
@@ -761,6 +862,7 @@ def _check_dropped_table(delete_data: bool, env: Any) -> Callable[[State, State,
     def check(before: State, after: State, events: Events) -> None:
         (event,) = events
         assert event.table == _t(before) and event.delete_data is delete_data and event.environment_context == env
+
     return check
 
 
@@ -771,6 +873,7 @@ def _check_added(*names: str, env: Any = None) -> Callable[[State, State, Events
         assert event.partitions == after.partitions("db", "t", list(names))  # as stored: createTime set
         assert all(p.createTime == 1700000001 for p in event.partitions)
         assert event.environment_context == env
+
     return check
 
 
@@ -780,6 +883,7 @@ def _check_altered(*names: str, env: Any = None) -> Callable[[State, State, Even
         assert [e.new_partition for e in events] == after.partitions("db", "t", list(names))
         assert all(e.new_partition.parameters["touched"] == "yes" and e.table == _t(before) for e in events)
         assert all(e.environment_context == env for e in events)
+
     return check
 
 
@@ -794,6 +898,7 @@ def _check_dropped(*names: str, delete_data: bool, env: Any = None) -> Callable[
         assert [e.partitions for e in events] == [[_part(before, n)] for n in names]
         assert all(e.delete_data is delete_data and e.environment_context == env for e in events)
         assert all(e.table == _t(before) for e in events)
+
     return check
 
 
@@ -836,191 +941,365 @@ def _check_insert(before: State, after: State, events: Events) -> None:
 ADDED = [(EventType.ADD_PARTITION, "db.t")]
 ALTERED = [(EventType.ALTER_PARTITION, "db.t")]
 DROPPED = [(EventType.DROP_PARTITION, "db.t")]
-EXCHANGED = [(EventType.ADD_PARTITION, "db.dst"), (EventType.DROP_PARTITION, "db.t"),
-             (EventType.DROP_PARTITION, "db.t")]
+EXCHANGED = [
+    (EventType.ADD_PARTITION, "db.dst"),
+    (EventType.DROP_PARTITION, "db.t"),
+    (EventType.DROP_PARTITION, "db.t"),
+]
 DB_DROPPED = [(EventType.DROP_TABLE, "db.t"), (EventType.DROP_TABLE, "db.dst"), (EventType.DROP_DATABASE, "db")]
 
 CASES: dict[str, Case] = {
     "create_database": Case(
         lambda s: T.create_database_args(database=make_database("newdb", description="new")),
-        _store_db, [(EventType.CREATE_DATABASE, "newdb")], _check_created_db),
+        _store_db,
+        [(EventType.CREATE_DATABASE, "newdb")],
+        _check_created_db,
+    ),
     "create_database_req": Case(
-        lambda s: T.create_database_req_args(createDatabaseRequest=hms.CreateDatabaseRequest(
-            databaseName="newdb", description="new")),
-        _store_db, [(EventType.CREATE_DATABASE, "newdb")], _check_created_db),
+        lambda s: T.create_database_req_args(
+            createDatabaseRequest=hms.CreateDatabaseRequest(databaseName="newdb", description="new")
+        ),
+        _store_db,
+        [(EventType.CREATE_DATABASE, "newdb")],
+        _check_created_db,
+    ),
     "alter_database": Case(
         lambda s: T.alter_database_args(dbname="db", db=_altered_db(s)),
-        lambda s: s.databases.__setitem__("db", _altered_db(s)), [(EventType.ALTER_DATABASE, "db")],
-        _check_altered_db),
+        lambda s: s.databases.__setitem__("db", _altered_db(s)),
+        [(EventType.ALTER_DATABASE, "db")],
+        _check_altered_db,
+    ),
     "alter_database_req": Case(
         lambda s: T.alter_database_req_args(alterDbReq=hms.AlterDatabaseRequest(oldDbName="db", newDb=_altered_db(s))),
-        lambda s: s.databases.__setitem__("db", _altered_db(s)), [(EventType.ALTER_DATABASE, "db")],
-        _check_altered_db),
+        lambda s: s.databases.__setitem__("db", _altered_db(s)),
+        [(EventType.ALTER_DATABASE, "db")],
+        _check_altered_db,
+    ),
     "drop_database": Case(
-        lambda s: T.drop_database_args(name="db", deleteData=True, cascade=True), _drop_db, DB_DROPPED,
-        _check_dropped_db),
+        lambda s: T.drop_database_args(name="db", deleteData=True, cascade=True),
+        _drop_db,
+        DB_DROPPED,
+        _check_dropped_db,
+    ),
     "drop_database_req": Case(
-        lambda s: T.drop_database_req_args(req=hms.DropDatabaseRequest(
-            name="db", ignoreUnknownDb=False, deleteData=True, cascade=True)), _drop_db, DB_DROPPED,
-        _check_dropped_db),
+        lambda s: T.drop_database_req_args(
+            req=hms.DropDatabaseRequest(name="db", ignoreUnknownDb=False, deleteData=True, cascade=True)
+        ),
+        _drop_db,
+        DB_DROPPED,
+        _check_dropped_db,
+    ),
     "create_table": Case(
-        lambda s: T.create_table_args(tbl=_new_table()), lambda s: s.add_table(_new_table()) and None,
-        [(EventType.CREATE_TABLE, "db.new")], _check_created_table(None)),
+        lambda s: T.create_table_args(tbl=_new_table()),
+        lambda s: s.add_table(_new_table()) and None,
+        [(EventType.CREATE_TABLE, "db.new")],
+        _check_created_table(None),
+    ),
     "create_table_with_environment_context": Case(
         lambda s: T.create_table_with_environment_context_args(tbl=_new_table(), environment_context=ENV),
-        lambda s: s.add_table(_new_table()) and None, [(EventType.CREATE_TABLE, "db.new")],
-        _check_created_table(ENV)),
+        lambda s: s.add_table(_new_table()) and None,
+        [(EventType.CREATE_TABLE, "db.new")],
+        _check_created_table(ENV),
+    ),
     "create_table_with_constraints": Case(
         lambda s: T.create_table_with_constraints_args(tbl=_new_table(), primaryKeys=[], foreignKeys=[]),
-        lambda s: s.add_table(_new_table()) and None, [(EventType.CREATE_TABLE, "db.new")],
-        _check_created_table(None)),
+        lambda s: s.add_table(_new_table()) and None,
+        [(EventType.CREATE_TABLE, "db.new")],
+        _check_created_table(None),
+    ),
     "create_table_req": Case(
         lambda s: T.create_table_req_args(request=hms.CreateTableRequest(table=_new_table(), envContext=ENV)),
-        lambda s: s.add_table(_new_table()) and None, [(EventType.CREATE_TABLE, "db.new")],
-        _check_created_table(ENV)),
+        lambda s: s.add_table(_new_table()) and None,
+        [(EventType.CREATE_TABLE, "db.new")],
+        _check_created_table(ENV),
+    ),
     "alter_table": Case(
         lambda s: T.alter_table_args(dbname="db", tbl_name="t", new_tbl=_altered_table(s)),
-        lambda s: _store_table(s, _altered_table(s)), [(EventType.ALTER_TABLE, "db.t")], _check_altered_table(None)),
+        lambda s: _store_table(s, _altered_table(s)),
+        [(EventType.ALTER_TABLE, "db.t")],
+        _check_altered_table(None),
+    ),
     "alter_table_with_environment_context": Case(
-        lambda s: T.alter_table_with_environment_context_args(dbname="db", tbl_name="t", new_tbl=_altered_table(s),
-                                                              environment_context=ENV),
-        lambda s: _store_table(s, _altered_table(s)), [(EventType.ALTER_TABLE, "db.t")], _check_altered_table(ENV)),
+        lambda s: T.alter_table_with_environment_context_args(
+            dbname="db", tbl_name="t", new_tbl=_altered_table(s), environment_context=ENV
+        ),
+        lambda s: _store_table(s, _altered_table(s)),
+        [(EventType.ALTER_TABLE, "db.t")],
+        _check_altered_table(ENV),
+    ),
     "alter_table_with_cascade": Case(
         lambda s: T.alter_table_with_cascade_args(dbname="db", tbl_name="t", new_tbl=_altered_table(s), cascade=True),
-        lambda s: _store_table(s, _altered_table(s)), [(EventType.ALTER_TABLE, "db.t")],
-        _check_altered_table(hms.EnvironmentContext(properties={"CASCADE": "true"}))),
+        lambda s: _store_table(s, _altered_table(s)),
+        [(EventType.ALTER_TABLE, "db.t")],
+        _check_altered_table(hms.EnvironmentContext(properties={"CASCADE": "true"})),
+    ),
     "alter_table_req": Case(
-        lambda s: T.alter_table_req_args(req=hms.AlterTableRequest(dbName="db", tableName="t", table=_altered_table(s),
-                                                                   environmentContext=ENV)),
-        lambda s: _store_table(s, _altered_table(s)) or hms.AlterTableResponse(), [(EventType.ALTER_TABLE, "db.t")],
-        _check_altered_table(ENV)),
+        lambda s: T.alter_table_req_args(
+            req=hms.AlterTableRequest(dbName="db", tableName="t", table=_altered_table(s), environmentContext=ENV)
+        ),
+        lambda s: _store_table(s, _altered_table(s)) or hms.AlterTableResponse(),
+        [(EventType.ALTER_TABLE, "db.t")],
+        _check_altered_table(ENV),
+    ),
     "drop_table": Case(
-        lambda s: T.drop_table_args(dbname="db", name="t", deleteData=True), lambda s: s.tbls.pop(("db", "t")) and None,
-        [(EventType.DROP_TABLE, "db.t")], _check_dropped_table(True, None)),
+        lambda s: T.drop_table_args(dbname="db", name="t", deleteData=True),
+        lambda s: s.tbls.pop(("db", "t")) and None,
+        [(EventType.DROP_TABLE, "db.t")],
+        _check_dropped_table(True, None),
+    ),
     "drop_table_with_environment_context": Case(
-        lambda s: T.drop_table_with_environment_context_args(dbname="db", name="t", deleteData=False,
-                                                             environment_context=ENV),
-        lambda s: s.tbls.pop(("db", "t")) and None, [(EventType.DROP_TABLE, "db.t")],
-        _check_dropped_table(False, ENV)),
+        lambda s: T.drop_table_with_environment_context_args(
+            dbname="db", name="t", deleteData=False, environment_context=ENV
+        ),
+        lambda s: s.tbls.pop(("db", "t")) and None,
+        [(EventType.DROP_TABLE, "db.t")],
+        _check_dropped_table(False, ENV),
+    ),
     "drop_table_req": Case(
-        lambda s: T.drop_table_req_args(dropTableReq=hms.DropTableRequest(dbName="db", tableName="t", deleteData=True,
-                                                                          envContext=ENV)),
-        lambda s: s.tbls.pop(("db", "t")) and None, [(EventType.DROP_TABLE, "db.t")],
-        _check_dropped_table(True, ENV)),
+        lambda s: T.drop_table_req_args(
+            dropTableReq=hms.DropTableRequest(dbName="db", tableName="t", deleteData=True, envContext=ENV)
+        ),
+        lambda s: s.tbls.pop(("db", "t")) and None,
+        [(EventType.DROP_TABLE, "db.t")],
+        _check_dropped_table(True, ENV),
+    ),
     "add_partition": Case(
         lambda s: T.add_partition_args(new_part=make_partition(_t(s), NEW)),
-        lambda s: s.add_partition(make_partition(_t(s), NEW)), ADDED, _check_added(NEW_NAME)),
+        lambda s: s.add_partition(make_partition(_t(s), NEW)),
+        ADDED,
+        _check_added(NEW_NAME),
+    ),
     "add_partition_with_environment_context": Case(
-        lambda s: T.add_partition_with_environment_context_args(new_part=make_partition(_t(s), NEW),
-                                                                environment_context=ENV),
-        lambda s: s.add_partition(make_partition(_t(s), NEW)), ADDED, _check_added(NEW_NAME, env=ENV)),
+        lambda s: T.add_partition_with_environment_context_args(
+            new_part=make_partition(_t(s), NEW), environment_context=ENV
+        ),
+        lambda s: s.add_partition(make_partition(_t(s), NEW)),
+        ADDED,
+        _check_added(NEW_NAME, env=ENV),
+    ),
     "add_partitions": Case(
         lambda s: T.add_partitions_args(new_parts=[make_partition(_t(s), NEW), make_partition(_t(s), ["x", "3"])]),
-        lambda s: len(_store_parts(s, [make_partition(_t(s), NEW), make_partition(_t(s), ["x", "3"])])), ADDED,
-        _check_added(NEW_NAME, "dt=x/hr=3")),
+        lambda s: len(_store_parts(s, [make_partition(_t(s), NEW), make_partition(_t(s), ["x", "3"])])),
+        ADDED,
+        _check_added(NEW_NAME, "dt=x/hr=3"),
+    ),
     "add_partitions_req": Case(
-        lambda s: T.add_partitions_req_args(request=hms.AddPartitionsRequest(
-            dbName="db", tblName="t", parts=[make_partition(_t(s), NEW)], ifNotExists=False, needResult=True)),
-        lambda s: hms.AddPartitionsResult(partitions=_store_parts(s, [make_partition(_t(s), NEW)])), ADDED,
-        _check_added(NEW_NAME)),
+        lambda s: T.add_partitions_req_args(
+            request=hms.AddPartitionsRequest(
+                dbName="db", tblName="t", parts=[make_partition(_t(s), NEW)], ifNotExists=False, needResult=True
+            )
+        ),
+        lambda s: hms.AddPartitionsResult(partitions=_store_parts(s, [make_partition(_t(s), NEW)])),
+        ADDED,
+        _check_added(NEW_NAME),
+    ),
     "add_partitions_pspec": Case(
-        lambda s: T.add_partitions_pspec_args(new_parts=[hms.PartitionSpec(
-            dbName="db", tableName="t", rootPath=_t(s).sd.location,
-            partitionList=hms.PartitionListComposingSpec(partitions=[make_partition(_t(s), NEW)]))]),
-        lambda s: len(_store_parts(s, [make_partition(_t(s), NEW)])), ADDED, _check_added(NEW_NAME)),
+        lambda s: T.add_partitions_pspec_args(
+            new_parts=[
+                hms.PartitionSpec(
+                    dbName="db",
+                    tableName="t",
+                    rootPath=_t(s).sd.location,
+                    partitionList=hms.PartitionListComposingSpec(partitions=[make_partition(_t(s), NEW)]),
+                )
+            ]
+        ),
+        lambda s: len(_store_parts(s, [make_partition(_t(s), NEW)])),
+        ADDED,
+        _check_added(NEW_NAME),
+    ),
     "append_partition": Case(
         lambda s: T.append_partition_args(db_name="db", tbl_name="t", part_vals=NEW),
-        lambda s: s.add_partition(make_partition(_t(s), NEW)), ADDED, _check_added(NEW_NAME)),
+        lambda s: s.add_partition(make_partition(_t(s), NEW)),
+        ADDED,
+        _check_added(NEW_NAME),
+    ),
     "append_partition_with_environment_context": Case(
-        lambda s: T.append_partition_with_environment_context_args(db_name="db", tbl_name="t", part_vals=NEW,
-                                                                   environment_context=ENV),
-        lambda s: s.add_partition(make_partition(_t(s), NEW)), ADDED, _check_added(NEW_NAME, env=ENV)),
+        lambda s: T.append_partition_with_environment_context_args(
+            db_name="db", tbl_name="t", part_vals=NEW, environment_context=ENV
+        ),
+        lambda s: s.add_partition(make_partition(_t(s), NEW)),
+        ADDED,
+        _check_added(NEW_NAME, env=ENV),
+    ),
     "append_partition_by_name": Case(
         lambda s: T.append_partition_by_name_args(db_name="db", tbl_name="t", part_name=NEW_NAME),
-        lambda s: s.add_partition(make_partition(_t(s), NEW)), ADDED, _check_added(NEW_NAME)),
+        lambda s: s.add_partition(make_partition(_t(s), NEW)),
+        ADDED,
+        _check_added(NEW_NAME),
+    ),
     "append_partition_by_name_with_environment_context": Case(
-        lambda s: T.append_partition_by_name_with_environment_context_args(db_name="db", tbl_name="t",
-                                                                           part_name=NEW_NAME, environment_context=ENV),
-        lambda s: s.add_partition(make_partition(_t(s), NEW)), ADDED, _check_added(NEW_NAME, env=ENV)),
+        lambda s: T.append_partition_by_name_with_environment_context_args(
+            db_name="db", tbl_name="t", part_name=NEW_NAME, environment_context=ENV
+        ),
+        lambda s: s.add_partition(make_partition(_t(s), NEW)),
+        ADDED,
+        _check_added(NEW_NAME, env=ENV),
+    ),
     "append_partition_req": Case(
-        lambda s: T.append_partition_req_args(appendPartitionsReq=hms.AppendPartitionsRequest(
-            dbName="db", tableName="t", partVals=NEW, environmentContext=ENV)),
-        lambda s: s.add_partition(make_partition(_t(s), NEW)), ADDED, _check_added(NEW_NAME, env=ENV)),
+        lambda s: T.append_partition_req_args(
+            appendPartitionsReq=hms.AppendPartitionsRequest(
+                dbName="db", tableName="t", partVals=NEW, environmentContext=ENV
+            )
+        ),
+        lambda s: s.add_partition(make_partition(_t(s), NEW)),
+        ADDED,
+        _check_added(NEW_NAME, env=ENV),
+    ),
     "alter_partition": Case(
         lambda s: T.alter_partition_args(db_name="db", tbl_name="t", new_part=_touched(s, NAME1)[0]),
-        lambda s: _store_parts(s, _touched(s, NAME1)) and None, ALTERED, _check_altered(NAME1)),
+        lambda s: _store_parts(s, _touched(s, NAME1)) and None,
+        ALTERED,
+        _check_altered(NAME1),
+    ),
     "alter_partition_with_environment_context": Case(
-        lambda s: T.alter_partition_with_environment_context_args(db_name="db", tbl_name="t",
-                                                                  new_part=_touched(s, NAME1)[0],
-                                                                  environment_context=ENV),
-        lambda s: _store_parts(s, _touched(s, NAME1)) and None, ALTERED, _check_altered(NAME1, env=ENV)),
+        lambda s: T.alter_partition_with_environment_context_args(
+            db_name="db", tbl_name="t", new_part=_touched(s, NAME1)[0], environment_context=ENV
+        ),
+        lambda s: _store_parts(s, _touched(s, NAME1)) and None,
+        ALTERED,
+        _check_altered(NAME1, env=ENV),
+    ),
     "alter_partitions": Case(
         lambda s: T.alter_partitions_args(db_name="db", tbl_name="t", new_parts=_touched(s, NAME1, NAME2)),
-        lambda s: _store_parts(s, _touched(s, NAME1, NAME2)) and None, ALTERED * 2, _check_altered(NAME1, NAME2)),
+        lambda s: _store_parts(s, _touched(s, NAME1, NAME2)) and None,
+        ALTERED * 2,
+        _check_altered(NAME1, NAME2),
+    ),
     "alter_partitions_with_environment_context": Case(
-        lambda s: T.alter_partitions_with_environment_context_args(db_name="db", tbl_name="t",
-                                                                   new_parts=_touched(s, NAME1, NAME2),
-                                                                   environment_context=ENV),
-        lambda s: _store_parts(s, _touched(s, NAME1, NAME2)) and None, ALTERED * 2,
-        _check_altered(NAME1, NAME2, env=ENV)),
+        lambda s: T.alter_partitions_with_environment_context_args(
+            db_name="db", tbl_name="t", new_parts=_touched(s, NAME1, NAME2), environment_context=ENV
+        ),
+        lambda s: _store_parts(s, _touched(s, NAME1, NAME2)) and None,
+        ALTERED * 2,
+        _check_altered(NAME1, NAME2, env=ENV),
+    ),
     "alter_partitions_req": Case(
-        lambda s: T.alter_partitions_req_args(req=hms.AlterPartitionsRequest(
-            dbName="db", tableName="t", partitions=_touched(s, NAME1, NAME2), environmentContext=ENV)),
-        lambda s: _store_parts(s, _touched(s, NAME1, NAME2)) and hms.AlterPartitionsResponse(), ALTERED * 2,
-        _check_altered(NAME1, NAME2, env=ENV)),
+        lambda s: T.alter_partitions_req_args(
+            req=hms.AlterPartitionsRequest(
+                dbName="db", tableName="t", partitions=_touched(s, NAME1, NAME2), environmentContext=ENV
+            )
+        ),
+        lambda s: _store_parts(s, _touched(s, NAME1, NAME2)) and hms.AlterPartitionsResponse(),
+        ALTERED * 2,
+        _check_altered(NAME1, NAME2, env=ENV),
+    ),
     "rename_partition": Case(
         lambda s: T.rename_partition_args(db_name="db", tbl_name="t", part_vals=P1, new_part=_rename(s)),
-        _apply_rename, ALTERED, _check_renamed),
+        _apply_rename,
+        ALTERED,
+        _check_renamed,
+    ),
     "rename_partition_req": Case(
-        lambda s: T.rename_partition_req_args(req=hms.RenamePartitionRequest(
-            dbName="db", tableName="t", partVals=P1, newPart=_rename(s))),
-        lambda s: _apply_rename(s) or hms.RenamePartitionResponse(), ALTERED, _check_renamed),
+        lambda s: T.rename_partition_req_args(
+            req=hms.RenamePartitionRequest(dbName="db", tableName="t", partVals=P1, newPart=_rename(s))
+        ),
+        lambda s: _apply_rename(s) or hms.RenamePartitionResponse(),
+        ALTERED,
+        _check_renamed,
+    ),
     "drop_partition": Case(
         lambda s: T.drop_partition_args(db_name="db", tbl_name="t", part_vals=P1, deleteData=True),
-        lambda s: _drop_parts(s, NAME1), DROPPED, _check_dropped(NAME1, delete_data=True)),
+        lambda s: _drop_parts(s, NAME1),
+        DROPPED,
+        _check_dropped(NAME1, delete_data=True),
+    ),
     "drop_partition_with_environment_context": Case(
-        lambda s: T.drop_partition_with_environment_context_args(db_name="db", tbl_name="t", part_vals=P1,
-                                                                 deleteData=False, environment_context=ENV),
-        lambda s: _drop_parts(s, NAME1), DROPPED, _check_dropped(NAME1, delete_data=False, env=ENV)),
+        lambda s: T.drop_partition_with_environment_context_args(
+            db_name="db", tbl_name="t", part_vals=P1, deleteData=False, environment_context=ENV
+        ),
+        lambda s: _drop_parts(s, NAME1),
+        DROPPED,
+        _check_dropped(NAME1, delete_data=False, env=ENV),
+    ),
     "drop_partition_req": Case(
-        lambda s: T.drop_partition_req_args(dropPartitionReq=hms.DropPartitionRequest(
-            dbName="db", tblName="t", partName=NAME1, deleteData=True, environmentContext=ENV)),
-        lambda s: _drop_parts(s, NAME1), DROPPED, _check_dropped(NAME1, delete_data=True, env=ENV)),
+        lambda s: T.drop_partition_req_args(
+            dropPartitionReq=hms.DropPartitionRequest(
+                dbName="db", tblName="t", partName=NAME1, deleteData=True, environmentContext=ENV
+            )
+        ),
+        lambda s: _drop_parts(s, NAME1),
+        DROPPED,
+        _check_dropped(NAME1, delete_data=True, env=ENV),
+    ),
     "drop_partition_by_name": Case(
         lambda s: T.drop_partition_by_name_args(db_name="db", tbl_name="t", part_name=NAME1, deleteData=True),
-        lambda s: _drop_parts(s, NAME1), DROPPED, _check_dropped(NAME1, delete_data=True)),
+        lambda s: _drop_parts(s, NAME1),
+        DROPPED,
+        _check_dropped(NAME1, delete_data=True),
+    ),
     "drop_partition_by_name_with_environment_context": Case(
-        lambda s: T.drop_partition_by_name_with_environment_context_args(db_name="db", tbl_name="t", part_name=NAME1,
-                                                                         deleteData=False, environment_context=ENV),
-        lambda s: _drop_parts(s, NAME1), DROPPED, _check_dropped(NAME1, delete_data=False, env=ENV)),
+        lambda s: T.drop_partition_by_name_with_environment_context_args(
+            db_name="db", tbl_name="t", part_name=NAME1, deleteData=False, environment_context=ENV
+        ),
+        lambda s: _drop_parts(s, NAME1),
+        DROPPED,
+        _check_dropped(NAME1, delete_data=False, env=ENV),
+    ),
     "drop_partitions_req": Case(
-        lambda s: T.drop_partitions_req_args(req=hms.DropPartitionsRequest(
-            dbName="db", tblName="t", parts=hms.RequestPartsSpec(names=[NAME1, NAME2]), deleteData=True,
-            needResult=False, environmentContext=ENV)),
-        lambda s: _drop_parts(s, NAME1, NAME2) and hms.DropPartitionsResult(), DROPPED * 2,
-        _check_dropped(NAME1, NAME2, delete_data=True, env=ENV)),
+        lambda s: T.drop_partitions_req_args(
+            req=hms.DropPartitionsRequest(
+                dbName="db",
+                tblName="t",
+                parts=hms.RequestPartsSpec(names=[NAME1, NAME2]),
+                deleteData=True,
+                needResult=False,
+                environmentContext=ENV,
+            )
+        ),
+        lambda s: _drop_parts(s, NAME1, NAME2) and hms.DropPartitionsResult(),
+        DROPPED * 2,
+        _check_dropped(NAME1, NAME2, delete_data=True, env=ENV),
+    ),
     "exchange_partition": Case(
-        lambda s: T.exchange_partition_args(partitionSpecs={"dt": "2024-01-01"}, source_db="db",
-                                            source_table_name="t", dest_db="db", dest_table_name="dst"),
-        lambda s: _exchange(s)[0], EXCHANGED, _check_exchanged),
+        lambda s: T.exchange_partition_args(
+            partitionSpecs={"dt": "2024-01-01"},
+            source_db="db",
+            source_table_name="t",
+            dest_db="db",
+            dest_table_name="dst",
+        ),
+        lambda s: _exchange(s)[0],
+        EXCHANGED,
+        _check_exchanged,
+    ),
     "exchange_partitions": Case(
-        lambda s: T.exchange_partitions_args(partitionSpecs={"dt": "2024-01-01"}, source_db="db",
-                                             source_table_name="t", dest_db="db", dest_table_name="dst"),
-        _exchange, EXCHANGED, _check_exchanged),
+        lambda s: T.exchange_partitions_args(
+            partitionSpecs={"dt": "2024-01-01"},
+            source_db="db",
+            source_table_name="t",
+            dest_db="db",
+            dest_table_name="dst",
+        ),
+        _exchange,
+        EXCHANGED,
+        _check_exchanged,
+    ),
     "fire_listener_event": Case(
-        lambda s: T.fire_listener_event_args(rqst=hms.FireEventRequest(
-            successful=True, dbName="db", tableName="t", partitionVals=P1,
-            data=hms.FireEventRequestData(insertData=hms.InsertEventRequestData(
-                replace=False, filesAdded=["f1"], filesAddedChecksum=["c1"])))),
-        lambda s: hms.FireEventResponse(), [(EventType.INSERT, "db.t")], _check_insert),
+        lambda s: T.fire_listener_event_args(
+            rqst=hms.FireEventRequest(
+                successful=True,
+                dbName="db",
+                tableName="t",
+                partitionVals=P1,
+                data=hms.FireEventRequestData(
+                    insertData=hms.InsertEventRequestData(replace=False, filesAdded=["f1"], filesAddedChecksum=["c1"])
+                ),
+            )
+        ),
+        lambda s: hms.FireEventResponse(),
+        [(EventType.INSERT, "db.t")],
+        _check_insert,
+    ),
 }
 
 
 @pytest.mark.parametrize("method", sorted(MODELED_METHODS))
 def test_every_modeled_method_publishes_its_events(method: str, full_state: State) -> None:
     case = CASES.get(method)
-    assert case is not None, f"{method} is modeled but has no case in CASES: add one (and an integration test if " \
-                             f"HMS 2.3 serves it)"
+    assert case is not None, (
+        f"{method} is modeled but has no case in CASES: add one (and an integration test if HMS 2.3 serves it)"
+    )
     before = copy.deepcopy(full_state)
     capture, events = capture_for(full_state)
     run(capture, method, case.args(full_state), lambda: case.apply(full_state))

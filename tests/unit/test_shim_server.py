@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import hivewire.discovery
+import hivewire.metastore._discovery as patched_module
 import hivewire_shim
-from hivewire.cli import main
-from hivewire.discovery import DiscoveryConfig
 from hivewire.errors import ConfigError, HivewireError
+from hivewire.metastore._zookeeper import DiscoveryConfig
+from hivewire.tools._cli import main
 from hivewire_shim import Shim, Upstream
 from hivewire_shim.server import UNKNOWN_METHOD
 from hivewire_shim.wire import DEFAULT_MAX_MESSAGE_BYTES
@@ -41,8 +41,10 @@ def test_registering_where_the_upstream_is_discovered_is_refused(registered: str
         Shim(Upstream(resolver), zookeeper=registered, namespace="hive_metastore")
 
 
-@pytest.mark.parametrize(("quorum", "namespace"), [("zk1:2181", "hivewire_shim"), ("zk9:2181", "hive_metastore"),
-                                                   ("zk1:2181/other", "hive_metastore")])
+@pytest.mark.parametrize(
+    ("quorum", "namespace"),
+    [("zk1:2181", "hivewire_shim"), ("zk9:2181", "hive_metastore"), ("zk1:2181/other", "hive_metastore")],
+)
 def test_another_namespace_or_ensemble_is_fine(quorum: str, namespace: str) -> None:
     shim = Shim(Discovered("zk1:2181,zk2:2181", "hive_metastore"), zookeeper=quorum, namespace=namespace)
     assert shim.namespace == namespace
@@ -67,13 +69,17 @@ def test_a_request_is_limited_to_hives_100_mb_by_default() -> None:
 
 
 def hive_site(path: Path, **properties: str) -> str:
-    path.write_text("<configuration>" + "".join(f"<property><name>{k}</name><value>{v}</value></property>"
-                                                for k, v in properties.items()) + "</configuration>")
+    path.write_text(
+        "<configuration>"
+        + "".join(f"<property><name>{k}</name><value>{v}</value></property>" for k, v in properties.items())
+        + "</configuration>"
+    )
     return str(path)
 
 
-def test_the_shim_command_passes_zookeeper_credentials_limits_and_timeouts(tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_shim_command_passes_zookeeper_credentials_limits_and_timeouts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seen: dict[str, Any] = {}
 
     class Resolver:
@@ -89,15 +95,37 @@ def test_the_shim_command_passes_zookeeper_credentials_limits_and_timeouts(tmp_p
 
         def start(self) -> None:
             raise HivewireError("not started in this test")
-    monkeypatch.setattr(hivewire.discovery, "ZooKeeperResolver", Resolver)
+
+    monkeypatch.setattr(patched_module, "ZooKeeperResolver", Resolver)
     monkeypatch.setattr(hivewire_shim, "Shim", StartsNot)
-    upstream = hive_site(tmp_path / "upstream.xml", **{
-        "metastore.thrift.uris": "zk1:2181", "metastore.zookeeper.namespace": "hms",
-        "hivewire.zookeeper.auth": "digest:reader:pw"})
-    registration = hive_site(tmp_path / "registration.xml", **{
-        "metastore.thrift.uris": "zk2:2181", "hivewire.zookeeper.auth": "digest:writer:pw"})
-    result = CliRunner().invoke(main, ["shim", "--upstream-hive-site", upstream, "--hive-site", registration,
-                                       "--namespace", "shims", "--read-timeout", "3", "--max-message-size", "2048"])
+    upstream = hive_site(
+        tmp_path / "upstream.xml",
+        **{
+            "metastore.thrift.uris": "zk1:2181",
+            "metastore.zookeeper.namespace": "hms",
+            "hivewire.zookeeper.auth": "digest:reader:pw",
+        },
+    )
+    registration = hive_site(
+        tmp_path / "registration.xml",
+        **{"metastore.thrift.uris": "zk2:2181", "hivewire.zookeeper.auth": "digest:writer:pw"},
+    )
+    result = CliRunner().invoke(
+        main,
+        [
+            "shim",
+            "--upstream-hive-site",
+            upstream,
+            "--hive-site",
+            registration,
+            "--namespace",
+            "shims",
+            "--read-timeout",
+            "3",
+            "--max-message-size",
+            "2048",
+        ],
+    )
     assert result.exit_code == 1 and "not started in this test" in result.output
     assert seen["target"] is not None and seen["closed"]
     assert (seen["discovery"].quorum, seen["discovery"].namespace) == ("zk1:2181", "hms")

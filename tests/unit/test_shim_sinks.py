@@ -18,10 +18,10 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 import hivewire as hw
-from hivewire import apiary
 from hivewire.errors import ConfigError
-from hivewire.events import AlterTableEvent, CreateTableEvent, ListenerEvent
-from hivewire.testing import make_table
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import AlterTableEvent, CreateTableEvent, ListenerEvent
+from hivewire.tools._testing import make_table
 from hivewire_shim.kafka_sink import PRODUCER_DEFAULTS, KafkaSink, replay_rejected
 from hivewire_shim.sinks import AppSink, fan_out, partition_key
 from hivewire_shim.spool import Spool
@@ -95,7 +95,8 @@ def test_a_listener_far_behind_makes_events_spill_to_disk_in_order_and_memory_st
 
 
 def test_an_event_that_can_be_neither_held_nor_spilled_is_counted_and_logged_as_lost(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     app = Recorder()
     app.gate.clear()
     blocked = tmp_path / "not-a-directory"
@@ -190,11 +191,13 @@ class FakeProducer:
         partitions = {} if self.kafka.topic_error else {p: p for p in range(self.kafka.partitions)}
         return SimpleNamespace(topics={topic: SimpleNamespace(error=self.kafka.topic_error, partitions=partitions)})
 
-    def produce(self, topic: str, value: bytes, *, partition: int, timestamp: int,
-                on_delivery: Callable[[Any, Any], None]) -> None:
+    def produce(
+        self, topic: str, value: bytes, *, partition: int, timestamp: int, on_delivery: Callable[[Any, Any], None]
+    ) -> None:
         if len(value) > self.max_bytes:  # librdkafka checks message.max.bytes before queueing
-            raise KafkaException(KafkaError(KafkaError.MSG_SIZE_TOO_LARGE,
-                                            "Unable to produce message: Broker: Message size too large"))
+            raise KafkaException(
+                KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, "Unable to produce message: Broker: Message size too large")
+            )
         self.queue.append((value, partition, on_delivery))
 
     def poll(self, timeout: float = 0) -> int:
@@ -244,7 +247,8 @@ def test_the_producer_takes_events_far_bigger_than_librdkafkas_default_limit() -
 
 
 def test_an_event_librdkafka_refuses_is_moved_aside_and_later_events_still_go(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     kafka = FakeKafka()
     sink = kafka_sink(tmp_path, kafka, producer_config={"message.max.bytes": 5000})
     big = table_event("big", padding=20_000)
@@ -269,8 +273,9 @@ def test_an_event_librdkafka_refuses_is_moved_aside_and_later_events_still_go(
 
 def test_an_event_the_broker_refuses_in_its_delivery_report_is_moved_aside(tmp_path: Path) -> None:
     kafka = FakeKafka()
-    kafka.report = lambda value: (KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, "Broker: Message size too large")
-                                  if b'"big"' in value else None)
+    kafka.report = lambda value: (
+        KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, "Broker: Message size too large") if b'"big"' in value else None
+    )
     sink = kafka_sink(tmp_path, kafka)
     for name in ("a", "big", "b", "c"):
         sink.publish(table_event(name))
@@ -294,7 +299,8 @@ def test_other_delivery_errors_are_retried_never_moved_aside(tmp_path: Path) -> 
 
 
 def test_a_full_disk_keeps_events_in_memory_in_order_until_the_spool_takes_them(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     kafka = FakeKafka()
     sink = kafka_sink(tmp_path, kafka)
     sink.publish(table_event("t0"))
@@ -305,9 +311,10 @@ def test_a_full_disk_keeps_events_in_memory_in_order_until_the_spool_takes_them(
 
     def write(fd: int, data: Any) -> int:
         if disk_full.is_set() and fd == sink.spool._fd:
-            real_write(fd, bytes(data[:len(data) // 2]))
+            real_write(fd, bytes(data[: len(data) // 2]))
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_write(fd, data)
+
     monkeypatch.setattr(os, "write", write)
     with caplog.at_level(logging.ERROR, logger="hivewire_shim"):
         for i in range(1, 6):
@@ -325,12 +332,18 @@ def test_a_full_disk_keeps_events_in_memory_in_order_until_the_spool_takes_them(
 
 
 def test_beyond_the_memory_bound_events_are_counted_and_logged_as_lost(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     kafka = FakeKafka()
     sink = kafka_sink(tmp_path, kafka, max_overflow_bytes=2000)
     real_write = os.write
-    monkeypatch.setattr(os, "write", lambda fd, data: (_ for _ in ()).throw(OSError(errno.ENOSPC, "full"))
-                        if fd == sink.spool._fd else real_write(fd, data))
+    monkeypatch.setattr(
+        os,
+        "write",
+        lambda fd, data: (
+            (_ for _ in ()).throw(OSError(errno.ENOSPC, "full")) if fd == sink.spool._fd else real_write(fd, data)
+        ),
+    )
     with caplog.at_level(logging.ERROR, logger="hivewire_shim"):
         for i in range(10):
             sink.publish(table_event(f"t{i}"))
@@ -342,7 +355,8 @@ def test_beyond_the_memory_bound_events_are_counted_and_logged_as_lost(
 
 
 def test_a_missing_topic_is_a_warning_naming_topic_and_bootstrap_once_a_minute(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     kafka = FakeKafka(topic_error=KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART))
     with caplog.at_level(logging.WARNING, logger="hivewire_shim"):
         sink = kafka_sink(tmp_path, kafka)
@@ -364,6 +378,7 @@ def test_a_bad_producer_setting_is_a_config_error(tmp_path: Path) -> None:
 # -- a producer that fails, and the one after it ----------------------------------------------------------------
 # The mock cluster cannot fail one delivery in the middle of a stream (librdkafka follows the brokers'
 # advertised addresses, so a broker cannot be made to die under it), hence the stand-in producer.
+
 
 def spool_events(directory: Path, names: list[str]) -> None:
     """Put events for ``names`` in the spool before the sink starts, so its first producer gets one batch."""
@@ -399,6 +414,7 @@ def test_after_a_producer_fails_mid_batch_each_event_arrives_once_in_order(tmp_p
         if partition in producer.failed_partitions:
             return KafkaError(KafkaError._FATAL)
         return None
+
     kafka.judge = gapless
     spool_events(tmp_path / "spool", BATCH)
     sink = kafka_sink(tmp_path, kafka)
@@ -428,11 +444,15 @@ def test_events_delivered_past_an_undelivered_one_are_not_sent_again_after_a_shi
 
 
 def test_without_idempotence_one_request_is_in_flight_and_an_overtaking_event_is_reported_not_resent(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     kafka = FakeKafka()
     # No gapless guarantee: after "a" failed, "c" (same partition) is delivered all the same.
-    kafka.judge = lambda producer, partition, value: (KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED)
-                                                      if producer.number == 1 and b'"tableName":"a"' in value else None)
+    kafka.judge = lambda producer, partition, value: (
+        KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED)
+        if producer.number == 1 and b'"tableName":"a"' in value
+        else None
+    )
     spool_events(tmp_path / "spool", BATCH)
     with caplog.at_level(logging.WARNING, logger="hivewire_shim"):
         sink = kafka_sink(tmp_path, kafka, producer_config={"enable.idempotence": "false"})
@@ -447,9 +467,15 @@ def test_without_idempotence_one_request_is_in_flight_and_an_overtaking_event_is
 
 def test_the_default_producer_keeps_a_partition_gapless_and_quiets_librdkafkas_notice_about_it() -> None:
     assert PRODUCER_DEFAULTS["enable.idempotence"] is True and PRODUCER_DEFAULTS["enable.gapless.guarantee"] is True
-    record = logging.LogRecord("hivewire_shim.kafka", logging.WARNING, __file__, 1, "%s [%s] %s",
-                               ("CONFWARN", "rdkafka#producer-1", "Configuration property enable.gapless.guarantee "
-                                                                  "is experimental: ..."), None)
+    record = logging.LogRecord(
+        "hivewire_shim.kafka",
+        logging.WARNING,
+        __file__,
+        1,
+        "%s [%s] %s",
+        ("CONFWARN", "rdkafka#producer-1", "Configuration property enable.gapless.guarantee is experimental: ..."),
+        None,
+    )
     assert not logging.getLogger("hivewire_shim.kafka").filter(record)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from hivewire.errors import ConfigError, HivewireError
-from hivewire_shim.spool import Record, Spool, _encode
+from hivewire_shim.spool import Spool, SpoolRecord, _encode
 
 
 def payload(i: int) -> bytes:
@@ -63,8 +63,9 @@ def test_records_delivered_past_the_marker_are_remembered_across_a_restart(tmp_p
     assert (tmp_path / "acked").read_text() == "7\ndone 9\n"
 
 
-def test_an_unreadable_list_of_delivered_records_means_duplicates_not_loss(tmp_path: Path,
-                                                                          caplog: pytest.LogCaptureFixture) -> None:
+def test_an_unreadable_list_of_delivered_records_means_duplicates_not_loss(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     with Spool(tmp_path) as spool:
         for i in range(5):
             spool.append("db.t", payload(i))
@@ -94,7 +95,7 @@ def test_a_torn_last_record_is_cut_off(tmp_path: Path) -> None:
     spool.close()
     segment = spool.segments()[-1]
     good = segment.read_bytes()
-    segment.write_bytes(good + b"4\tdeadbeef\t123\t\"db.t\"\t{\"half")
+    segment.write_bytes(good + b'4\tdeadbeef\t123\t"db.t"\t{"half')
     with Spool(tmp_path) as again:
         assert segment.read_bytes() == good
         assert [r.seq for r in again.cursor().read()] == [1, 2, 3]
@@ -123,6 +124,7 @@ def test_a_reader_follows_appends_from_another_thread(tmp_path: Path) -> None:
         def write() -> None:
             for i in range(300):
                 spool.append(f"db.t{i % 7}", payload(i))
+
         writer = threading.Thread(target=write)
         writer.start()
         while len(seen) < 300:
@@ -143,6 +145,7 @@ def test_one_spool_per_directory(tmp_path: Path) -> None:
 
 # -- a full disk, damaged lines, fsync ---------------------------------------------------------------------
 
+
 def full_disk(monkeypatch: pytest.MonkeyPatch, spool: Spool, *, also_truncate: bool = False) -> list[int]:
     """Make writes to the spool's segment write half the record and fail with ENOSPC (as a full disk does).
 
@@ -156,7 +159,7 @@ def full_disk(monkeypatch: pytest.MonkeyPatch, spool: Spool, *, also_truncate: b
         if fd != spool._fd:
             return real_write(fd, data)
         failed.append(fd)
-        real_write(fd, bytes(data[:len(data) // 2]))
+        real_write(fd, bytes(data[: len(data) // 2]))
         raise OSError(errno.ENOSPC, "No space left on device")
 
     def ftruncate(fd: int, length: int) -> None:
@@ -164,6 +167,7 @@ def full_disk(monkeypatch: pytest.MonkeyPatch, spool: Spool, *, also_truncate: b
             truncate_failures[0] = False
             raise OSError(errno.EIO, "Input/output error")
         real_truncate(fd, length)
+
     monkeypatch.setattr(os, "write", write)
     monkeypatch.setattr(os, "ftruncate", ftruncate)
     return failed
@@ -190,8 +194,9 @@ def test_a_write_that_fails_part_way_leaves_no_torn_record(tmp_path: Path, monke
         assert [r.payload for r in again.cursor().read()] == [payload(i) for i in range(4)]
 
 
-def test_a_torn_record_that_cannot_be_cut_off_is_cut_before_the_next_write(tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_torn_record_that_cannot_be_cut_off_is_cut_before_the_next_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spool = Spool(tmp_path, fsync="never")
     spool.append("db.t", payload(0))
     cursor = spool.cursor()
@@ -211,7 +216,7 @@ def test_a_torn_record_that_cannot_be_cut_off_is_cut_before_the_next_write(tmp_p
 def test_opening_keeps_the_valid_records_after_a_damaged_line(tmp_path: Path) -> None:
     # What the spool looked like after a partial write followed by more appends (before rollback existed):
     # record 3 torn, then written again in full, then 4; and record 5 damaged on disk, with 6 after it.
-    records = [Record(i, 1000 + i, "db.t", payload(i)) for i in range(1, 7)]
+    records = [SpoolRecord(i, 1000 + i, "db.t", payload(i)) for i in range(1, 7)]
     lines = [_encode(r) for r in records]
     damaged = lines[4].replace(b"ON_ADD_PARTITION", b"ON_ADD_PARTITIOM")
     segment = tmp_path / "00000000000000000001.spool"
@@ -224,8 +229,9 @@ def test_opening_keeps_the_valid_records_after_a_damaged_line(tmp_path: Path) ->
         assert spool.append("db.t", payload(7)) == 7
 
 
-def test_a_damaged_record_is_logged_and_skipped_not_a_dead_end(tmp_path: Path,
-                                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_a_damaged_record_is_logged_and_skipped_not_a_dead_end(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     with Spool(tmp_path, fsync="never") as spool:
         for i in range(3):
             spool.append("db.t", payload(i))
@@ -255,6 +261,7 @@ def test_fsync_does_not_hold_up_appends(tmp_path: Path, monkeypatch: pytest.Monk
             inside.set()
             release.wait(30)
         real_fsync(fd)
+
     monkeypatch.setattr(os, "fsync", slow_fsync)
     try:
         spool.append("db.t", payload(0))
@@ -276,6 +283,7 @@ def test_always_fsyncs_each_record_before_append_returns(tmp_path: Path, monkeyp
     def fsync(fd: int) -> None:
         synced_sizes.append(os.fstat(fd).st_size)
         real_fsync(fd)
+
     monkeypatch.setattr(os, "fsync", fsync)
     spool.append("db.t", payload(0))
     size = spool.segments()[-1].stat().st_size

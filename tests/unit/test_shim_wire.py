@@ -12,7 +12,7 @@ from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException, TMessageType
 from thrift.transport import TTransport
 
-from hivewire.testing import make_partition, make_table
+from hivewire.tools._testing import make_partition, make_table
 from hivewire_shim.wire import (
     CALL,
     EXCEPTION,
@@ -55,9 +55,11 @@ def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
 
 def feed(sock: socket.socket, data: bytes, chunk: int) -> threading.Thread:
     """Write ``data`` in ``chunk``-byte pieces from another thread, so the reader sees partial messages."""
+
     def run() -> None:
         for i in range(0, len(data), chunk):
-            sock.sendall(data[i:i + chunk])
+            sock.sendall(data[i : i + chunk])
+
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread
@@ -74,27 +76,39 @@ def test_parse_header_strict_and_old_style() -> None:
     assert end == 4 + len("shutdown") + 1 + 4
     for cut in range(end):  # every prefix shorter than the header is "incomplete", never an error
         assert parse_header(old[:cut]) is None
-        assert parse_header(strict[:min(cut, 20)]) is None
+        assert parse_header(strict[: min(cut, 20)]) is None
 
 
-@pytest.mark.parametrize(("data", "reason"), [
-    (b"\x80\x02\x00\x01" + b"\x00" * 12, "bad version"),
-    (b"\x82\x21\x00\x09get_table", "compact protocol"),
-    (b"\x80\x01\x00\x09" + struct.pack(">i", 3) + b"abc" + b"\x00" * 4, "message type 9"),
-    (struct.pack(">i", 1 << 20) + b"x" * 20, "method name length"),
-    (b"\x80\x01\x00\x01" + struct.pack(">i", 2) + b"\xff\xfe" + b"\x00" * 4, "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"\x80\x02\x00\x01" + b"\x00" * 12, "bad version"),
+        (b"\x82\x21\x00\x09get_table", "compact protocol"),
+        (b"\x80\x01\x00\x09" + struct.pack(">i", 3) + b"abc" + b"\x00" * 4, "message type 9"),
+        (struct.pack(">i", 1 << 20) + b"x" * 20, "method name length"),
+        (b"\x80\x01\x00\x01" + struct.pack(">i", 2) + b"\xff\xfe" + b"\x00" * 4, "not UTF-8"),
+    ],
+)
 def test_parse_header_rejects_what_is_not_thrift_binary(data: bytes, reason: str) -> None:
     with pytest.raises(WireError, match=reason):
         parse_header(data)
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 1000, 1 << 20])
-def test_a_message_is_captured_byte_for_byte_however_it_arrives(pair: tuple[socket.socket, socket.socket],
-                                                                 chunk: int) -> None:
+def test_a_message_is_captured_byte_for_byte_however_it_arrives(
+    pair: tuple[socket.socket, socket.socket], chunk: int
+) -> None:
     a, b = pair
-    first = message("add_partitions", CALL, 1, T.add_partitions_args(new_parts=[
-        make_partition(make_table("db", "t", partition_keys={"dt": "string"}), [str(i)]) for i in range(50)]))
+    first = message(
+        "add_partitions",
+        CALL,
+        1,
+        T.add_partitions_args(
+            new_parts=[
+                make_partition(make_table("db", "t", partition_keys={"dt": "string"}), [str(i)]) for i in range(50)
+            ]
+        ),
+    )
     second = message("shutdown", ONEWAY, 2, FacebookService.shutdown_args())  # a oneway call right behind it
     writer = feed(a, first + second, chunk)
     reader = MessageReader(b, side="client")
@@ -109,8 +123,9 @@ def test_a_message_is_captured_byte_for_byte_however_it_arrives(pair: tuple[sock
     assert reader.buffered == 0
 
 
-def test_a_large_reply_is_relayed_as_it_is_read_and_decoded_on_the_way(pair: tuple[socket.socket, socket.socket]
-                                                                       ) -> None:
+def test_a_large_reply_is_relayed_as_it_is_read_and_decoded_on_the_way(
+    pair: tuple[socket.socket, socket.socket],
+) -> None:
     a, b = pair
     data = big_reply()
     writer = feed(a, data, 65536)
@@ -127,8 +142,9 @@ def test_a_large_reply_is_relayed_as_it_is_read_and_decoded_on_the_way(pair: tup
     assert len(relayed) > 1  # handed off in pieces while reading, not at the end only
 
 
-def test_end_of_stream_between_messages_is_not_an_error_but_inside_one_is(pair: tuple[socket.socket, socket.socket]
-                                                                          ) -> None:
+def test_end_of_stream_between_messages_is_not_an_error_but_inside_one_is(
+    pair: tuple[socket.socket, socket.socket],
+) -> None:
     a, b = pair
     data = message("get_all_databases", CALL, 1, T.get_all_databases_args())
     a.sendall(data + data[:9])
@@ -154,8 +170,16 @@ def test_end_of_stream_between_messages_is_not_an_error_but_inside_one_is(pair: 
 
 def test_captures_and_values_over_the_limit_are_refused(pair: tuple[socket.socket, socket.socket]) -> None:
     a, b = pair
-    data = message("add_partitions", CALL, 1, T.add_partitions_args(new_parts=[
-        make_partition(make_table("db", "t", partition_keys={"dt": "string"}), [str(i)]) for i in range(100)]))
+    data = message(
+        "add_partitions",
+        CALL,
+        1,
+        T.add_partitions_args(
+            new_parts=[
+                make_partition(make_table("db", "t", partition_keys={"dt": "string"}), [str(i)]) for i in range(100)
+            ]
+        ),
+    )
     writer = feed(a, data, 4096)
     reader = MessageReader(b, side="client", max_message_bytes=10_000)
     reader.begin(lambda piece: None, capture=True)
@@ -166,8 +190,14 @@ def test_captures_and_values_over_the_limit_are_refused(pair: tuple[socket.socke
     writer.join()
     # A string claiming 2 GB is refused when it is claimed, not buffered.
     c, d = socket.socketpair()
-    c.sendall(b"\x80\x01\x00\x01" + struct.pack(">i", 9) + b"get_table" + b"\x00\x00\x00\x01"
-              + b"\x0b\x00\x01" + struct.pack(">i", 2_000_000_000))
+    c.sendall(
+        b"\x80\x01\x00\x01"
+        + struct.pack(">i", 9)
+        + b"get_table"
+        + b"\x00\x00\x00\x01"
+        + b"\x0b\x00\x01"
+        + struct.pack(">i", 2_000_000_000)
+    )
     huge = MessageReader(d, side="client", max_message_bytes=1 << 20)
     huge.read_header()
     with pytest.raises(WireError, match="2000000000 bytes"):

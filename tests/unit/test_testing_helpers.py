@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import hivewire as hw
-from hivewire import testing
+from hivewire.tools import _testing as testing
 
 FACTORIES = [
     (testing.create_table_event, hw.CreateTableEvent),
@@ -34,8 +34,9 @@ def test_factory_options() -> None:
     renamed = testing.alter_table_event("sales", "orders", rename_to="orders_v2", add_columns={"eur": "double"})
     assert renamed.is_rename and renamed.table_name == "orders_v2"
     assert renamed.new_table.sd.cols[-1].name == "eur"
-    added = testing.add_partition_event("sales", "orders", [["2024", "01"], ["2024", "02"]],
-                                        partition_keys={"year": "string", "month": "string"})
+    added = testing.add_partition_event(
+        "sales", "orders", [["2024", "01"], ["2024", "02"]], partition_keys={"year": "string", "month": "string"}
+    )
     assert [p.values for p in added.partitions] == [["2024", "01"], ["2024", "02"]]
     assert added.partitions[1].sd.location.endswith("/orders/year=2024/month=02")
     failed = testing.drop_table_event(status=False, environment_context={"DO_NOT_UPDATE_STATS": "true"})
@@ -54,10 +55,13 @@ def test_run_app_goes_through_retries_and_dead_letters() -> None:
             raise ConnectionError("catalog unavailable")
         seen.append(event.table_name or "")
 
-    source = testing.run_app(app, [testing.create_table_event("s", "ok"), testing.create_table_event("s", "bad"),
-                                   b"garbage"])
+    source = testing.run_app(
+        app, [testing.create_table_event("s", "ok"), testing.create_table_event("s", "bad"), b"garbage"]
+    )
     assert seen == ["ok"]
     assert attempts.count("bad") == 3
     assert sorted(d.headers["hivewire.listener"] for d in source.dead_letters) == [
-        "hivewire.decoder", "test_run_app_goes_through_retries_and_dead_letters.flaky"]
+        "hivewire.decoder",
+        "test_run_app_goes_through_retries_and_dead_letters.flaky",
+    ]
     assert sum(source.committed.values()) == 3

@@ -6,11 +6,18 @@ header of that file for which Hive sources the ids were checked against).
 
 from __future__ import annotations
 
+import ast
+import fnmatch
 import importlib.util
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
 
 import pytest
 from thrift.protocol import TBinaryProtocol, TCompactProtocol
@@ -456,3 +463,111 @@ def test_package_layout_has_no_top_level_hive_metastore_or_fb303() -> None:
     generated = ROOT / "thrift" / "hivewire_thrift"
     assert not list(generated.rglob("*-remote"))
     assert "Do not edit" in (generated / "__init__.py").read_text(encoding="utf-8")
+
+
+# (f) typed stubs --------------------------------------------------------------------------------------------
+
+GENERATED = ROOT / "thrift" / "hivewire_thrift"
+
+
+def _stub_fields(stub: Path) -> dict[str, dict[str, str]]:
+    """{class: {field: annotation}} of a stub: annotated attributes and read-only properties."""
+    classes: dict[str, dict[str, str]] = {}
+    for node in ast.parse(stub.read_text(encoding="utf-8")).body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        fields: dict[str, str] = {}
+        for item in node.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                fields[item.target.id] = ast.unparse(item.annotation)
+            elif isinstance(item, ast.FunctionDef) and any(
+                isinstance(d, ast.Name) and d.id == "property" for d in item.decorator_list
+            ):
+                fields[item.name] = ast.unparse(item.returns) if item.returns else ""
+        classes[node.name] = fields
+    return classes
+
+
+def test_every_generated_module_has_a_stub_and_the_package_is_typed() -> None:
+    modules = [p for p in GENERATED.rglob("*.py") if p.name != "__init__.py"]
+    assert len(modules) == 6
+    assert [p for p in modules if not p.with_suffix(".pyi").is_file()] == []
+    assert (GENERATED / "py.typed").is_file()
+    # and the wheel ships them: pyproject's package-data globs cover every stub and py.typed.
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    globs = package_data["hivewire_thrift"]
+    for path in [*GENERATED.rglob("*.pyi"), GENERATED / "py.typed"]:
+        rel = path.relative_to(GENERATED).as_posix()
+        assert any(fnmatch.fnmatch(rel, g) and rel.count("/") == g.count("/") for g in globs), rel
+
+
+def test_stub_fields_are_the_thrift_spec_fields() -> None:
+    stubs = {
+        **_stub_fields(GENERATED / "hive_metastore" / "ttypes.pyi"),
+        **_stub_fields(GENERATED / "hive_metastore" / "ThriftHiveMetastore.pyi"),
+    }
+    checked = 0
+    for module in (hms, ThriftHiveMetastore):
+        for name, cls in vars(module).items():
+            if isinstance(cls, type) and cls.__module__ == module.__name__ and hasattr(cls, "thrift_spec"):
+                spec_fields = [entry[2] for entry in cls.thrift_spec if entry is not None]
+                stub_fields = [f for f in stubs[name] if f != "thrift_spec"]
+                assert sorted(stub_fields) == sorted(spec_fields), name
+                checked += 1
+    assert checked == sum(1 for fields in stubs.values() if "thrift_spec" in fields) > 250
+
+
+def test_stub_types_follow_requiredness_and_the_idl_types() -> None:
+    ttypes = _stub_fields(GENERATED / "hive_metastore" / "ttypes.pyi")
+    assert ttypes["Table"]["sd"] == "StorageDescriptor | None"  # default requiredness: may be unset
+    assert ttypes["Table"]["partitionKeys"] == "list[FieldSchema] | None"
+    assert ttypes["Table"]["parameters"] == "dict[str, str] | None"
+    assert ttypes["Table"]["writeId"] == "int | None"  # optional
+    assert ttypes["CreationMetadata"]["catName"] == "str"  # required
+    assert ttypes["CreationMetadata"]["tablesUsed"] == "set[str]"
+    assert ttypes["SkewedInfo"]["skewedColValueLocationMaps"] == "dict[tuple[str, ...], str] | None"
+    assert ttypes["Decimal"]["unscaled"] == "bytes"
+    assert ttypes["ObjectDictionary"]["values"] == "dict[str, list[bytes]]"
+    assert ttypes["DoubleColumnStatsData"]["lowValue"] == "float | None"
+    assert ttypes["MetaException"]["message"] == "str | None"
+    assert ttypes["PrincipalType"] == {"USER": "Final", "ROLE": "Final", "GROUP": "Final"} | {
+        "_VALUES_TO_NAMES": "ClassVar[dict[int, str]]",
+        "_NAMES_TO_VALUES": "ClassVar[dict[str, int]]",
+    }
+    service = _stub_fields(GENERATED / "hive_metastore" / "ThriftHiveMetastore.pyi")
+    assert service["get_table_result"] == {
+        "success": "Table | None",
+        "o1": "MetaException | None",
+        "o2": "NoSuchObjectException | None",
+        "thrift_spec": "ClassVar[_ThriftSpec]",
+    }
+
+
+def test_mypy_reads_the_stubs(tmp_path: Path) -> None:
+    code = tmp_path / "uses_thrift.py"
+    code.write_text(
+        "from hivewire_thrift.hive_metastore import ThriftHiveMetastore\n"
+        "from hivewire_thrift.hive_metastore import ttypes as hms\n"
+        "\n"
+        "def f(client: ThriftHiveMetastore.Client) -> None:\n"
+        "    table = client.get_table('db', 't')\n"
+        "    reveal_type(table.sd)\n"
+        "    reveal_type(client.get_partitions('db', 't', -1))\n"
+        "    reveal_type(hms.SkewedInfo().skewedColValueLocationMaps)\n"
+        "    reveal_type(hms.MetaException('m').message)\n"
+        "    wrong: int = table\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", "--config-file", "pyproject.toml", str(code)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    out = (proc.stdout + proc.stderr).replace("builtins.", "")  # older mypy versions name builtins so
+    assert 'Revealed type is "hivewire_thrift.hive_metastore.ttypes.StorageDescriptor | None"' in out, out
+    assert 'Revealed type is "list[hivewire_thrift.hive_metastore.ttypes.Partition]"' in out, out
+    assert 'Revealed type is "dict[tuple[str, ...], str] | None"' in out, out
+    assert 'Revealed type is "str | None"' in out, out
+    assert 'expression has type "Table", variable has type "int"' in out, out
+    assert out.count("error:") == 1, out

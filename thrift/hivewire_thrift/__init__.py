@@ -6,4 +6,7 @@ change the IDL and run `python idl/generate.py` (CI runs `python idl/generate.py
 Post-processing applied by idl/generate.py: SkewedInfo.skewedColValueLocationMaps
 (map<list<string>, string>) decodes with tuple keys, in the pure-Python reader and in the
 fastbinary (accelerated protocol) decoder alike.
+
+The .pyi files beside the modules are typed stubs generated from the same IDL (`thrift --gen xml`):
+required fields are `T`, optional and default-requiredness fields `T | None`.
 """

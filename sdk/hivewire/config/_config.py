@@ -1,0 +1,296 @@
+"""Configuration: flat ``key=value`` settings from the app, a file, the environment and flags, with where each
+value came from, and the one typed reader of the declared keys (:mod:`hivewire.config._keys`).
+
+Sources, later ones winning: built-in defaults (the declarations), the app's own settings (``code``), a
+``.properties``, ``.toml`` or Hadoop ``.xml`` file, environment variables (``APIARY_BOOTSTRAP_SERVERS`` ->
+``apiary.bootstrap.servers``, as Spring maps them for Drone Fly), and flags. A key's aliases are looked up
+per source: a flag wins over a file whatever spelling each uses, and within one source the name wins over
+its aliases, in the declared order (Hive's).
+
+Unknown keys in hivewire's and Drone Fly's namespaces (``hivewire.*``, ``apiary.*``, ``endpoint.*``,
+``instance.*``, except pass-through prefixes such as ``apiary.messaging.consumer.*``) are errors with a "did
+you mean", when they come from a file, the app or a flag (:meth:`Config.check_keys`). From the environment
+they are not: Kubernetes injects ``<SERVICE>_SERVICE_HOST``/``<SERVICE>_PORT`` for every Service, so a Service
+named ``hivewire`` would otherwise stop the app; likely typos among them are logged at WARNING.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, NamedTuple, TypeVar, overload
+
+from hivewire.config._files import SettingMap, flatten, read_file
+from hivewire.config._key import Key, key_of_env
+from hivewire.config._keys import CHECKED_NAMESPACES, ENV_PREFIXES, KEYS, find_key, passed_through
+from hivewire.config._kinds import Invalid
+from hivewire.errors import ConfigError
+
+log = logging.getLogger("hivewire.config")
+
+T = TypeVar("T")
+
+Source = Literal["default", "code", "file", "environment", "flag"]
+_RANK: dict[Source, int] = {"default": 0, "code": 1, "file": 2, "environment": 3, "flag": 4}
+
+# What Kubernetes sets for every Service: never a typo of ours.
+_KUBERNETES = re.compile(r".+_(SERVICE_HOST|SERVICE_PORT(_\w+)?|PORT(_\d+_(TCP|UDP|SCTP)(_(PORT|PROTO|ADDR))?)?)")
+# An environment variable this close to a key's is reported as a likely typo.
+_TYPO_CUTOFF = 0.9
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a setting's value came from.
+
+    ``source`` is the kind of source (``default``, ``code`` for the app's own settings, ``file``,
+    ``environment``, ``flag``); ``key`` the dotted key as found there (a key's name or one of its aliases);
+    ``written`` how the user wrote it: the environment variable (``APIARY_BOOTSTRAP_SERVERS``), the flag
+    (``--port``), else the key; ``file`` the file's path.
+    """
+
+    source: Source
+    key: str
+    written: str = ""
+    file: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.written:
+            object.__setattr__(self, "written", self.key)
+
+    @property
+    def name(self) -> str:
+        """The key as errors name it: as written in a file or in code (an alias too), the flag for a flag, and
+        the dotted key for an environment variable."""
+        return self.written if self.source == "flag" else self.key
+
+    def __str__(self) -> str:
+        if self.source == "default":
+            return "default"
+        if self.source == "environment":
+            return f"environment variable {self.written}"
+        if self.source == "flag":
+            return "flag " + (self.written if self.written.startswith("-") else f"--set {self.written}")
+        where = "the app's settings" if self.source == "code" else f"file {self.file}"
+        declared = find_key(self.key)
+        return where if declared is None or declared.name == self.key else f"{where} ({self.key})"
+
+
+class Effective(NamedTuple):
+    """One setting as it takes effect: its key, its value as text (secrets masked) and where it came from."""
+
+    key: str
+    value: str
+    provenance: Provenance
+
+
+_Entry = tuple[str, Provenance]
+
+
+class Config(Mapping[str, str]):
+    """Immutable flat settings with their provenance. Build one with :meth:`load`; read it like a dict of
+    strings, or typed through the declared keys with :meth:`read`.
+
+    ``Config(values)`` holds settings given in code (nested mappings are flattened into dotted keys).
+    """
+
+    def __init__(self, values: SettingMap | None = None) -> None:
+        self._entries: dict[str, _Entry] = {}
+        self._checked = False
+        if values is not None:
+            given = values._entries if isinstance(values, Config) else None
+            for key, value in flatten(values).items():
+                self._entries[key] = (value, given[key][1] if given and key in given else Provenance("code", key))
+
+    @classmethod
+    def _of(cls, entries: dict[str, _Entry]) -> Config:
+        config = cls()
+        config._entries = entries
+        return config
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        file: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        overrides: SettingMap | None = None,
+        base: SettingMap | None = None,
+        flags: Mapping[str, str] | None = None,
+    ) -> Config:
+        """Merge ``base`` (the app's settings), ``file``, ``env`` (default: ``os.environ``) and ``overrides``
+        (flags). ``flags`` names the flag each override came from (``{"hivewire.shim.listen.port": "--port"}``),
+        so that errors and :meth:`provenance` name the flag the user wrote."""
+        entries: dict[str, _Entry] = dict(Config(base)._entries) if base is not None else {}
+        if file is not None:
+            path = Path(file)
+            entries.update((k, (v, Provenance("file", k, file=str(path)))) for k, v in read_file(path).items())
+        for name, value in (os.environ if env is None else env).items():
+            key = key_of_env(name)
+            if key.startswith(ENV_PREFIXES):
+                entries[key] = (value, Provenance("environment", key, written=name))
+        named = flags or {}
+        for key, value in flatten(overrides or {}).items():
+            entries[key] = (value, Provenance("flag", key, written=named.get(key, key)))
+        return cls._of(entries)
+
+    def merged(self, overrides: SettingMap, *, source: Literal["code", "flag"] = "flag") -> Config:
+        """A copy with ``overrides`` applied (as flags, or as the app's own settings)."""
+        entries = dict(self._entries)
+        entries.update((k, (v, Provenance(source, k))) for k, v in flatten(overrides).items())
+        return Config._of(entries)
+
+    @property
+    def env_keys(self) -> frozenset[str]:
+        """The keys whose value came from an environment variable (not overridden by a flag)."""
+        return frozenset(k for k, (_, p) in self._entries.items() if p.source == "environment")
+
+    # -- Mapping ----------------------------------------------------------------------------------------------
+    def __getitem__(self, key: str) -> str:
+        return self._entries[key][0]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        shown = {k: ("***" if _secret(k) else v) for k, (v, _) in sorted(self._entries.items())}
+        return f"Config({shown})"
+
+    def with_prefix(self, prefix: str) -> dict[str, str]:
+        """The settings under ``prefix`` (e.g. ``apiary.messaging.consumer.``), with the prefix removed."""
+        return {k[len(prefix) :]: v for k, (v, _) in self._entries.items() if k.startswith(prefix) and k != prefix}
+
+    # -- the typed reader -------------------------------------------------------------------------------------
+    def find(self, key: Key[object]) -> tuple[str, Provenance] | None:
+        """The text given for ``key`` (blanks count as unset) and where it came from, or None.
+
+        The latest source wins; within one source the key's name, then its aliases in their order.
+        """
+        best: _Entry | None = None
+        for spelling in key.spellings:
+            entry = self._entries.get(spelling)
+            if entry is None or not entry[0].strip():
+                continue
+            if best is None or _RANK[entry[1].source] > _RANK[best[1].source]:
+                best = entry
+        return None if best is None else (best[0].strip(), best[1])
+
+    @overload
+    def read(self, key: Key[T]) -> T: ...
+    @overload
+    def read(self, key: str) -> object: ...
+    def read(self, key: Key[T] | str) -> T | object:
+        """The value of ``key`` (a declaration, or a declared key's name): the one given, else the default.
+
+        Raises :class:`~hivewire.errors.ConfigError` naming the key as the user wrote it (an alias, or the flag)
+        and saying what is expected, or that it is required.
+        """
+        return self._read(_declared(key)) if isinstance(key, str) else self._read(key)
+
+    def _read(self, key: Key[T]) -> T:
+        value = self.optional(key)
+        if value is None:
+            where = f"set {key.name} in the configuration file or the environment variable {key.env}"
+            raise ConfigError(key.name, f"is required: {where}")
+        return value
+
+    def optional(self, key: Key[T]) -> T | None:
+        """The value of ``key``: the one given, else the default, else None."""
+        found = self.find(key)
+        if found is None:
+            return None if key.default is None else key.kind.parse(key.default)
+        text, provenance = found
+        try:
+            return key.kind.parse(text)
+        except Invalid as e:
+            raise ConfigError(provenance.name, str(e)) from None
+
+    def provenance(self, key: Key[object] | str) -> Provenance:
+        """Where the value of ``key`` comes from (``default`` when it is not set)."""
+        if isinstance(key, str) and find_key(key) is None:
+            entry = self._entries.get(key)
+            return entry[1] if entry is not None else Provenance("default", key)
+        declared = _declared(key) if isinstance(key, str) else key
+        found = self.find(declared)
+        return found[1] if found is not None else Provenance("default", declared.name)
+
+    def effective(self) -> list[Effective]:
+        """Every declared key that has a value (given, or a default) and every pass-through setting, in the
+        order of the reference, secrets masked: what ``hivewire check-config`` shows."""
+        out = []
+        for key in KEYS:
+            found = self.find(key)
+            if found is None and key.default is None:
+                continue
+            text, provenance = found if found is not None else (key.default or "", Provenance("default", key.name))
+            out.append(Effective(key.name, "***" if key.secret else text, provenance))
+        for name, (value, provenance) in self._entries.items():
+            if passed_through(name) is not None:
+                out.append(Effective(name, "***" if _secret(name) else value, provenance))
+        return out
+
+    # -- unknown keys -----------------------------------------------------------------------------------------
+    def check_keys(self) -> None:
+        """Refuse unknown keys in hivewire's and Drone Fly's namespaces, with a "did you mean"; log those from
+        the environment instead (likely typos at WARNING). Checked once per configuration."""
+        if self._checked:
+            return
+        unknown = sorted(
+            (k, p)
+            for k, (_, p) in self._entries.items()
+            if k.startswith(CHECKED_NAMESPACES) and find_key(k) is None and passed_through(k) is None
+        )
+        from_env = [p.written for _, p in unknown if p.source == "environment"]
+        ignored = []
+        for variable in sorted(from_env):
+            close = None if _KUBERNETES.fullmatch(variable) else _closest(key_of_env(variable), _TYPO_CUTOFF)
+            if close is None:
+                ignored.append(variable)
+            else:
+                log.warning(
+                    "environment variable %s is not a hivewire setting and is ignored; did you mean %s (%s)?",
+                    variable,
+                    close.env,
+                    close.name,
+                )
+        if ignored:
+            log.info("ignoring environment variables that are not hivewire settings: %s", ", ".join(ignored))
+        for key, provenance in unknown:
+            if provenance.source != "environment":
+                close = _closest(key, 0.6)
+                raise ConfigError(
+                    provenance.name,
+                    "unknown setting"
+                    + (f"; did you mean {close.name}?" if close else "; docs/configuration.md lists the keys"),
+                )
+        self._checked = True
+
+
+def _declared(key: str) -> Key[object]:
+    found = find_key(key)
+    if found is None:
+        close = _closest(key, 0.6)
+        raise ConfigError(key, "no such key" + (f"; did you mean {close.name}?" if close else ""))
+    return found
+
+
+def _closest(name: str, cutoff: float) -> Key[object] | None:
+    """The declared key ``name`` most likely misspells, if any is at least ``cutoff`` similar."""
+    spellings = [s for key in KEYS for s in key.spellings if s.startswith(CHECKED_NAMESPACES)]
+    match = difflib.get_close_matches(name, spellings, n=1, cutoff=cutoff)
+    return find_key(match[0]) if match else None
+
+
+def _secret(key: str) -> bool:
+    declared = find_key(key)
+    if declared is not None:
+        return declared.secret
+    return any(word in key for word in ("password", "secret", "jaas", "token", "credentials"))

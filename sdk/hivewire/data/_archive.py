@@ -1,0 +1,611 @@
+"""An exactly-once archive of an Apiary topic in a Delta table, the way kafka-delta-ingest feeds Delta from Kafka.
+
+:class:`Archiver` consumes the topic in a consumer group, buffers decoded events per partition, and writes
+them with ``deltalake`` as rows of :data:`hivewire.arrow.SCHEMA`, partitioned by ``event_date``. A write
+happens when ``flush_events`` messages are buffered or the oldest buffered message is ``flush_seconds`` old.
+
+Exactly once, with the Delta log as the only source of truth (kafka-delta-ingest's design):
+
+* every commit carries, next to its data files, one Delta app transaction per Kafka partition it covers:
+  ``txn(appId="<app_id>-<partition>", version=<last offset written>)``. Data and offsets land atomically;
+* on start and on every partition assignment the consumer seeks each partition to
+  ``DeltaTable.transaction_version("<app_id>-<p>") + 1`` (from the beginning when there is none), never to
+  Kafka's committed offsets (which are committed after each write for monitoring only);
+* the seek is verified, not trusted: the first message of a partition after every assignment or seek must
+  be at the offset sought (the partition's low watermark when the table has none for it). Any other first
+  message is refused, the partition re-sought, and nothing of it is buffered until it resumes where the table
+  says; a first offset past the one sought is accepted only when a successful re-seek delivers it again,
+  which proves that nothing lies between (compaction, transaction markers, retention);
+* before each write the table is reloaded and buffered rows at or below the stored versions are dropped
+  (delta-rs does not skip them itself), and the write is committed against exactly that snapshot. A commit
+  that races another writer's commit for the same partitions fails in delta-rs's conflict checker
+  (``ConcurrentTransaction``); it is then re-checked against the new snapshot and retried, and after
+  repeated conflicts the buffers are dropped and the consumer re-seeks from the table.
+
+So a process killed at any point loses nothing committed and, restarted, re-reads exactly what was not.
+Several archivers of one job (same topic, same table) share the topic through the consumer group, whose
+default name includes the table's Delta id, so that jobs archiving one topic into different tables never
+split it between them. Messages that do not decode
+are archived too, in the same table: ``event_type`` null, ``decode_error`` set, ``raw`` and the Kafka
+columns kept, so that every offset of the topic has exactly one row.
+
+``deltalake`` and ``pyarrow`` are optional dependencies: ``pip install 'hivewire[delta]'``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hivewire.config import _keys as keys
+from hivewire.config._config import Config
+from hivewire.data._arrow import SCHEMA, Undecodable, paused_gc, to_arrow
+from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import ListenerEvent, Origin
+from hivewire.runtime._kafka import KafkaSource
+
+try:
+    import deltalake
+    from deltalake.exceptions import CommitFailedError, TableNotFoundError
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise PrerequisiteError(
+        "hivewire.archive needs deltalake, which is not installed: pip install 'hivewire[delta]'"
+    ) from e
+
+
+log = logging.getLogger("hivewire.archive")
+
+#: The archive's partition column.
+PARTITION_BY = ["event_date"]
+# Conflicting commits retried against a fresh snapshot before the buffers are dropped and re-read.
+_MAX_COMMIT_ATTEMPTS = 5
+# Checkpoint every 10 commits, as kafka-delta-ingest does, so that reloading the table before each write
+# reads a checkpoint and a few JSON commits, however long the archive has been running.
+_TABLE_CONFIGURATION = {"delta.checkpointInterval": "10"}
+
+
+def txn_app_id(app_id: str, partition: int) -> str:
+    """The Delta app transaction id of one Kafka partition: ``<app_id>-<partition>`` (kafka-delta-ingest's)."""
+    return f"{app_id}-{partition}"
+
+
+@dataclass
+class ArchiveStats:
+    """What an :class:`Archiver` did. Times are ``time.monotonic()`` values."""
+
+    messages: int = 0  # consumed
+    undecodable: int = 0  # of them, archived as decode_error rows
+    rows_written: int = 0
+    commits: int = 0
+    conflicts: int = 0  # commits that lost a race and were re-checked
+    skipped: int = 0  # buffered rows found already in the table (another writer had them)
+    rebalances: int = 0
+    refused: int = 0  # first messages after a seek that were not where the table says (then re-sought)
+    first_message_at: float | None = None
+    last_commit_at: float | None = None
+    versions: dict[int, int] = field(default_factory=dict)  # partition -> last offset this process committed
+
+    def rate(self) -> float:
+        """Rows written per second from the first message consumed to the last commit."""
+        if self.first_message_at is None or self.last_commit_at is None or self.last_commit_at <= self.first_message_at:
+            return 0.0
+        return self.rows_written / (self.last_commit_at - self.first_message_at)
+
+
+@dataclass(frozen=True)
+class ArchiveSettings:
+    """What ``hivewire archive`` needs (docs/configuration.md, "Archive"): the topic, its consumer settings
+    (``apiary.messaging.consumer.*``), the Delta table and the flush bounds; ``flush_seconds`` in seconds."""
+
+    bootstrap_servers: str
+    topic: str
+    consumer_config: dict[str, str]
+    table_uri: str
+    app_id: str | None
+    group_id: str | None
+    flush_events: int
+    flush_seconds: float
+    storage_options: dict[str, str]
+
+    @classmethod
+    def from_config(cls, config: Config) -> ArchiveSettings:
+        """Validate and read the archive's keys; raises :class:`~hivewire.errors.ConfigError` naming the key."""
+        config.check_keys()
+        return cls(
+            bootstrap_servers=config.read(keys.BOOTSTRAP_SERVERS),
+            topic=config.read(keys.TOPIC),
+            consumer_config=config.with_prefix(keys.CONSUMER_PREFIX.name),
+            table_uri=config.read(keys.ARCHIVE_TABLE),
+            app_id=config.optional(keys.ARCHIVE_APP_ID),
+            group_id=config.optional(keys.ARCHIVE_GROUP_ID),
+            flush_events=config.read(keys.ARCHIVE_FLUSH_EVENTS),
+            flush_seconds=config.read(keys.ARCHIVE_FLUSH_INTERVAL),
+            storage_options=config.with_prefix(keys.ARCHIVE_STORAGE_PREFIX.name),
+        )
+
+
+@dataclass
+class _Start:
+    """Where a partition must resume after an assignment or a seek, until its first message confirms it."""
+
+    offset: int | None  # the table's next offset; None: none stored, so the partition's low watermark
+    redelivered: int | None = None  # the refused first offset, once a re-seek succeeded
+    reseek_batch: int = -1  # the consume() batch during which we re-sought
+
+
+class Archiver:
+    """Stream an Apiary topic into the Delta table at ``table_uri``, exactly once.
+
+    ``source`` gives the bootstrap servers, the topic and extra consumer settings (security ...); its
+    ``group_id`` is not used, so that an archive never joins a listener's group. ``app_id`` names the job in
+    the table's app transactions (default: the topic); every process of one job must use the same one, and
+    two jobs writing one table need different ones. ``group_id`` defaults to
+    ``hivewire-archive-<app_id>-<table id>``, the table id being the Delta table's own (``metadata().id``):
+    the same for every process and restart of one job, whatever spelling of the table URI each uses, and
+    different for two jobs that archive one topic into two tables (which would otherwise split the topic's
+    partitions between them). ``storage_options`` go to deltalake (object-store credentials).
+    """
+
+    def __init__(
+        self,
+        source: KafkaSource,
+        table_uri: str,
+        *,
+        app_id: str | None = None,
+        group_id: str | None = None,
+        flush_events: int = 10_000,
+        flush_seconds: float = 10.0,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> None:
+        if flush_events < 1:
+            raise ConfigError("flush_events", "must be at least 1")
+        if flush_seconds <= 0:
+            raise ConfigError("flush_seconds", "must be more than 0")
+        self.source = source
+        self.table_uri = str(table_uri)
+        self.app_id = app_id or source.topic
+        self._group_id = group_id
+        self.flush_events = flush_events
+        self.flush_seconds = flush_seconds
+        self.storage_options = dict(storage_options) if storage_options else None
+        self.stats = ArchiveStats()
+        self._consumer: Any = None
+        self._table: Any = None
+        self._assigned: set[int] = set()
+        self._buffers: dict[int, list[ListenerEvent | Undecodable]] = {}
+        self._next: dict[int, int] = {}  # partition -> next offset expected (older deliveries are stale)
+        self._starts: dict[int, _Start] = {}  # partitions whose position since the last seek is unconfirmed
+        self._batch = 0  # consume() calls so far
+        self._buffered = 0
+        self._oldest: float | None = None  # when the oldest buffered message arrived
+        self._active = time.monotonic()  # the last message or assignment (for idle_timeout)
+
+    @classmethod
+    def from_settings(cls, settings: ArchiveSettings) -> Archiver:
+        """An archiver configured by ``settings`` (its :class:`~hivewire.runtime.KafkaSource` included)."""
+        return cls(
+            KafkaSource(settings.bootstrap_servers, settings.topic, consumer_config=settings.consumer_config),
+            settings.table_uri,
+            app_id=settings.app_id,
+            group_id=settings.group_id,
+            flush_events=settings.flush_events,
+            flush_seconds=settings.flush_seconds,
+            storage_options=settings.storage_options or None,
+        )
+
+    @classmethod
+    def from_config(cls, config: Config) -> Archiver:
+        """An archiver configured by the Kafka keys and ``hivewire.archive.*`` (see :class:`ArchiveSettings`)."""
+        return cls.from_settings(ArchiveSettings.from_config(config))
+
+    @property
+    def group_id(self) -> str:
+        """The consumer group: as given, else ``hivewire-archive-<app_id>-<table id>`` (loads or creates the table)."""
+        if self._group_id is None:
+            self._group_id = f"hivewire-archive-{self.app_id}-{self.table().metadata().id}"
+        return self._group_id
+
+    # -- the table ------------------------------------------------------------------------------------
+    def table(self) -> deltalake.DeltaTable:
+        """The Delta table, created (empty, with the archive schema) if it does not exist, at its latest version."""
+        if self._table is not None:
+            self._table.update_incremental()
+            return self._table
+        for _ in range(3):
+            try:
+                table = deltalake.DeltaTable(self.table_uri, storage_options=self.storage_options)
+            except TableNotFoundError:
+                try:
+                    table = deltalake.DeltaTable.create(
+                        self.table_uri,
+                        SCHEMA,
+                        mode="ignore",
+                        partition_by=PARTITION_BY,
+                        name="hivewire_events",
+                        description=f"Hive Metastore events from Kafka topic {self.source.topic}, archived by hivewire",
+                        configuration=_TABLE_CONFIGURATION,
+                        storage_options=self.storage_options,
+                    )
+                except deltalake.exceptions.DeltaError as e:  # another archiver created it at the same moment
+                    log.info("creating %s raced another writer (%s); loading it", self.table_uri, e)
+                    continue
+            names = [f.name for f in table.schema().fields]
+            if names != SCHEMA.names:
+                raise ConfigError(
+                    "table",
+                    f"{self.table_uri} is not a hivewire event archive of this version: "
+                    f"its columns are {names}, expected {SCHEMA.names}",
+                )
+            self._table = table
+            return table
+        raise HivewireError(f"could not create or load the Delta table {self.table_uri}")
+
+    def stored_offsets(self, partitions: Iterable[int]) -> dict[int, int]:
+        """{partition: last archived offset} of this job's ``partitions``, from the table's app transactions."""
+        table = self.table()
+        out = {}
+        for p in partitions:
+            version = table.transaction_version(txn_app_id(self.app_id, p))
+            if version is not None:
+                out[p] = int(version)
+        return out
+
+    # -- the consumer ---------------------------------------------------------------------------------
+    def _consumer_config(self) -> dict[str, Any]:
+        config = dict(self.source.consumer_config)
+        config.update(
+            {
+                "bootstrap.servers": self.source.bootstrap_servers,
+                "group.id": self.group_id,
+                # Positions come from the Delta log, so Kafka's committed offsets are never read or auto-committed.
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "auto.offset.reset": "earliest",
+                # An eager protocol: every rebalance revokes everything, so on_assign sees each partition afresh
+                # and seeks it from the table.
+                "partition.assignment.strategy": "range,roundrobin",
+            }
+        )
+        return config
+
+    def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        self.stats.rebalances += 1
+        table = self.table()
+        for tp in partitions:
+            version = table.transaction_version(txn_app_id(self.app_id, tp.partition))
+            tp.offset = int(version) + 1 if version is not None else _offset_beginning()
+            self._next[tp.partition] = max(tp.offset, 0)
+            self._starts[tp.partition] = _Start(int(version) + 1 if version is not None else None)
+            self._buffers.setdefault(tp.partition, [])
+        log.info(
+            "assigned %s: seeking from the table (version %s): %s",
+            self.source.topic,
+            table.version(),
+            {tp.partition: tp.offset for tp in partitions},
+        )
+        consumer.assign(partitions)
+        self._assigned = {tp.partition for tp in partitions}
+        self._active = time.monotonic()
+
+    def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
+        # Write what we have while the partitions are still ours (nobody else can be assigned them until this
+        # callback returns); whatever fails here is simply read again by the next owner.
+        try:
+            self.flush()
+        except Exception:
+            log.exception("flush on revoke failed; the next owner re-reads those messages")
+        self._drop([tp.partition for tp in partitions])
+
+    def _on_lost(self, consumer: Any, partitions: list[Any]) -> None:
+        # Lost (session timeout): another member may own them already, so nothing is written.
+        log.warning("lost partitions %s of %s", [tp.partition for tp in partitions], self.source.topic)
+        self._drop([tp.partition for tp in partitions])
+
+    def _drop(self, partitions: list[int]) -> None:
+        for p in partitions:
+            self._buffered -= len(self._buffers.pop(p, []))
+            self._next.pop(p, None)
+            self._starts.pop(p, None)
+            self._assigned.discard(p)
+        if not self._buffered:
+            self._oldest = None
+
+    def _take_all(self, batch: list[Any]) -> None:
+        """One consume() batch: messages buffered, errors raised or logged."""
+        from confluent_kafka import KafkaError, KafkaException
+
+        self._batch += 1
+        for msg in batch:
+            err = msg.error()
+            if err is None:
+                self._take(msg)
+            elif err.fatal():
+                raise HivewireError(f"Kafka: {err.str()}") from KafkaException(err)
+            elif err.code() != KafkaError._PARTITION_EOF:
+                log.warning("Kafka: %s", err.str())
+
+    def _take(self, msg: Any) -> None:
+        p, offset = msg.partition(), msg.offset()
+        if p not in self._assigned or offset < self._next.get(p, 0):
+            return  # fetched before a re-seek or a revocation
+        if p in self._starts and not self._resumes_where_expected(p, offset):
+            return
+        self._next[p] = offset + 1
+        kind, ts = msg.timestamp()
+        origin = Origin(self.source.topic, p, offset, ts if kind else None)
+        value = msg.value()
+        item: ListenerEvent | Undecodable
+        if value is None:
+            item = Undecodable(origin, None, "empty message (no value)")
+        else:
+            try:
+                item = apiary.decode(value, origin=origin)
+            except DecodeError as e:
+                item = Undecodable(origin, value, e.reason)
+        self._add(p, item)
+
+    def _resumes_where_expected(self, partition: int, offset: int) -> bool:
+        """Whether the first message since ``partition``'s last assignment or seek, at ``offset``, is where the
+        table says the partition resumes. If not, re-seek and refuse the message.
+
+        Exactly once rests on the position coming from the table. A seek that did not take effect (it failed,
+        or raced the fetcher) leaves the consumer where it was, and accepting what follows would skip the
+        range between for good: so the position is checked against the first message, not assumed.
+        """
+        start = self._starts[partition]
+        if start.reseek_batch == self._batch:
+            return False  # fetched, in this same batch, before our re-seek
+        expected = start.offset if start.offset is not None else self._low_watermark(partition)
+        if offset == expected:
+            del self._starts[partition]
+            return True
+        where = f"offset {start.offset}" if start.offset is not None else f"the low watermark ({expected})"
+        if offset == start.redelivered:
+            # A successful re-seek to the table's position delivered the same first message: nothing lies
+            # between on the broker.
+            log.warning(
+                "%s/%d resumes at offset %d, not at %s: nothing lies between on the broker (transaction "
+                "markers, compaction, or retention deleted them before they were archived); archiving "
+                "from %d",
+                self.source.topic,
+                partition,
+                offset,
+                where,
+                offset,
+            )
+            del self._starts[partition]
+            return True
+        self.stats.refused += 1
+        log.warning(
+            "%s/%d: the first message after seeking to %s is at offset %d: the seek did not take effect. "
+            "Not archiving this partition until it resumes where the table says; seeking again",
+            self.source.topic,
+            partition,
+            where,
+            offset,
+        )
+        target = start.offset if start.offset is not None else _offset_beginning()
+        self._next[partition] = max(target, 0)
+        start.redelivered = offset if self._seek_consumer(partition, target) else None
+        start.reseek_batch = self._batch
+        return False
+
+    def _low_watermark(self, partition: int) -> int | None:
+        """The partition's first offset on the broker now, or None when it cannot be asked."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        if self._consumer is None:
+            return None
+        try:
+            found = self._consumer.get_watermark_offsets(
+                TopicPartition(self.source.topic, partition), timeout=10.0, cached=False
+            )
+        except KafkaException as e:
+            log.warning("%s/%d: could not read the low watermark (%s)", self.source.topic, partition, e)
+            return None
+        return int(found[0]) if found else None
+
+    def _add(self, partition: int, item: ListenerEvent | Undecodable) -> None:
+        """Buffer one message of ``partition`` (in offset order)."""
+        if isinstance(item, Undecodable):
+            self.stats.undecodable += 1
+        self._buffers.setdefault(partition, []).append(item)
+        self._buffered += 1
+        self.stats.messages += 1
+        now = time.monotonic()
+        if self._oldest is None:
+            self._oldest = now
+            log.debug("buffering from %s", item.origin)
+        if self.stats.first_message_at is None:
+            self.stats.first_message_at = now
+
+    # -- writing --------------------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Write the buffered messages in one Delta commit with their offsets, skipping what the table has."""
+        if not self._buffered:
+            return
+        for _ in range(_MAX_COMMIT_ATTEMPTS):
+            if self._write(self.table()):
+                return
+        log.warning(
+            "%d conflicting commits in a row: dropping %d buffered messages and re-reading them from "
+            "the offsets in the table",
+            _MAX_COMMIT_ATTEMPTS,
+            self._buffered,
+        )
+        for p in list(self._buffers):
+            self._reseek(p)
+        self._clear()
+
+    def _write(self, table: Any) -> bool:
+        """One attempt to commit the buffers against the snapshot ``table``: False when another writer's commit
+        to the same partitions won the race (nothing was written; the caller re-checks a fresh snapshot)."""
+        items: list[ListenerEvent | Undecodable] = []
+        txns = []
+        for p, buffered in self._buffers.items():
+            stored = table.transaction_version(txn_app_id(self.app_id, p))
+            # delta-rs would happily commit rows at or below the stored version again: drop them here.
+            keep = buffered if stored is None else [x for x in buffered if _offset(x) > stored]
+            self.stats.skipped += len(buffered) - len(keep)
+            if keep:
+                items.extend(keep)
+                txns.append(deltalake.Transaction(txn_app_id(self.app_id, p), _offset(keep[-1])))
+            if stored is not None and buffered and stored >= _offset(buffered[-1]):
+                self._seek_past(p, int(stored))
+        if not items:
+            self._clear()
+            return True
+        with paused_gc():
+            data = to_arrow(items, on_error="record")
+        try:
+            # Committed against ``table``'s snapshot: a concurrent commit with any of these app transactions
+            # makes delta-rs fail this one (ConcurrentTransaction) instead of writing the rows twice.
+            deltalake.write_deltalake(
+                table,
+                data,
+                mode="append",
+                partition_by=PARTITION_BY,
+                writer_properties=deltalake.WriterProperties(compression="ZSTD"),
+                commit_properties=deltalake.CommitProperties(
+                    app_transactions=txns,
+                    custom_metadata={"hivewire.topic": self.source.topic, "hivewire.app_id": self.app_id},
+                ),
+            )
+        except CommitFailedError as e:
+            self.stats.conflicts += 1
+            log.info("a commit of %d rows lost a race (%s); re-checking the table", len(items), e)
+            return False
+        self._committed(txns, len(items))
+        return True
+
+    def _committed(self, txns: list[Any], rows: int) -> None:
+        from confluent_kafka import TopicPartition
+
+        self.stats.commits += 1
+        self.stats.rows_written += rows
+        self.stats.last_commit_at = time.monotonic()
+        offsets = []
+        for txn in txns:
+            p = int(txn.app_id.rsplit("-", 1)[1])
+            self.stats.versions[p] = int(txn.version)
+            offsets.append(TopicPartition(self.source.topic, p, int(txn.version) + 1))
+        log.debug(
+            "committed %d rows at table version %s: %s",
+            rows,
+            self._table.version(),
+            {t.app_id: t.version for t in txns},
+        )
+        self._clear()
+        if self._consumer is not None and offsets:
+            # For monitoring only (consumer-group lag tools): positions are always taken from the table.
+            try:
+                self._consumer.commit(offsets=offsets, asynchronous=True)
+            except Exception as e:  # e.g. partitions revoked meanwhile; harmless
+                log.debug("committing offsets to Kafka: %s", e)
+
+    def _clear(self) -> None:
+        for p in self._buffers:
+            self._buffers[p] = []
+        self._buffered = 0
+        self._oldest = None
+
+    def _seek_past(self, partition: int, stored: int) -> None:
+        """Another writer archived this partition beyond what we read: continue after it, not from our position."""
+        if partition in self._assigned and self._next.get(partition, 0) <= stored:
+            self._seek(partition, stored + 1)
+
+    def _reseek(self, partition: int) -> None:
+        if partition in self._assigned:
+            version = self.table().transaction_version(txn_app_id(self.app_id, partition))
+            self._seek(partition, int(version) + 1 if version is not None else _offset_beginning())
+
+    def _seek(self, partition: int, offset: int) -> None:
+        """Continue ``partition`` from ``offset`` (OFFSET_BEGINNING: its start); the first message checks it."""
+        self._next[partition] = max(offset, 0)
+        self._starts[partition] = _Start(offset if offset >= 0 else None)
+        self._seek_consumer(partition, offset)
+
+    def _seek_consumer(self, partition: int, offset: int) -> bool:
+        from confluent_kafka import KafkaException, TopicPartition
+
+        if self._consumer is None:
+            return False
+        try:
+            self._consumer.seek(TopicPartition(self.source.topic, partition, offset))
+        except KafkaException as e:
+            log.warning(
+                "seeking %s/%d to %d failed (%s): its messages are refused until it resumes there",
+                self.source.topic,
+                partition,
+                offset,
+                e,
+            )
+            return False
+        return True
+
+    # -- the loop -------------------------------------------------------------------------------------
+    def run(self, stop: threading.Event | None = None, *, idle_timeout: float | None = None) -> ArchiveStats:
+        """Archive until ``stop`` is set, then flush and leave the group.
+
+        With ``idle_timeout``, also return once partitions are assigned and no message arrived for that long
+        (for batch runs, tests and benchmarks).
+
+        A graceful stop writes everything buffered; a crash loses only what was not committed, which the
+        next run reads again.
+        """
+        from confluent_kafka import Consumer
+
+        stop = stop or threading.Event()
+        self.table()  # create it now, and fail early on a foreign table
+        consumer = Consumer(self._consumer_config())
+        self._consumer = consumer
+        self._active = time.monotonic()
+        try:
+            consumer.subscribe(
+                [self.source.topic], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+            )
+            while not stop.is_set():
+                wait = 1.0
+                if self._oldest is not None:
+                    wait = max(0.0, min(wait, self._oldest + self.flush_seconds - time.monotonic()))
+                batch = consumer.consume(max(1, min(1000, self.flush_events - self._buffered)), timeout=wait)
+                self._take_all(batch)
+                now = time.monotonic()
+                if batch:
+                    self._active = now
+                if self._buffered >= self.flush_events or (
+                    self._oldest is not None and now - self._oldest >= self.flush_seconds
+                ):
+                    self.flush()
+                if (
+                    idle_timeout is not None
+                    and self._assigned
+                    and not self._buffered
+                    and now - self._active >= idle_timeout
+                ):
+                    break
+            self.flush()
+        finally:
+            self._consumer = None
+            try:
+                consumer.close()  # leaves the group (revoking: nothing is left to flush)
+            except Exception as e:
+                log.debug("closing the consumer: %s", e)
+        return self.stats
+
+
+def _offset(item: ListenerEvent | Undecodable) -> int:
+    origin = item.origin
+    assert origin is not None  # every buffered item was read from Kafka
+    return origin.offset
+
+
+def _offset_beginning() -> int:
+    from confluent_kafka import OFFSET_BEGINNING
+
+    return int(OFFSET_BEGINNING)

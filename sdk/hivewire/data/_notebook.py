@@ -1,0 +1,484 @@
+"""Notebook helpers: :func:`read_events` reads a bounded slice of an Apiary topic into an :class:`EventList`.
+
+``read_events`` assigns the partitions itself (no consumer group, nothing committed, no effect on any running
+listener), reads from a start to an end position fixed when it is called, shows a tqdm progress bar, and
+returns the events with ``to_arrow()``, ``to_pandas()``, ``to_spark(spark)`` and an HTML summary. Messages that
+do not decode are kept apart in ``EventList.failures`` instead of raising.
+
+Needs pyarrow (``pip install 'hivewire[arrow]'``) for the table conversions, and pandas for ``to_pandas()``.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any, Literal, SupportsIndex
+
+from hivewire.config._kafka import KafkaValue
+from hivewire.data._arrow import Undecodable, paused_gc, to_arrow
+from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import ListenerEvent, Origin
+from hivewire.runtime._kafka import KafkaSource
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger("hivewire.notebook")
+
+#: How many events ``EventList._repr_html_`` shows.
+HTML_ROWS = 20
+
+TimeBound = datetime | date | timedelta | int | float | str
+
+
+class EventList(list[ListenerEvent]):
+    """A list of events read from Kafka, with the messages that did not decode in :attr:`failures`.
+
+    ``to_arrow()``, ``to_pandas()`` and ``to_spark(spark)`` convert the events (the schema of
+    :mod:`hivewire.arrow`); ``include_failures=True`` adds a row per undecodable message.
+    """
+
+    failures: list[Undecodable]
+
+    def __init__(self, events: Iterable[ListenerEvent] = (), failures: Iterable[Undecodable] = ()) -> None:
+        super().__init__(events)
+        self.failures = list(failures)
+
+    def _rows(self, include_failures: bool) -> list[ListenerEvent | Undecodable]:
+        if not include_failures or not self.failures:
+            return list(self)
+        return sorted([*self, *self.failures], key=_order)
+
+    def to_arrow(self, *, include_failures: bool = False, on_error: Literal["raise", "record"] = "record") -> pa.Table:
+        """A ``pyarrow.Table`` (:data:`hivewire.arrow.SCHEMA`). An object that fails to convert is recorded in
+        ``decode_error`` (``on_error="record"``, the default here: a notebook should show, not stop)."""
+        return to_arrow(self._rows(include_failures), on_error=on_error)
+
+    def to_pandas(self, *, include_failures: bool = False) -> pd.DataFrame:
+        """A pandas DataFrame of :meth:`to_arrow`; map columns become dicts. Needs pandas."""
+        try:
+            importlib.import_module("pandas")
+        except ImportError as e:
+            # Checked first: pyarrow's own error says only "No module named 'pandas'", after converting.
+            raise PrerequisiteError(
+                "EventList.to_pandas needs pandas, which is not installed: "
+                "pip install 'hivewire[arrow]' (or pip install pandas); to_arrow() works "
+                "without it"
+            ) from e
+        return self.to_arrow(include_failures=include_failures).to_pandas(maps_as_pydicts="strict")
+
+    def to_spark(self, spark: SparkSession, *, include_failures: bool = False, raw: bool = True) -> DataFrame:
+        """A Spark DataFrame (:func:`hivewire.spark.to_dataframe`) of the events."""
+        from hivewire.data._spark import to_dataframe
+
+        return to_dataframe(spark, self.to_arrow(include_failures=include_failures), raw=raw)
+
+    def counts(self) -> dict[str, int]:
+        """Events per type, most frequent first."""
+        return dict(Counter(e.event_type.value for e in self).most_common())
+
+    def __getitem__(self, index: Any) -> Any:
+        # A slice stays an EventList (without failures), so notebooks can chain events[:100].to_arrow().
+        got = super().__getitem__(index)
+        return EventList(got) if isinstance(index, slice) else got
+
+    def __repr__(self) -> str:
+        # The list's own repr prints every event: unreadable for thousands of them.
+        counts = ", ".join(f"{k}={v}" for k, v in self.counts().items())
+        return f"EventList({len(self)} events{': ' + counts if counts else ''}; {len(self.failures)} undecodable)"
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        counts = "".join(
+            f"<tr><td>{esc(k)}</td><td style='text-align:right'>{v:,}</td></tr>" for k, v in self.counts().items()
+        )
+        rows = []
+        for event in list.__getitem__(self, slice(0, HTML_ROWS)):
+            origin = event.origin
+            when = _when(origin.timestamp) if origin is not None and origin.timestamp is not None else ""
+            rows.append(
+                "<tr>"
+                + "".join(
+                    f"<td>{esc(str(v))}</td>"
+                    for v in (
+                        when,
+                        event.event_type.value,
+                        event.qualified_name,
+                        "" if event.status else "failed",
+                        origin or "",
+                    )
+                )
+                + "</tr>"
+            )
+        more = f"<p>... and {len(self) - HTML_ROWS:,} more</p>" if len(self) > HTML_ROWS else ""
+        failures = (
+            f"<p>{len(self.failures):,} message(s) did not decode: see <code>.failures</code></p>"
+            if self.failures
+            else ""
+        )
+        return (
+            f"<div class='hivewire-events'><p><b>{len(self):,} events</b></p>"
+            f"<table><tr><th>type</th><th>events</th></tr>{counts}</table>"
+            "<table><tr><th>time (UTC)</th><th>type</th><th>object</th><th>status</th><th>origin</th></tr>"
+            f"{''.join(rows)}</table>{more}{failures}</div>"
+        )
+
+
+def _when(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def _order(item: ListenerEvent | Undecodable) -> tuple[int, int, int]:
+    """Time order (messages without a timestamp first), then partition and offset."""
+    origin = item.origin
+    if origin is None:
+        return (-1, -1, -1)
+    return (origin.timestamp if origin.timestamp is not None else -1, origin.partition, origin.offset)
+
+
+def to_millis(bound: TimeBound, *, now: float | None = None) -> int:
+    """A time bound as Kafka milliseconds since the epoch.
+
+    ``datetime`` (naive ones are taken as UTC, like Kafka's timestamps), ``date`` (its UTC midnight), an ISO
+    8601 string, a ``timedelta`` (that long before now), or a number of milliseconds since the epoch.
+    """
+    if isinstance(bound, bool):
+        raise TypeError("a time bound cannot be a bool")
+    if isinstance(bound, (int, float)):
+        return int(bound)
+    if isinstance(bound, timedelta):
+        return int(((time.time() if now is None else now) - bound.total_seconds()) * 1000)
+    if isinstance(bound, str):
+        try:
+            bound = datetime.fromisoformat(bound.replace("Z", "+00:00"))
+        except ValueError:
+            raise ConfigError("since/until", f"not an ISO 8601 time: {bound!r}") from None
+    if isinstance(bound, datetime):
+        if bound.tzinfo is None:
+            bound = bound.replace(tzinfo=timezone.utc)
+        return int(bound.timestamp() * 1000)
+    if isinstance(bound, date):
+        return int(datetime(bound.year, bound.month, bound.day, tzinfo=timezone.utc).timestamp() * 1000)
+    raise TypeError(
+        f"a time bound is a datetime, date, timedelta, ISO string or epoch milliseconds, not {type(bound).__name__}"
+    )
+
+
+def _check(err: Any, what: str) -> None:
+    if err is not None:
+        from confluent_kafka import KafkaException
+
+        raise HivewireError(f"{what}: {err}") from KafkaException(err)
+
+
+class _Reader:
+    """One bounded read: positions per partition, then the consume loop."""
+
+    def __init__(self, consumer: Any, topic: str, timeout: float) -> None:
+        self.consumer = consumer
+        self.topic = topic
+        self.timeout = timeout
+        # Whether the brokers look offsets up by time: a property of the cluster, so probed once per read.
+        self.by_time: bool | None = None
+
+    def partitions(self) -> list[int]:
+        metadata = self.consumer.list_topics(self.topic, timeout=self.timeout)
+        topic = metadata.topics.get(self.topic)
+        if topic is None or topic.error is not None or not topic.partitions:
+            reason = topic.error if topic is not None and topic.error is not None else "no such topic"
+            raise HivewireError(f"cannot read topic {self.topic!r}: {reason}")
+        return sorted(topic.partitions)
+
+    def watermarks(self, partition: int) -> tuple[int, int]:
+        from confluent_kafka import TopicPartition
+
+        low, high = self.consumer.get_watermark_offsets(
+            TopicPartition(self.topic, partition), timeout=self.timeout, cached=False
+        )
+        return int(low), int(high)
+
+    def timestamp_at(self, partition: int, offset: int, high: int) -> tuple[int, int | None] | None:
+        """(offset, timestamp) of the first message at or after ``offset`` and before ``high``, else None."""
+        from confluent_kafka import KafkaError, TopicPartition
+
+        self.consumer.assign([TopicPartition(self.topic, partition, offset)])
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            for msg in self.consumer.consume(1, timeout=min(1.0, self.timeout)):
+                err = msg.error()
+                if msg.partition() != partition:
+                    continue
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        return None
+                    continue
+                if msg.offset() >= high:
+                    return None
+                kind, ts = msg.timestamp()
+                return msg.offset(), (ts if kind else None)
+        raise HivewireError(f"{self.topic}/{partition}: no message at offset {offset} within {self.timeout} s")
+
+    def searches_by_time(self, partition: int, low: int, high: int) -> bool:
+        """Whether the broker can look offsets up by time, probed on the non-empty ``partition`` [low, high).
+
+        For time 0 a real broker names the partition's first offset. librdkafka's mock cluster answers "after
+        the end" for every time; a broker too old for ListOffsets by time fails the request. Either way the
+        answer is no, and :meth:`offset_for_time` searches the messages' timestamps instead, which is slower
+        but finds the same offsets.
+        """
+        from confluent_kafka import KafkaException, TopicPartition
+
+        if self.by_time is not None:
+            return self.by_time
+        assert low < high, "probe a non-empty partition: an empty one names no offset on any broker"
+        reason = ""
+        try:
+            (found,) = self.consumer.offsets_for_times([TopicPartition(self.topic, partition, 0)], timeout=self.timeout)
+        except KafkaException as e:
+            reason = f"the request failed: {e}"
+        else:
+            if found.error is not None:
+                reason = f"the request failed: {found.error}"
+            elif found.offset < 0:
+                reason = "it names no offset for time 0 in a non-empty partition"
+        self.by_time = not reason
+        if reason:
+            log.warning(
+                "%s: the broker cannot look offsets up by time (%s); searching message timestamps instead",
+                self.topic,
+                reason,
+            )
+        return self.by_time
+
+    def broker_offset_for_time(self, partition: int, ms: int) -> int:
+        """The broker's answer (Kafka's time index): the first offset at or after ``ms``, or -1 for none."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        try:
+            (found,) = self.consumer.offsets_for_times(
+                [TopicPartition(self.topic, partition, ms)], timeout=self.timeout
+            )
+        except KafkaException as e:
+            raise HivewireError(
+                f"{self.topic}/{partition}: looking up the offset for time {ms} failed ({e}); "
+                f"check that the brokers are reachable, or raise timeout= (now {self.timeout:g} s)"
+            ) from e
+        _check(found.error, f"offsets_for_times({self.topic}/{partition})")
+        return int(found.offset)
+
+    def offset_for_time(self, partition: int, ms: int, low: int, high: int) -> int:
+        """The first offset in [low, high) whose message timestamp is at or after ``ms``, else ``high``.
+
+        Asks the broker (ListOffsets by time: Kafka's time index). For a broker that cannot answer, a binary
+        search over the messages' timestamps finds the same offset, assuming (as Kafka's time index does)
+        that timestamps grow with offsets.
+        """
+        if low >= high:
+            return high
+        if self.searches_by_time(partition, low, high):
+            found = self.broker_offset_for_time(partition, ms)
+            return high if found < 0 else max(low, min(found, high))
+        # Smallest o in [low, high] such that reading from o starts at a message at or after ms (or at the end).
+        last = self.timestamp_at(partition, high - 1, high)
+        if last is not None and (last[1] is None or last[1] < ms):
+            return high  # the common "after everything" case, in one probe
+        lo, hi = low, high
+        while lo < hi:
+            mid = (lo + hi) // 2
+            probe = self.timestamp_at(partition, mid, high)
+            if probe is None or (probe[1] is not None and probe[1] >= ms):
+                hi = mid
+            else:
+                lo = min(probe[0] + 1, hi)  # every offset in [mid, probe offset] starts at this older message
+        return lo
+
+
+def read_events(
+    source: KafkaSource | None = None,
+    *,
+    bootstrap_servers: str | None = None,
+    topic: str | None = None,
+    since: TimeBound | None = None,
+    until: TimeBound | None = None,
+    start_offsets: Mapping[int, int] | None = None,
+    end_offsets: Mapping[int, int] | None = None,
+    partitions: Iterable[SupportsIndex] | None = None,
+    max_events: int | None = None,
+    progress: bool = True,
+    timeout: float = 30.0,
+    consumer_config: Mapping[str, KafkaValue] | None = None,
+) -> EventList:
+    """Read a bounded slice of an Apiary topic: the events, in time order, and the messages that did not decode.
+
+    The topic is ``source`` (a :class:`~hivewire.kafka.KafkaSource`; its ``consumer_config`` applies, its group
+    does not) or ``bootstrap_servers`` and ``topic``. Every partition is read (or those in ``partitions``, or
+    the keys of ``start_offsets``/``end_offsets`` when given), each from its start to its end, both fixed now:
+
+    * start: ``start_offsets[p]``, else the first offset at or after ``since``, else the earliest offset;
+    * end (exclusive): ``end_offsets[p]``, else the first offset at or after ``until``, else the end of the
+      partition as it is now (messages produced while reading are not included).
+
+    With ``since``/``until``, only messages with ``since <= timestamp < until`` are returned (times: datetime,
+    naive = UTC; date; ISO string; timedelta before now; or epoch milliseconds). ``max_events`` stops after
+    that many messages, taken in the order the partitions deliver them. No consumer group is joined and no
+    offset is committed. ``timeout`` bounds each broker request and any wait for an expected message.
+    """
+    from confluent_kafka import Consumer
+    from tqdm.auto import tqdm
+
+    if source is not None:
+        if bootstrap_servers is not None or topic is not None:
+            raise ConfigError("source", "give a KafkaSource or bootstrap_servers and topic, not both")
+        bootstrap_servers, topic = source.bootstrap_servers, source.topic
+        config = dict(source.consumer_config)
+    elif bootstrap_servers is None or topic is None:
+        raise ConfigError("source", "give a KafkaSource, or bootstrap_servers= and topic=")
+    else:
+        config = {}
+    config.update(consumer_config or {})
+    if max_events is not None and max_events < 0:
+        raise ConfigError("max_events", "must be 0 or more")
+    since_ms = None if since is None else to_millis(since)
+    until_ms = None if until is None else to_millis(until)
+    config.update(
+        {
+            "bootstrap.servers": bootstrap_servers,
+            # confluent-kafka insists on a group id even for assign(); this one never joins: no subscribe(), no
+            # commits, no stored offsets.
+            "group.id": config.get("group.id", "hivewire-read-events"),
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "enable.partition.eof": True,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    consumer = Consumer(config)
+    try:
+        reader = _Reader(consumer, topic, timeout)
+        if partitions is not None:
+            wanted = sorted({int(p) for p in partitions})
+        elif start_offsets or end_offsets:
+            wanted = sorted({*(start_offsets or {}), *(end_offsets or {})})
+        else:
+            wanted = reader.partitions()
+        ranges: dict[int, tuple[int, int]] = {}
+        for p in wanted:
+            low, high = reader.watermarks(p)
+            if start_offsets and p in start_offsets:
+                start = max(low, start_offsets[p])
+            elif since_ms is not None:
+                start = reader.offset_for_time(p, since_ms, low, high)
+            else:
+                start = low
+            if end_offsets and p in end_offsets:
+                end = min(high, end_offsets[p])
+            elif until_ms is not None:
+                end = reader.offset_for_time(p, until_ms, max(low, start), high)
+            else:
+                end = high
+            if start < end:
+                ranges[p] = (start, end)
+        total = sum(end - start for start, end in ranges.values())
+        limit = total if max_events is None else min(total, max_events)
+        log.debug("reading %s: %s (%d messages)", topic, ranges, total)
+        events: list[ListenerEvent] = []
+        failures: list[Undecodable] = []
+        # The bar counts messages read; with max_events, the messages kept.
+        with (
+            tqdm(total=total if max_events is None else limit, unit="msg", desc=topic, disable=not progress) as bar,
+            paused_gc(),
+        ):
+            if limit:
+                _consume(consumer, topic, ranges, limit, since_ms, until_ms, timeout, events, failures, bar)
+        events.sort(key=_order)
+        failures.sort(key=_order)
+        return EventList(events, failures)
+    finally:
+        consumer.close()
+
+
+def _consume(
+    consumer: Any,
+    topic: str,
+    ranges: dict[int, tuple[int, int]],
+    limit: int,
+    since_ms: int | None,
+    until_ms: int | None,
+    timeout: float,
+    events: list[ListenerEvent],
+    failures: list[Undecodable],
+    bar: Any,
+) -> None:
+    """Consume ``ranges`` ({partition: (start, end)}) until each partition reaches its end or ``limit`` is read."""
+    from confluent_kafka import KafkaError, TopicPartition
+
+    consumer.assign([TopicPartition(topic, p, start) for p, (start, _) in ranges.items()])
+    pending = set(ranges)
+    seen = shown = 0
+    counts_read = limit == sum(end - start for start, end in ranges.values())
+    decode = apiary.decode
+    last_progress = time.monotonic()
+    while pending and seen < limit:
+        batch = consumer.consume(1000, timeout=1.0)
+        if not batch:
+            if time.monotonic() - last_progress > timeout:
+                positions = {p: ranges[p] for p in pending}
+                raise HivewireError(f"{topic}: no message for {timeout} s; still expected offsets {positions}")
+            continue
+        last_progress = time.monotonic()
+        read = 0
+        for msg in batch:
+            p = msg.partition()
+            err = msg.error()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF:
+                    # At the end of the partition: the last offsets before it held no message (a transaction
+                    # marker, compaction), or the end moved back (retention). Nothing more comes.
+                    pending.discard(p)
+                    continue
+                if not err.retriable():
+                    raise HivewireError(f"{topic}/{p}: {err.str()}")
+                log.warning("%s/%s: %s (retrying)", topic, p, err.str())
+                continue
+            if p not in pending:
+                continue
+            offset = msg.offset()
+            start, end = ranges[p]
+            if offset < start:
+                continue  # fetched for an earlier assignment (a time-search probe)
+            if offset >= end:
+                pending.discard(p)
+                consumer.pause([TopicPartition(topic, p)])
+                continue
+            if offset == end - 1:
+                pending.discard(p)
+                consumer.pause([TopicPartition(topic, p)])
+            kind, ts = msg.timestamp()
+            ts = ts if kind else None
+            read += 1
+            if (since_ms is not None or until_ms is not None) and (
+                ts is None or (since_ms is not None and ts < since_ms) or (until_ms is not None and ts >= until_ms)
+            ):
+                continue
+            origin = Origin(topic, p, offset, ts)
+            value = msg.value()
+            if value is None:
+                failures.append(Undecodable(origin, None, "empty message (no value)"))
+            else:
+                try:
+                    events.append(decode(value, origin=origin))
+                except DecodeError as e:
+                    failures.append(Undecodable(origin, value, e.reason))
+            seen += 1
+            if seen >= limit:
+                break
+        bar.update(read if counts_read else seen - shown)
+        shown = seen

@@ -1,0 +1,297 @@
+"""Spark helpers: SparkSessions pointed at live metastores, and metastore events as DataFrames.
+
+``pyspark`` is imported inside the functions, so this module imports without it; a missing pyspark raises
+:class:`~hivewire.errors.PrerequisiteError` naming the extra to install (``hivewire[spark]``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+    from typing_extensions import Unpack
+
+    from hivewire.data._arrow import Undecodable
+    from hivewire.events._model import ListenerEvent
+    from hivewire.metastore._zookeeper import DiscoveryConfig, DiscoveryOptions
+
+log = logging.getLogger("hivewire.spark")
+
+# -- Sessions on discovered metastores: builder(), session() ------------------------------------------
+
+METASTORE_URIS_CONF = "spark.hadoop.hive.metastore.uris"
+"""The Spark setting that hands ``hive.metastore.uris`` to Spark's built-in Hive client."""
+
+
+def _spark_session_class() -> Any:
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as e:
+        from hivewire.errors import PrerequisiteError
+
+        raise PrerequisiteError(
+            "hivewire.spark needs pyspark, which is not installed: pip install 'hivewire[spark]'"
+        ) from e
+    return SparkSession
+
+
+def _resolve_metastores(
+    zookeeper: str | DiscoveryConfig | None,
+    namespace: str | None,
+    uris: str | list[str] | None,
+    hive_site: str | os.PathLike[str] | None,
+    zk_options: DiscoveryOptions,
+) -> tuple[list[str], bool]:
+    """(metastore URIs, discovered?) from exactly one of the three sources."""
+    from hivewire.errors import ConfigError
+    from hivewire.metastore import _discovery as discovery
+    from hivewire.metastore import _zookeeper as zk_settings
+    from hivewire.metastore import parse_uris
+
+    given = [
+        name
+        for name, value in (("zookeeper", zookeeper), ("uris", uris), ("hive_site", hive_site))
+        if value is not None
+    ]
+    if len(given) != 1:
+        raise ConfigError(
+            "metastore",
+            "give exactly one of zookeeper='zk1:2181,...', uris='thrift://h:9083' or "
+            f"hive_site='/path/hive-site.xml' (got {', '.join(given) or 'none'})",
+        )
+    extra = sorted(zk_options) + (["namespace"] if namespace is not None else [])
+    if uris is not None:
+        if extra:
+            raise ConfigError(
+                extra[0],
+                "ZooKeeper options apply only with zookeeper= or hive_site= (in discovery "
+                "mode), not with explicit uris=",
+            )
+        return parse_uris(uris), False
+    if zookeeper is not None:
+        found = discovery.discover_metastores(zk_settings.discovery_config(zookeeper, namespace, **zk_options))
+    else:
+        assert hive_site is not None
+        conf = discovery.load_conf(hive_site)
+        if discovery.discovery_mode(conf) != "zookeeper":
+            if extra:
+                raise ConfigError(
+                    extra[0],
+                    f"{os.fspath(hive_site)} does not turn on ZooKeeper discovery "
+                    "(metastore.service.discovery.mode=zookeeper), so ZooKeeper options do "
+                    "not apply: remove them, or set that key",
+                )
+            static = discovery.metastore_uris_from_conf(conf)
+            assert isinstance(static, list)
+            return static, False
+        # The site's own settings, with the arguments (credentials it cannot hold, a namespace) on top.
+        config = zk_settings.discovery_config(zk_settings.DiscoveryConfig.from_conf(conf), namespace, **zk_options)
+        found = discovery.discover_metastores(config)
+    # Hive's default RANDOM selection: spread sessions over the live metastores.
+    random.shuffle(found)
+    return found, True
+
+
+def _builder(
+    metastores: list[str], app_name: str, master: str | None, conf: dict[str, str] | None
+) -> SparkSession.Builder:
+    spark_session = _spark_session_class()
+    # A fresh Builder: on older pyspark ``SparkSession.builder`` is one shared object that keeps options.
+    b = spark_session.Builder().appName(app_name)
+    if master is not None:
+        b = b.master(master)
+    for key, value in (conf or {}).items():
+        b = b.config(key, value)
+    return b.config(METASTORE_URIS_CONF, ",".join(metastores)).enableHiveSupport()
+
+
+def builder(
+    *,
+    zookeeper: str | DiscoveryConfig | None = None,
+    namespace: str | None = None,
+    uris: str | list[str] | None = None,
+    hive_site: str | os.PathLike[str] | None = None,
+    app_name: str = "hivewire",
+    master: str | None = None,
+    conf: dict[str, str] | None = None,
+    **zk_options: Unpack[DiscoveryOptions],
+) -> SparkSession.Builder:
+    """A ``SparkSession.Builder`` with Hive support, pointed at the metastores.
+
+    Give one of: ``zookeeper`` (the live metastores under ``/<namespace>``, shuffled), ``uris`` (explicit
+    ``thrift://`` URIs) or ``hive_site`` (a ``hive-site.xml``, with or without ZooKeeper discovery).
+    ``zookeeper`` is a quorum or a :class:`~hivewire.zk_settings.DiscoveryConfig`; ``namespace`` (default
+    ``hive_metastore``, or the config's or site's own) and ``zk_options`` (other ``DiscoveryConfig`` fields:
+    ``auth_data``, ``use_ssl``, ``certfile``, ``keyfile``, ``ca``, ``session_timeout``, ...) work as in
+    :func:`hivewire.discovery.discover_metastores`, and override a ``hive_site``'s settings. ``conf`` holds
+    more Spark settings. The URIs are resolved now: call ``.getOrCreate()`` soon, or use :func:`session`.
+    """
+    metastores, _ = _resolve_metastores(zookeeper, namespace, uris, hive_site, zk_options)
+    return _builder(metastores, app_name, master, conf)
+
+
+def _running_session(spark_session: type[SparkSession]) -> SparkSession | None:
+    """The session ``getOrCreate()`` would return: this thread's active one, else the default one."""
+    active = spark_session.getActiveSession()
+    if active is not None:
+        return active
+    default = getattr(spark_session, "_instantiatedSession", None)
+    if default is not None and getattr(default.sparkContext, "_jsc", None) is not None:
+        return default
+    return None
+
+
+def _session_metastores(spark: SparkSession) -> tuple[str, list[str]]:
+    """(catalog implementation, metastore URIs) of a running session."""
+    from hivewire.errors import HivewireError
+    from hivewire.metastore import parse_uris
+
+    catalog = spark.conf.get("spark.sql.catalogImplementation", "in-memory")
+    text = spark.sparkContext.getConf().get(METASTORE_URIS_CONF)
+    if not text:  # set another way (hive-site.xml on the classpath): ask the Hadoop configuration
+        text = spark.sparkContext._jsc.hadoopConfiguration().get("hive.metastore.uris")
+    try:
+        return catalog, parse_uris(text or "")
+    except HivewireError:
+        return catalog, []
+
+
+def session(
+    *,
+    zookeeper: str | DiscoveryConfig | None = None,
+    namespace: str | None = None,
+    uris: str | list[str] | None = None,
+    hive_site: str | os.PathLike[str] | None = None,
+    app_name: str = "hivewire",
+    master: str | None = None,
+    conf: dict[str, str] | None = None,
+    **zk_options: Unpack[DiscoveryOptions],
+) -> SparkSession:
+    """``builder(...).getOrCreate()``, safe in notebooks (the same arguments as :func:`builder`).
+
+    A session that is already running is returned when it uses the Hive catalog and the same metastores
+    (explicit URIs: the same set; discovered: at least one of the live ones), and ``conf`` is not applied to
+    it. A running session pointed elsewhere raises :class:`~hivewire.errors.HivewireError`: its metastore is
+    fixed when it starts, and Spark would otherwise hand it back silently.
+    """
+    from hivewire.errors import HivewireError
+
+    spark_session = _spark_session_class()
+    metastores, discovered = _resolve_metastores(zookeeper, namespace, uris, hive_site, zk_options)
+    running = _running_session(spark_session)
+    if running is not None:
+        catalog, current = _session_metastores(running)
+        same = set(current) & set(metastores) if discovered else set(current) == set(metastores)
+        if catalog == "hive" and same:
+            log.info("reusing the running SparkSession (metastores %s)", ", ".join(current))
+            return running
+        raise HivewireError(
+            f"a SparkSession is already running with catalog {catalog!r} and metastores "
+            f"{', '.join(current) or 'none'}, not {', '.join(metastores)}. A running SparkSession cannot change its "
+            "metastore (spark.hadoop.hive.metastore.uris and the Hive catalog are fixed when it starts): call "
+            "spark.stop() first, then hivewire.spark.session(...) again"
+        )
+    return _builder(metastores, app_name, master, conf).getOrCreate()
+
+
+# -- Events as DataFrames: to_dataframe(), SCHEMA ------------------------------------------------------
+#
+# Events become a Spark DataFrame through Arrow: hivewire.arrow builds the columns, and Spark receives
+# them as Arrow record batches (pyspark 4's createDataFrame(pyarrow.Table)). No Python Row is ever built,
+# which is what makes this faster than createDataFrame(rows) (bench/bench_arrow.py measures both).
+
+
+def _spark_type(arrow_type: Any) -> Any:
+    """The Spark SQL type of an Arrow type of hivewire.arrow.SCHEMA (every value nullable, as in Arrow)."""
+    import importlib
+
+    from pyspark.sql import types as st
+
+    pa = importlib.import_module("pyarrow")  # untyped: imported by name so that mypy treats it as Any
+    if pa.types.is_list(arrow_type):
+        return st.ArrayType(_spark_type(arrow_type.value_type), containsNull=True)
+    if pa.types.is_struct(arrow_type):
+        return st.StructType([st.StructField(f.name, _spark_type(f.type), nullable=True) for f in arrow_type])
+    if pa.types.is_map(arrow_type):
+        return st.MapType(_spark_type(arrow_type.key_type), _spark_type(arrow_type.item_type), valueContainsNull=True)
+    if pa.types.is_timestamp(arrow_type):
+        return st.TimestampType()  # an instant (Arrow's timestamp with tz=UTC); shown in the session time zone
+    atomic = {
+        pa.string(): st.StringType(),
+        pa.bool_(): st.BooleanType(),
+        pa.int32(): st.IntegerType(),
+        pa.int64(): st.LongType(),
+        pa.date32(): st.DateType(),
+        pa.binary(): st.BinaryType(),
+    }
+    return atomic[arrow_type]
+
+
+_SCHEMAS: dict[str, StructType] = {}
+
+
+def _events_schema() -> StructType:
+    """``SPARK_SCHEMA``, built on first use (pyspark and pyarrow are imported only then)."""
+    schema = _SCHEMAS.get("events")
+    if schema is None:
+        _spark_session_class()  # a clear PrerequisiteError when pyspark is missing
+        from pyspark.sql import types as st
+
+        from hivewire.data._arrow import SCHEMA
+
+        schema = st.StructType([st.StructField(f.name, _spark_type(f.type), nullable=True) for f in SCHEMA])
+        _SCHEMAS["events"] = schema
+    return schema
+
+
+def __getattr__(name: str) -> StructType:
+    # SPARK_SCHEMA is a module attribute computed on first access, so importing hivewire.spark stays free of
+    # pyspark and pyarrow.
+    if name == "SPARK_SCHEMA":
+        return _events_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def to_dataframe(
+    spark: SparkSession, events: Iterable[ListenerEvent | Undecodable] | pa.Table, *, raw: bool = True
+) -> DataFrame:
+    """A Spark DataFrame of ``events`` with :data:`SPARK_SCHEMA` (hivewire.arrow's schema in Spark types).
+
+    ``events`` is an iterable of events (and :class:`hivewire.arrow.Undecodable` messages), or a
+    ``pyarrow.Table`` that :func:`hivewire.arrow.to_arrow` returned. The rows travel to the JVM as Arrow
+    record batches, never as Python ``Row`` objects. ``raw=False`` leaves the ``raw`` column null, which
+    keeps the message bytes out of the JVM (they are usually most of the data). Needs pyspark 4 or later.
+    """
+    import importlib
+
+    from hivewire.data._arrow import to_arrow
+    from hivewire.errors import PrerequisiteError
+
+    pa = importlib.import_module("pyarrow")
+
+    _spark_session_class()
+    if not _accepts_arrow():
+        raise PrerequisiteError(
+            "hivewire.spark.to_dataframe needs pyspark 4 or later (createDataFrame from a "
+            "pyarrow.Table): pip install 'pyspark>=4'"
+        )
+    table = events if isinstance(events, pa.Table) else to_arrow(events)
+    if not raw:
+        column = table.schema.get_field_index("raw")
+        table = table.set_column(column, table.schema.field(column), pa.nulls(table.num_rows, pa.binary()))
+    return spark.createDataFrame(table, schema=_events_schema())
+
+
+def _accepts_arrow() -> bool:
+    """Whether this pyspark's createDataFrame takes a pyarrow.Table (added in pyspark 4.0)."""
+    import pyspark
+
+    return int(str(pyspark.__version__).split(".")[0]) >= 4

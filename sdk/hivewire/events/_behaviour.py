@@ -1,0 +1,145 @@
+"""What event classes do beyond holding their fields, written by hand: the facts shown in a notebook and the
+computed properties that ``idl/events.toml`` names (``AlterTableEvent.is_rename``, ``InsertEvent.table``).
+
+The generated classes of :mod:`hivewire.events._model` call these functions. Facts follow from the
+description's fields (:func:`fields_summary`) unless the type names a summary of its own here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hivewire.errors import HivewireError
+from hivewire.events._description import Kind
+from hivewire.events._event import Facts, ListenerEvent
+from hivewire.events._types import TYPES
+from hivewire_thrift.hive_metastore.ttypes import Database, Partition, Table
+
+if TYPE_CHECKING:
+    from hivewire.events._model import (
+        AlterDatabaseEvent,
+        AlterPartitionEvent,
+        AlterTableEvent,
+        InsertEvent,
+    )
+
+# -- display facts: read defensively, since events built in Python may hold partial objects ---------------------
+
+_LISTED = 10  # items shown of a long list (partitions, files)
+
+
+def _listed(items: list[str]) -> list[str]:
+    return items if len(items) <= _LISTED else [*items[:_LISTED], f"... and {len(items) - _LISTED} more"]
+
+
+def _location(obj: object) -> str | None:
+    """The storage location of a table or partition."""
+    location: str | None = getattr(getattr(obj, "sd", None), "location", None)
+    return location
+
+
+def _facts(**facts: str | list[str] | None) -> Facts:
+    """The facts that are known (not None)."""
+    return {k.replace("_", " "): v for k, v in facts.items() if v is not None}
+
+
+def _table_facts(table: object) -> Facts:
+    return _facts(table_type=getattr(table, "tableType", None), location=_location(table))
+
+
+def _partition_name(table: object, partition: object) -> str:
+    """``dt=2024-05-01/hour=3`` (just the values when the table's partition keys do not match them)."""
+    values = [str(v) for v in getattr(partition, "values", None) or ()]
+    keys = [str(getattr(k, "name", k)) for k in getattr(table, "partitionKeys", None) or ()]
+    if len(keys) != len(values):
+        return "/".join(values)
+    return "/".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
+
+
+def _partition_facts(table: object, partition: object) -> str:
+    location = _location(partition)
+    name = _partition_name(table, partition)
+    return name if location is None else f"{name} at {location}"
+
+
+def fields_summary(event: ListenerEvent) -> Facts:
+    """The facts of an event, from its type's fields: a table's type and location, a database's location, the
+    partitions (name and location), flags and lists of strings."""
+    spec = TYPES[event.event_type]
+    values = [(f, getattr(event, f.name)) for f in spec.fields]
+    table = next((v for f, v in values if f.thrift is Table), None)
+    facts: Facts = {}
+    for field, value in values:
+        if field.name.startswith("old_"):  # a before/after pair: the after is shown
+            continue
+        if field.kind is Kind.STRUCT and field.thrift is Table:
+            facts.update(_table_facts(value))
+        elif field.kind is Kind.STRUCT and field.thrift is Database:
+            facts.update(_facts(location=getattr(value, "locationUri", None)))
+        elif field.kind is Kind.STRUCT_LIST and field.thrift is Partition:
+            facts[field.name] = _listed([_partition_facts(table, p) for p in value])
+        elif field.kind is Kind.FLAG:
+            facts[field.name.replace("_", " ")] = str(value)
+        elif field.kind is Kind.STRING_LIST:
+            facts[field.name.replace("_", " ")] = _listed([str(v) for v in value])
+    return facts
+
+
+def alter_table_summary(event: AlterTableEvent) -> Facts:
+    old, new = event.old_table, event.new_table
+    old_name = (getattr(old, "dbName", None), getattr(old, "tableName", None))
+    renamed = old_name != (getattr(new, "dbName", None), getattr(new, "tableName", None))
+    moved = _location(old) != _location(new)
+    return _facts(
+        renamed_from=".".join(map(str, old_name)) if renamed else None,
+        **_table_facts(new),
+        previous_location=_location(old) if moved else None,
+    )
+
+
+def alter_partition_summary(event: AlterPartitionEvent) -> Facts:
+    table, old, new = event.table, event.old_partition, event.new_partition
+    before, after = _partition_facts(table, old), _partition_facts(table, new)
+    return _facts(
+        table_type=getattr(table, "tableType", None),
+        partition=after,
+        previously=before if before != after else None,
+    )
+
+
+def insert_summary(event: InsertEvent) -> Facts:
+    partition = "/".join(f"{k}={v}" for k, v in event.partition_key_values.items())
+    return _facts(partition=partition or None, files=_listed([str(f) for f in event.files]))
+
+
+def alter_database_summary(event: AlterDatabaseEvent) -> Facts:
+    old = getattr(event.old_database, "locationUri", None)
+    new = getattr(event.new_database, "locationUri", None)
+    return _facts(location=new, previous_location=old if old != new else None)
+
+
+# -- computed properties ---------------------------------------------------------------------------------------
+
+
+def alter_table_is_rename(event: AlterTableEvent) -> bool:
+    old, new = event.old_table, event.new_table
+    return (old.dbName, old.tableName) != (new.dbName, new.tableName)
+
+
+_INSERT_TABLE = "_table"  # where InsertEvent.table keeps the table it fetched (copies copy it)
+
+
+def insert_table(event: InsertEvent) -> Table:
+    table: Table | None = event._values.get(_INSERT_TABLE)
+    if table is not None:
+        return table
+    handler = event.handler
+    if handler is None:
+        raise HivewireError(
+            f"InsertEvent.table for {event.qualified_name} needs a metastore connection: run the app with "
+            "metastore URIs configured (metastore.uris / --metastore-uris), or use db_name/table_name"
+        )
+    assert event.db_name is not None and event.table_name is not None
+    table = handler.get_table(event.db_name, event.table_name)
+    event._values[_INSERT_TABLE] = table
+    return table

@@ -1,0 +1,318 @@
+"""``App``: a named set of metastore event listeners, and the way to run them.
+
+::
+
+    app = hw.App("orders-sync")
+
+    @app.on_create_table
+    def created(event: hw.CreateTableEvent) -> None: ...
+
+    @app.on(hw.EventType.ADD_PARTITION, db="sales", table="orders_*")
+    def added(event: hw.AddPartitionEvent) -> None: ...
+
+    app.add_listener(Audit)                 # a MetaStoreEventListener class, an instance, or a function
+    app.run(hw.KafkaSource(bootstrap_servers="host:9092", topic="apiary"))   # blocks; SIGTERM stops it
+    app.dispatch(event)                     # call the matching listeners now (tests, notebooks)
+"""
+
+from __future__ import annotations
+
+import errno
+import inspect
+import logging
+import signal
+import threading
+from collections.abc import Callable, Iterable
+from types import FrameType
+from typing import Any, TypeVar
+
+from hivewire.config import _keys as keys
+from hivewire.config._config import Config
+from hivewire.config._files import SettingMap
+from hivewire.errors import ConfigError, ListenerError
+from hivewire.events._model import EventType, ListenerEvent
+from hivewire.metastore import MetastoreClient
+from hivewire.runtime._handlers import AppDecorators
+from hivewire.runtime._kafka import KafkaSource
+from hivewire.runtime._listener import (
+    EventFilter,
+    Listener,
+    ListenerTarget,
+    MetaStoreEventListener,
+    RetryPolicy,
+    load_object,
+    overridden_types,
+)
+from hivewire.runtime._metrics import HealthServer, Metrics
+from hivewire.runtime._runner import Runner
+from hivewire.runtime._settings import RuntimeSettings
+from hivewire.runtime._source import Source
+
+log = logging.getLogger("hivewire.app")
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+class App(AppDecorators):
+    """A named set of listeners. See the module docstring for the registration API.
+
+    ``config`` holds the app's own settings (any key of :mod:`hivewire.config`); a configuration file,
+    environment variables and CLI flags override them when the app runs. The per-type decorators
+    (``app.on_create_table``, ...) come from :class:`~hivewire.runtime._handlers.AppDecorators`.
+    """
+
+    def __init__(self, name: str = "hivewire", *, config: SettingMap | None = None) -> None:
+        self.name = name
+        self.config = Config(config)
+        self._listeners: list[Listener] = []
+        self._runner: Runner | None = None
+        self._lock = threading.Lock()
+        self.metrics: Metrics | None = None
+
+    def __repr__(self) -> str:
+        return f"App({self.name!r}, listeners={[listener.name for listener in self._listeners]})"
+
+    @property
+    def listeners(self) -> list[Listener]:
+        return list(self._listeners)
+
+    # -- registration ---------------------------------------------------------------------------------
+    def on(
+        self,
+        *types: EventType | str,
+        db: str | Iterable[str] | None = None,
+        table: str | Iterable[str] | None = None,
+        status: bool | None = True,
+        name: str | None = None,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        concurrency: int = 1,
+    ) -> Callable[[F], F]:
+        """Register the decorated function for ``types`` (all types when none is given), with glob filters."""
+
+        def decorator(fn: F) -> F:
+            self.add_listener(
+                fn,
+                types=types or None,
+                db=db,
+                table=table,
+                status=status,
+                name=name,
+                timeout=timeout,
+                retry=retry,
+                concurrency=concurrency,
+            )
+            return fn
+
+        return decorator
+
+    def add_listener(
+        self,
+        target: ListenerTarget,
+        *,
+        types: Iterable[EventType | str] | None = None,
+        db: str | Iterable[str] | None = None,
+        table: str | Iterable[str] | None = None,
+        status: bool | None = True,
+        name: str | None = None,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        concurrency: int = 1,
+    ) -> Listener:
+        """Register a function, a :class:`MetaStoreEventListener` class or instance, or an import path.
+
+        A class is constructed with the configuration when the app starts. Types default to the ``on_*``
+        methods a class overrides, or to every type for a function.
+        """
+        if isinstance(target, str):
+            target = load_object(target)
+        if inspect.isclass(target):
+            default_types = overridden_types(target)
+            default_name = target.__qualname__
+        elif callable(target) and not isinstance(target, MetaStoreEventListener):
+            default_types = frozenset(EventType)
+            default_name = (getattr(target, "__qualname__", None) or repr(target)).replace("<locals>.", "")
+        else:
+            default_types = overridden_types(type(target))
+            default_name = type(target).__qualname__
+        chosen = frozenset(EventType(t) for t in types) if types else default_types
+        listener = Listener(
+            name=name or default_name,
+            target=target,
+            types=chosen,
+            filter=EventFilter(types=chosen, db=_tuple(db), table=_tuple(table), status=status),
+            retry=retry,
+            timeout=timeout,
+            concurrency=concurrency,
+        )
+        with self._lock:
+            if any(existing.name == listener.name for existing in self._listeners):
+                raise ConfigError(listener.name, "a listener with this name is already registered; pass name=...")
+            self._listeners.append(listener)
+        return listener
+
+    # -- running --------------------------------------------------------------------------------------
+    def dispatch(self, event: ListenerEvent) -> list[str]:
+        """Call every matching listener with ``event`` now, in registration order; return their names.
+
+        Each listener gets its own copy of the event. If any raise, the others still run, then
+        :class:`~hivewire.errors.ListenerError` is raised with every failure. No retries, no dead letters.
+        """
+        called: list[str] = []
+        errors: dict[str, BaseException] = {}
+        for listener in self._listeners:
+            if not listener.accepts(event):
+                continue
+            listener.bind(self.config)
+            called.append(listener.name)
+            try:
+                listener.handlers[event.event_type](event.copy())
+            except Exception as e:
+                errors[listener.name] = e
+        if errors:
+            raise ListenerError(errors)
+        return called
+
+    def run(
+        self, source: Source | KafkaSource | None = None, *, config: Config | None = None, handle_signals: bool = True
+    ) -> None:
+        """Consume ``source`` (by default the Kafka topic in the configuration) until stopped.
+
+        Blocks. SIGTERM or SIGINT stop it cleanly (a second signal stops it at once). Returns when a finite
+        source (such as :class:`~hivewire.source.MemorySource`) is exhausted. ``config`` (from the CLI)
+        replaces the app's settings, falling back to them.
+        """
+        config = config or Config.load(base=self.config)
+        if config.find(keys.INSTANCE_NAME) is None:
+            config = config.merged({keys.INSTANCE_NAME.name: self.name}, source="code")
+        settings = RuntimeSettings.from_config(config, need_kafka=source is None)
+        if source is None:
+            source = KafkaSource(
+                settings.bootstrap_servers,
+                settings.topic,
+                consumer_config=settings.consumer_config,
+                dead_letter_topic=settings.dead_letter_topic,
+                instance_name=settings.instance_name,
+            )
+        for path in settings.listener_list:
+            if not any(listener.target is load_object(path) for listener in self._listeners):
+                self.add_listener(path)
+        if not self._listeners:
+            raise ConfigError(
+                "apiary.listener.list",
+                f"app {self.name!r} has no listeners: register some with "
+                "decorators or list them in apiary.listener.list",
+            )
+        self.config = config
+        self.metrics = metrics = Metrics()
+        server: HealthServer | None = None
+        restore: Callable[[], None] | None = None
+        try:
+            # Fresh class-listener instances for every run: the last run closed its own, and instances made
+            # by dispatch() before the run were made with the app's settings, not the run's.
+            for listener in self._listeners:
+                listener.bind(config)
+            runner = Runner(
+                app_name=self.name,
+                listeners=self._listeners,
+                source=source,
+                metrics=metrics,
+                retry=RetryPolicy(
+                    settings.retry_max_attempts,
+                    settings.retry_initial_delay,
+                    settings.retry_multiplier,
+                    settings.retry_max_delay,
+                ),
+                timeout=settings.listener_timeout,
+                queue_events=settings.queue_size,
+                queue_bytes=settings.queue_bytes,
+                batch_size=settings.batch_size,
+                commit_interval=settings.commit_interval,
+                shutdown_timeout=settings.shutdown_timeout,
+                metastore=_metastore_factory(config),
+                max_abandoned=settings.max_abandoned_threads,
+                tune_gc=settings.tune_gc,
+                reread=settings.reread,
+            )
+            if settings.endpoint_port:
+                server = _health_server(metrics, runner, settings.endpoint_port)
+                log.info("metrics and health on http://0.0.0.0:%d/metrics and /health", server.port)
+            self._runner = runner
+            restore = _install_signal_handlers(runner) if handle_signals else None
+            log.info("app %s running %d listener(s) on %r", self.name, len(self._listeners), source)
+            runner.run()
+        finally:
+            if restore:
+                restore()
+            if server:
+                server.stop()
+            for listener in self._listeners:
+                try:
+                    listener.close()
+                except Exception:
+                    log.exception("listener %s failed to close", listener.name)
+            self._runner = None
+
+    def stop(self) -> None:
+        """Stop a running :meth:`run` from another thread (as SIGTERM does)."""
+        runner = self._runner
+        if runner is not None:
+            runner.stop()
+
+
+def _tuple(value: str | Iterable[str] | None) -> str | tuple[str, ...] | None:
+    return value if value is None or isinstance(value, str) else tuple(value)
+
+
+def _metastore_factory(config: Config) -> Callable[[], MetastoreClient | None]:
+    """The virtual metastore context: a client per listener thread, on the configured (or discovered) URIs."""
+    if config.find(keys.METASTORE_URIS) is None and config.find(keys.DISCOVERY_MODE) is None:
+        return lambda: None
+    from hivewire.metastore import _discovery as discovery
+    from hivewire.metastore._client_options import ClientOptions
+
+    uris = discovery.metastore_uris_from_conf(config, shared=True)
+    options = ClientOptions.from_config(config).keywords()
+    return lambda: MetastoreClient(uris, **options)
+
+
+def _health_server(metrics: Metrics, runner: Runner, port: int) -> HealthServer:
+    try:
+        return HealthServer(metrics, runner.health, port).start()
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise ConfigError(
+                "endpoint.port",
+                f"port {port} is already in use (another hivewire app on this "
+                "host?); set endpoint.port to a free port, or 0 to turn the "
+                "/metrics and /health endpoint off",
+            ) from e
+        raise ConfigError(
+            "endpoint.port",
+            f"cannot serve /metrics and /health on port {port}: {e}; set "
+            "endpoint.port to another port, or 0 to turn the endpoint off",
+        ) from e
+
+
+def _install_signal_handlers(runner: Runner) -> Callable[[], None] | None:
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous: dict[int, Any] = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        if runner.stopping.is_set():
+            # Second signal: stop now, with the default behaviour.
+            signal.signal(signum, previous[signum] if callable(previous[signum]) else signal.SIG_DFL)
+            signal.raise_signal(signum)
+            return
+        log.info("received %s: finishing current events and stopping", signal.Signals(signum).name)
+        runner.stop()
+
+    for sig in previous:
+        signal.signal(sig, handle)
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore

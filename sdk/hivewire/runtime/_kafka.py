@@ -1,0 +1,470 @@
+"""``KafkaSource``: the runtime's source of Apiary records, on confluent-kafka (librdkafka).
+
+The consumer never auto-commits: the runtime commits an offset only after every listener handled or
+dead-lettered everything before it. Dead letters go to ``<topic>.dlq`` (by default) through an idempotent
+producer with ``acks=all``; a dead letter counts as done only when the broker acknowledged it, and one that
+fails is sent again until it succeeds (its batch, and so the commit, waits meanwhile: nothing is lost). The
+producer is created once (under a lock: the polling thread and listener workers dead-letter concurrently)
+and served by one thread, which also sends again, from one queue, whatever failed or found librdkafka's
+queue full; sending a dead letter never blocks the caller.
+
+``apiary.messaging.consumer.*`` may be Drone Fly's Java consumer properties: they are translated for
+librdkafka (:func:`hivewire.config._kafka.consumer_settings`), Java-only ones ignored with one warning, and a
+setting librdkafka refuses is a :class:`~hivewire.errors.ConfigError` naming the key.
+
+Pausing (backpressure) applies to the whole current assignment, which with the cooperative-sticky strategy
+grows and shrinks by increments: partitions assigned while paused are paused before they are fetched, and
+partitions assigned while not paused are resumed (librdkafka keeps a partition's pause flag across a
+revocation, so one paused, revoked and assigned back later would otherwise never be read again).
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import re
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+
+from hivewire._ratelimit import RateLimit
+from hivewire.config._kafka import CONSUMER_PREFIX, KafkaValue, consumer_settings
+from hivewire.errors import ConfigError, HivewireError, RecordsGoneError, SourceError
+from hivewire.runtime._source import Assigned, Delivered, Record
+from hivewire.runtime._source import TopicPartition as TP
+
+if TYPE_CHECKING:
+    from hivewire.runtime._metrics import Metrics
+
+
+log = logging.getLogger("hivewire.kafka")
+
+#: Drone Fly's consumer group is this prefix + ``instance.name``; hivewire uses the same by default so it can
+#: take over a Drone Fly deployment's committed offsets.
+DRONE_FLY_GROUP_PREFIX = "apiary-kafka-metastore-receiver-"
+
+# Settings the runtime depends on; user consumer settings may not change them.
+_FIXED_CONSUMER = {"enable.auto.commit": False, "enable.auto.offset.store": False}
+# Connection settings shared by the dead-letter producer (security applies to both clients).
+_SHARED_PREFIXES = ("security.", "sasl.", "ssl.", "client.dns.", "socket.", "broker.address.family")
+
+
+class _Letter:
+    """One dead letter, kept until the broker acknowledges it (it may be sent several times)."""
+
+    __slots__ = ("headers", "key", "on_delivered", "source", "value")
+
+    def __init__(
+        self,
+        source: KafkaSource,
+        value: bytes | None,
+        key: bytes | None,
+        headers: list[tuple[str, bytes]],
+        on_delivered: Delivered,
+    ) -> None:
+        self.source = source
+        self.value = value
+        self.key = key
+        self.headers = headers
+        self.on_delivered = on_delivered
+
+    def delivered(self, err: KafkaError | None, _msg: Any) -> None:
+        if err is None:
+            self.on_delivered()
+        else:
+            self.source._delivery_failed(self, err)
+
+
+class KafkaSource:
+    """An Apiary topic in Kafka.
+
+    ``group_id`` defaults to Drone Fly's ``apiary-kafka-metastore-receiver-<instance name>``.
+    ``consumer_config`` holds extra librdkafka consumer settings (security, ``auto.offset.reset`` — default
+    ``latest``, as Drone Fly's Kafka default — ...); ``producer_config`` extra dead-letter producer settings.
+    ``dead_letter_topic`` defaults to ``<topic>.dlq``.
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        *,
+        group_id: str | None = None,
+        consumer_config: Mapping[str, KafkaValue] | None = None,
+        dead_letter_topic: str | None = None,
+        producer_config: Mapping[str, KafkaValue] | None = None,
+        instance_name: str = "drone-fly",
+    ) -> None:
+        if not bootstrap_servers:
+            raise ConfigError("apiary.bootstrap.servers", "is required (host:port,host:port)")
+        if not topic:
+            raise ConfigError("apiary.kafka.topic.name", "is required")
+        self.bootstrap_servers = bootstrap_servers
+        self.topic = topic
+        # Drone Fly's Java consumer properties, translated for librdkafka (max.poll.records is the runtime's
+        # batch size, which Settings derives from it).
+        translated = consumer_settings(consumer_config or {})
+        if translated.ignored:
+            log.warning(
+                "ignoring Kafka consumer settings that only Java's client has (librdkafka has no equivalent): %s",
+                ", ".join(translated.ignored),
+            )
+        self.consumer_config = translated.config
+        self._origins = translated.origins
+        self.group_id = (
+            group_id or str(self.consumer_config.pop("group.id", "")) or DRONE_FLY_GROUP_PREFIX + instance_name
+        )
+        self.dead_letter_topic = dead_letter_topic or f"{topic}.dlq"
+        self.producer_config = dict(producer_config or {})
+        for key in _FIXED_CONSUMER:
+            if key in self.consumer_config:
+                log.warning("ignoring consumer setting %s: hivewire commits offsets itself", key)
+                del self.consumer_config[key]
+        self._consumer: Consumer | None = None
+        self._producer: Producer | None = None
+        self._producer_lock = threading.Lock()
+        self._producer_thread: threading.Thread | None = None
+        # Dead letters to send again (librdkafka failed them, or its queue was full): (due, seq, letter),
+        # served by the dead-letter thread. One queue, however many fail: no thread or timer per letter.
+        self._resend: list[tuple[float, int, _Letter]] = []
+        self._resend_lock = threading.Lock()
+        self._resend_seq = 0
+        self._failure_log = RateLimit(10.0)
+        self._closing = threading.Event()
+        self._paused = False
+        self._metrics: Metrics | None = None
+
+    def __repr__(self) -> str:
+        return f"KafkaSource({self.bootstrap_servers!r}, {self.topic!r}, group_id={self.group_id!r})"
+
+    def attach_metrics(self, metrics: Metrics) -> None:
+        """Count failed commits and dead-letter sends in ``metrics`` (the runtime calls this before :meth:`open`)."""
+        self._metrics = metrics
+
+    # -- consuming ------------------------------------------------------------------------------------
+    def _consumer_conf(self) -> dict[str, Any]:
+        return {
+            "bootstrap.servers": self.bootstrap_servers,
+            "group.id": self.group_id,
+            "auto.offset.reset": "latest",
+            # librdkafka postpones the next fetch by this much whenever its prefetch queue is over its limits,
+            # which a Python consumer (slower than the fetcher) hits on every refill: with the default 1000 ms
+            # the queue runs dry and consume() waits (bench/README.md records what this setting gained).
+            "fetch.queue.backoff.ms": 20,
+            "logger": logging.getLogger("hivewire.kafka.consumer"),
+            **self.consumer_config,
+            **_FIXED_CONSUMER,
+        }
+
+    def open(self, on_assign: Assigned, on_revoke: Assigned) -> None:
+        conf = {**self._consumer_conf(), "on_commit": self._committed}
+
+        def assigned(consumer: Consumer, partitions: list[TopicPartition]) -> None:
+            # Called before librdkafka adds the partitions (all of them, or the increment under
+            # cooperative-sticky) to the assignment, so nothing is fetched in the wrong state.
+            if partitions:
+                if self._paused:
+                    consumer.pause(partitions)
+                else:
+                    consumer.resume(partitions)
+            on_assign([(p.topic, p.partition) for p in partitions])
+
+        def revoked(consumer: Consumer, partitions: list[TopicPartition]) -> None:
+            on_revoke([(p.topic, p.partition) for p in partitions])
+
+        try:
+            self._consumer = Consumer(conf)
+        except KafkaException as e:
+            raise _consumer_config_error(e, conf, self.consumer_config, self._origins) from e
+        # A lost partition (session timed out) is revoked without a chance to commit; same bookkeeping.
+        self._consumer.subscribe([self.topic], on_assign=assigned, on_revoke=revoked, on_lost=revoked)
+
+    def poll(self, max_records: int, timeout: float) -> Sequence[Record]:
+        assert self._consumer is not None, "open() first"
+        messages: list[Any] = self._consumer.consume(max_records, timeout)
+        if not messages:
+            return messages
+        good: list[Record] = []
+        for m in messages:
+            err = m.error()
+            if err is None:
+                good.append(m)
+            elif err.code() == KafkaError._PARTITION_EOF:
+                continue
+            elif err.fatal():
+                raise HivewireError(f"fatal Kafka consumer error: {err}")
+            else:
+                log.warning("Kafka consumer error: %s", err)
+        return good
+
+    def commit(self, offsets: Mapping[TP, int], *, wait: bool) -> None:
+        if self._consumer is None or not offsets:
+            return
+        tps = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
+        try:
+            self._consumer.commit(offsets=tps, asynchronous=not wait)
+        except KafkaException as e:
+            # Not fatal: the offsets are committed with a later commit, or read again after a restart.
+            # (A synchronous commit fails here only; asynchronous ones fail in _committed.)
+            if self._metrics is not None:
+                self._metrics.commit_failures.inc()
+            log.warning("offset commit failed: %s", e)
+
+    def _committed(self, err: KafkaError | None, partitions: list[TopicPartition]) -> None:
+        """librdkafka's commit result (asynchronous commits fail only here)."""
+        failed = [p for p in partitions or [] if p.error is not None]
+        if err is not None and err.code() == KafkaError._NO_OFFSET:
+            return  # nothing was pending: not a failure
+        if err is None and not failed:
+            return
+        if self._metrics is not None:
+            self._metrics.commit_failures.inc()
+        detail = ", ".join(f"{p.topic}/{p.partition}: {p.error}" for p in failed)
+        log.warning(
+            "offset commit failed (%s); the offsets go with the next commit, and records after the last "
+            "successful one are read again after a restart",
+            err or detail,
+        )
+
+    def pause(self) -> None:
+        self._paused = True
+        if self._consumer is not None:
+            self._consumer.pause(self._consumer.assignment())
+
+    def resume(self) -> None:
+        self._paused = False
+        if self._consumer is not None:
+            self._consumer.resume(self._consumer.assignment())
+
+    def lag(self) -> dict[TP, int]:
+        if self._consumer is None:
+            return {}
+        assignment = self._consumer.assignment()
+        if not assignment:
+            return {}
+        out = {}
+        for tp in self._consumer.position(assignment):
+            _low, high = self._consumer.get_watermark_offsets(tp, cached=True)
+            if tp.offset != OFFSET_INVALID and high >= 0:
+                out[(tp.topic, tp.partition)] = max(0, high - tp.offset)
+        return out
+
+    def finished(self) -> bool:
+        return False
+
+    def reader(self) -> _Reader:
+        """A consumer of its own (no group membership, no commits) that reads ranges of the topic again."""
+        return _Reader(self._consumer_conf())
+
+    # -- dead letters ---------------------------------------------------------------------------------
+    def _ensure_producer(self) -> Producer:
+        # The polling thread (undecodable records) and listener workers dead-letter concurrently: exactly one
+        # producer, served by exactly one thread, or a second one would never be polled nor flushed.
+        producer = self._producer
+        if producer is not None:
+            return producer
+        with self._producer_lock:
+            if self._producer is None:
+                shared = {k: v for k, v in self.consumer_config.items() if k.startswith(_SHARED_PREFIXES)}
+                self._producer = Producer(
+                    {
+                        "bootstrap.servers": self.bootstrap_servers,
+                        "enable.idempotence": True,
+                        "acks": "all",
+                        "linger.ms": 5,
+                        "compression.type": "zstd",
+                        "logger": logging.getLogger("hivewire.kafka.producer"),
+                        **shared,
+                        **self.producer_config,
+                    }
+                )
+                self._producer_thread = threading.Thread(
+                    target=self._serve_producer, args=(self._producer,), name="hivewire-dlq", daemon=True
+                )
+                self._producer_thread.start()
+            return self._producer
+
+    def _serve_producer(self, producer: Producer) -> None:
+        """The dead-letter thread: serves delivery reports and (re)sends what waits in the resend queue."""
+        while not self._closing.is_set():
+            with self._resend_lock:
+                wait = self._resend[0][0] - time.monotonic() if self._resend else 0.2
+            producer.poll(min(0.2, max(0.0, wait)))
+            self._resend_due(producer)
+
+    def _resend_due(self, producer: Producer) -> None:
+        now = time.monotonic()
+        while True:
+            with self._resend_lock:
+                if not self._resend or self._resend[0][0] > now:
+                    return
+                _due, _seq, letter = heapq.heappop(self._resend)
+            if not self._produce(producer, letter):
+                return  # the local queue is full again: the rest waits for deliveries to make room
+
+    def _produce(self, producer: Producer, letter: _Letter) -> bool:
+        """Hand ``letter`` to librdkafka; if its queue is full, queue it for the dead-letter thread instead."""
+        try:
+            producer.produce(
+                self.dead_letter_topic,
+                value=letter.value,
+                key=letter.key,
+                headers=letter.headers,
+                on_delivery=letter.delivered,
+            )
+            return True
+        except BufferError:
+            self._queue_resend(letter, 0.05)
+            return False
+
+    def _queue_resend(self, letter: _Letter, delay: float) -> None:
+        with self._resend_lock:
+            self._resend_seq += 1
+            heapq.heappush(self._resend, (time.monotonic() + delay, self._resend_seq, letter))
+
+    def _delivery_failed(self, letter: _Letter, err: KafkaError) -> None:
+        """librdkafka gave up on a dead letter (on the thread serving the producer): send it again later."""
+        if self._metrics is not None:
+            self._metrics.dead_letter_failures.inc()
+        if self._closing.is_set():
+            return
+        count = self._failure_log.due()
+        if count:
+            log.error(
+                "%d dead letter(s) to %s failed (last: %s); sending again until they are acknowledged "
+                "(their records are not committed meanwhile)",
+                count,
+                self.dead_letter_topic,
+                err,
+            )
+        # Keep trying: the record's batch (and its commit) waits for this acknowledgement.
+        self._queue_resend(letter, 1.0)
+
+    def dead_letter(self, record: Record, headers: Mapping[str, str], on_delivered: Delivered) -> None:
+        """Publish ``record`` to the dead-letter topic; never blocks: a full local queue defers the send."""
+        producer = self._ensure_producer()
+        letter = _Letter(
+            self, record.value(), record.key(), [(k, v.encode()) for k, v in headers.items()], on_delivered
+        )
+        self._produce(producer, letter)
+
+    # -- closing --------------------------------------------------------------------------------------
+    def drain(self, timeout: float) -> None:
+        """Wait for dead letters in flight (or waiting to be sent again) to be acknowledged."""
+        producer = self._producer
+        if producer is None:
+            return
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._resend_lock:
+                waiting = len(self._resend)
+            remaining = deadline - time.monotonic()
+            if (not waiting and len(producer) == 0) or remaining <= 0:
+                break
+            producer.flush(min(0.2, remaining))  # the dead-letter thread keeps resending meanwhile
+        left = len(producer) + waiting
+        if left:
+            log.error(
+                "%d dead letter(s) not acknowledged at shutdown; their records are not committed and "
+                "will be read again",
+                left,
+            )
+
+    def close(self) -> None:
+        self._closing.set()
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+        thread = self._producer_thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(5)  # it polls at most 0.2 s at a time
+
+
+class _Reader:
+    """Reads ranges of partitions by assignment: it never joins the group nor commits, so it moves no offsets."""
+
+    def __init__(self, conf: Mapping[str, Any]) -> None:
+        self._consumer = Consumer(
+            {
+                **conf,
+                # Its own group name (librdkafka wants one) so that it can never be mistaken for a member.
+                "group.id": f"{conf['group.id']}.reread",
+                # A range that retention deleted must fail, not silently read something else.
+                "auto.offset.reset": "error",
+                # It reads one share at a time: no need for librdkafka's 64 MiB prefetch per partition.
+                "queued.max.messages.kbytes": 4096,
+                # consume() returns at the partition's end instead of waiting out its timeout for more.
+                "enable.partition.eof": True,
+                # Ranges it reads exist: a fetch long-polling at the partition's end would only delay the next
+                # assign() by up to this (the default 500 ms, per share read).
+                "fetch.wait.max.ms": 10,
+            }
+        )
+
+    def read(self, tp: TP, start: int, end: int, timeout: float) -> Sequence[Record]:
+        topic, partition = tp
+        self._consumer.assign([TopicPartition(topic, partition, start)])
+        out: list[Record] = []
+        next_offset = start
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SourceError(
+                    f"could not read {topic}/{partition} offsets {start}..{end - 1} again within "
+                    f"{timeout:g} s (is the broker reachable?)"
+                )
+            # Ask for no more than the range still holds: consume() waits until it has that many (or times out).
+            for m in self._consumer.consume(max(1, min(1000, end - next_offset)), min(remaining, 0.5)):
+                err = m.error()
+                if err is not None:
+                    if err.code() == KafkaError._AUTO_OFFSET_RESET:
+                        raise RecordsGoneError(
+                            f"{topic}/{partition} no longer has offsets {start}..{end - 1} "
+                            f"(deleted by retention): {err.str()}"
+                        )
+                    if err.fatal():
+                        raise SourceError(f"fatal Kafka consumer error: {err}")
+                    if err.code() != KafkaError._PARTITION_EOF:
+                        log.warning("Kafka consumer error while reading %s/%s again: %s", topic, partition, err)
+                    continue
+                offset = m.offset()
+                if offset >= end:
+                    return out
+                out.append(m)
+                next_offset = offset + 1
+                if offset == end - 1:
+                    return out  # the range's last record (it exists: it was polled before)
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+def _consumer_config_error(
+    error: KafkaException, conf: Mapping[str, Any], settings: Mapping[str, Any], origins: Mapping[str, str]
+) -> ConfigError:
+    """librdkafka refused ``conf``: a :class:`ConfigError` naming the user's setting at fault, as they wrote it
+    (``settings`` are the user's after translation, ``origins`` the keys they were translated from)."""
+    reason = _reason(error)
+    named = [name for name in re.findall(r'["`]([A-Za-z0-9_.]+)["`]', reason) if name in settings]
+    if not named:  # librdkafka's message does not name it (Java JAAS lines, trust stores, ...): find the
+        # setting without which librdkafka stops giving this reason.
+        named = [key for key in settings if _refusal({k: v for k, v in conf.items() if k != key}) != reason]
+    key = f"{CONSUMER_PREFIX}{origins.get(named[0], named[0])}" if named else f"{CONSUMER_PREFIX}*"
+    return ConfigError(key, f"librdkafka refuses this Kafka consumer setting: {reason}")
+
+
+def _refusal(conf: Mapping[str, Any]) -> str | None:
+    """librdkafka's reason for refusing ``conf`` (None if it takes it)."""
+    try:
+        Consumer(dict(conf)).close()
+        return None
+    except KafkaException as e:
+        return _reason(e)
+
+
+def _reason(error: KafkaException) -> str:
+    return str(error.args[0].str()) if error.args and isinstance(error.args[0], KafkaError) else str(error)

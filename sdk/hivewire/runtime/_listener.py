@@ -1,0 +1,217 @@
+"""Listeners: the class-style base, event filters, retry policy, and the registration record the runtime runs.
+
+A listener is a function, a :class:`MetaStoreEventListener` subclass (constructed with the configuration,
+like Hive's ``MetaStoreEventListener(Configuration)``) or an instance of one. However it was registered,
+the runtime sees a :class:`Listener`: a name, a handler per event type, a filter and how to run it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import inspect
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hivewire.config._config import Config
+from hivewire.errors import ConfigError
+from hivewire.events._apiary import Decoded
+from hivewire.events._model import EventType, ListenerEvent
+from hivewire.runtime._handlers import ListenerMethods
+
+Handler = Callable[[Any], object]
+
+#: The method a class-style listener overrides for each event type.
+HANDLER_NAMES: Mapping[EventType, str] = {t: f"on_{t.value.lower()}" for t in EventType}
+
+
+class MetaStoreEventListener(ListenerMethods):
+    """Base class for class-style listeners, the Python counterpart of Hive's Java ``MetaStoreEventListener``.
+
+    Override the ``on_*`` methods you need (one per event type, each typed with its event class); only those
+    event types are delivered to the listener. hivewire constructs the class with the app's
+    :class:`~hivewire.config.Config` (as Hive passes its ``Configuration``) and calls :meth:`close` when the
+    app stops.
+    """
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def close(self) -> None:
+        """Called once when the app stops."""
+
+
+#: What :meth:`hivewire.App.add_listener` registers: a function (or any callable) of one event, a
+#: :class:`MetaStoreEventListener` class (constructed with the configuration) or instance, or the import path
+#: of one of those (``"pkg.module:Name"``).
+ListenerTarget = Callable[..., object] | type[MetaStoreEventListener] | MetaStoreEventListener | str
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff: attempt ``n`` (1-based) is followed by ``initial_delay * multiplier**(n-1)`` seconds,
+    capped at ``max_delay``, for at most ``max_attempts`` attempts in all; then the event is dead-lettered."""
+
+    max_attempts: int = 5
+    initial_delay: float = 1.0
+    multiplier: float = 2.0
+    max_delay: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ConfigError("max_attempts", "must be at least 1")
+        if self.initial_delay < 0 or self.max_delay < 0 or self.multiplier < 1:
+            raise ConfigError("retry", "delays must be >= 0 and the multiplier >= 1")
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt number ``attempt``."""
+        return float(min(self.max_delay, self.initial_delay * self.multiplier ** (attempt - 1)))
+
+
+def _glob(patterns: str | Iterable[str] | None) -> re.Pattern[str] | None:
+    if patterns is None:
+        return None
+    items = [patterns] if isinstance(patterns, str) else list(patterns)
+    if not items:
+        return None
+    # Hive lower-cases database and table names, so matching ignores case.
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in items), re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    """Which events a listener receives: event types, database and table glob patterns, and status.
+
+    ``status=True`` (the default) delivers only changes that succeeded, ``False`` only failed ones, ``None``
+    both. A ``table`` pattern never matches database events, which have no table.
+    """
+
+    types: frozenset[EventType] | None = None
+    db: str | tuple[str, ...] | None = None
+    table: str | tuple[str, ...] | None = None
+    status: bool | None = True
+    _db_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _table_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_db_re", _glob(self.db))
+        object.__setattr__(self, "_table_re", _glob(self.table))
+
+    @property
+    def accepts_everything(self) -> bool:
+        return self.types is None and self._db_re is None and self._table_re is None and self.status is None
+
+    def matches(self, event: ListenerEvent | Decoded) -> bool:
+        if self.types is not None and event.event_type not in self.types:
+            return False
+        if self.status is not None and event.status is not self.status:
+            return False
+        if self._db_re is not None and not self._db_re.match(event.db_name or ""):
+            return False
+        if self._table_re is not None:
+            name = event.table_name
+            if name is None or not self._table_re.match(name):
+                return False
+        return True
+
+
+@dataclass
+class Listener:
+    """A registered listener as the runtime sees it.
+
+    ``target`` is what was registered (function, class, or instance); classes are constructed with the
+    configuration by :meth:`bind`, afresh for every run of the app (a run ends with :meth:`close`).
+    ``retry``/``timeout`` of None mean the app's defaults. ``concurrency`` > 1 runs that many workers, each
+    owning a share of the tables, so order is still kept per table.
+    """
+
+    name: str
+    target: ListenerTarget
+    types: frozenset[EventType]
+    filter: EventFilter
+    retry: RetryPolicy | None = None
+    timeout: float | None = None
+    concurrency: int = 1
+    handlers: dict[EventType, Handler] = field(default_factory=dict, repr=False)
+    instance: Any = field(default=None, repr=False)
+    _bound_to: Config | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ConfigError(f"{self.name}: concurrency", "must be at least 1")
+        if not self.types:
+            raise ConfigError(self.name, "listens to no event type: override an on_* method or name a type")
+
+    @property
+    def bound(self) -> bool:
+        return bool(self.handlers)
+
+    def bind(self, config: Config) -> None:
+        """Create the handlers (constructing a listener class with ``config``).
+
+        Nothing to do when already bound to an equal configuration; bound to another one, the old instance is
+        closed and a new one constructed, so a listener never runs with settings other than the run's.
+        """
+        if self.handlers and (self._bound_to is config or self._bound_to == config):  # `is`: dispatch's fast path
+            return
+        if self.handlers:
+            self.close()
+        target: Any = self.target
+        if inspect.isclass(target):
+            factory: Any = target
+            try:
+                target = factory(config)
+            except Exception as e:
+                raise ConfigError(self.name, f"could not construct the listener with the configuration: {e}") from e
+        self.instance = target
+        self._bound_to = config
+        if isinstance(target, MetaStoreEventListener) or not callable(target):
+            self.handlers = {t: getattr(target, HANDLER_NAMES[t]) for t in self.types}
+        else:
+            self.handlers = dict.fromkeys(self.types, target)
+
+    def close(self) -> None:
+        """Close the instance (class-style listeners) and unbind, so the next :meth:`bind` starts afresh."""
+        instance = self.instance
+        self.handlers, self.instance, self._bound_to = {}, None, None
+        close = getattr(instance, "close", None)
+        if isinstance(instance, MetaStoreEventListener) and callable(close):
+            close()
+
+    def accepts(self, event: ListenerEvent | Decoded) -> bool:
+        """Whether this listener wants ``event`` (or the decoded message the runtime routes before making one)."""
+        return event.event_type in self.types and self.filter.matches(event)
+
+
+def overridden_types(cls: type) -> frozenset[EventType]:
+    """The event types a listener class (or instance's class) handles: its ``on_*`` methods not inherited
+    from :class:`MetaStoreEventListener`."""
+    found = set()
+    for event_type, method in HANDLER_NAMES.items():
+        impl = getattr(cls, method, None)
+        if impl is not None and impl is not getattr(MetaStoreEventListener, method, None):
+            found.add(event_type)
+    return frozenset(found)
+
+
+def load_object(path: str) -> Any:
+    """Import ``pkg.module:Name`` (or ``pkg.module.Name``, Java-list style) and return the object."""
+    text = path.strip()
+    module_name, sep, attr = text.partition(":")
+    if not sep:
+        module_name, _, attr = text.rpartition(".")
+    if not module_name or not attr:
+        raise ConfigError("apiary.listener.list", f"{path!r} is not 'package.module:Name'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ConfigError("apiary.listener.list", f"cannot import {module_name!r} for {path!r}: {e}") from e
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError as e:
+            raise ConfigError("apiary.listener.list", f"{module_name!r} has no {attr!r} (from {path!r})") from e
+    return obj

@@ -1,0 +1,195 @@
+"""Operations: Prometheus metrics and the HTTP endpoint (``/metrics``, ``/health``) on ``endpoint.port``.
+
+Metric names (all prefixed ``hivewire_``): ``events_consumed_total``, ``events_undecodable_total``,
+``listener_events_handled_total{listener}``, ``listener_attempts_failed_total{listener}``,
+``listener_events_retried_total{listener}``, ``listener_events_dead_lettered_total{listener}``,
+``listener_timeouts_total{listener}``, ``listener_abandoned_threads{listener}``,
+``listener_queue_depth{listener}``, ``listener_queue_bytes{listener}``, ``listener_spilled_events{listener}``,
+``listener_latency_seconds{listener}`` (from a partition's records being polled to the listener finishing
+its share of them: one observation per share),
+``consumer_lag{topic,partition}``, ``commits_total``, ``commit_failures_total``,
+``commit_pending_age_seconds``, ``dead_letter_failures_total``. Each App has its own registry, so several
+apps (or tests) in one process do not collide.
+
+Drone Fly's Spring Actuator paths are served too (``/actuator/prometheus``, ``/actuator/health``,
+``/actuator/health/liveness``, ``/actuator/health/readiness``), so existing probes keep working.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
+
+log = logging.getLogger("hivewire.metrics")
+
+Health = Callable[[], dict[str, Any]]
+StartResponse = Callable[[str, list[tuple[str, str]]], Any]
+
+
+class Metrics:
+    """The runtime's Prometheus metrics, in a registry of their own."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.consumed = Counter("hivewire_events_consumed", "Records read from the source.", registry=r)
+        self.undecodable = Counter(
+            "hivewire_events_undecodable",
+            "Records that could not be decoded (dead-lettered with the reason).",
+            registry=r,
+        )
+        self.handled = Counter(
+            "hivewire_listener_events_handled", "Events a listener handled successfully.", ["listener"], registry=r
+        )
+        self.failed = Counter(
+            "hivewire_listener_attempts_failed", "Listener calls that raised or timed out.", ["listener"], registry=r
+        )
+        self.retried = Counter(
+            "hivewire_listener_events_retried", "Retries scheduled after a failed call.", ["listener"], registry=r
+        )
+        self.dead_lettered = Counter(
+            "hivewire_listener_events_dead_lettered",
+            "Events sent to the dead-letter topic after the last attempt failed.",
+            ["listener"],
+            registry=r,
+        )
+        self.timeouts = Counter(
+            "hivewire_listener_timeouts", "Listener calls that exceeded the timeout.", ["listener"], registry=r
+        )
+        self.abandoned = Gauge(
+            "hivewire_listener_abandoned_threads",
+            "Threads given up after a timeout whose listener call has not returned yet.",
+            ["listener"],
+            registry=r,
+        )
+        self.queue_depth = Gauge(
+            "hivewire_listener_queue_depth",
+            "Events waiting for a listener in memory, and its dead letters not yet acknowledged.",
+            ["listener"],
+            registry=r,
+        )
+        self.queue_bytes = Gauge(
+            "hivewire_listener_queue_bytes",
+            "Bytes of the record values waiting for a listener.",
+            ["listener"],
+            registry=r,
+        )
+        self.spilled = Gauge(
+            "hivewire_listener_spilled_events",
+            "Events waiting for a listener that fell too far "
+            "behind to keep them in memory: it reads them again from the topic.",
+            ["listener"],
+            registry=r,
+        )
+        self.latency = Histogram(
+            "hivewire_listener_latency_seconds",
+            "From a partition's records being polled to the listener finishing its share "
+            "of them (one observation per share).",
+            ["listener"],
+            registry=r,
+            buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300),
+        )
+        self.lag = Gauge(
+            "hivewire_consumer_lag", "Records behind the end of the partition.", ["topic", "partition"], registry=r
+        )
+        self.commits = Counter("hivewire_commits", "Offset commits sent to the source.", registry=r)
+        self.commit_failures = Counter(
+            "hivewire_commit_failures",
+            "Offset commits the broker refused (the offsets go with a later commit).",
+            registry=r,
+        )
+        self.pending_age = Gauge(
+            "hivewire_commit_pending_age_seconds",
+            "Age of the oldest polled batch not yet handled or dead-lettered by every "
+            "listener: nothing after it can be committed.",
+            registry=r,
+        )
+        self.dead_letter_failures = Counter(
+            "hivewire_dead_letter_failures",
+            "Dead letters the broker did not acknowledge (each is sent again).",
+            registry=r,
+        )
+
+    def for_listener(self, name: str) -> ListenerMetrics:
+        return ListenerMetrics(self, name)
+
+
+class ListenerMetrics:
+    """One listener's children of the labelled metrics (resolving labels once, not per event)."""
+
+    def __init__(self, metrics: Metrics, name: str) -> None:
+        self.handled = metrics.handled.labels(name)
+        self.failed = metrics.failed.labels(name)
+        self.retried = metrics.retried.labels(name)
+        self.dead_lettered = metrics.dead_lettered.labels(name)
+        self.timeouts = metrics.timeouts.labels(name)
+        self.abandoned = metrics.abandoned.labels(name)
+        self.queue_depth = metrics.queue_depth.labels(name)
+        self.queue_bytes = metrics.queue_bytes.labels(name)
+        self.spilled = metrics.spilled.labels(name)
+        self.latency = metrics.latency.labels(name)
+
+
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("http: " + format, *args)
+
+
+class HealthServer:
+    """Serves ``/metrics`` and ``/health`` (plus Drone Fly's ``/actuator/...`` paths) on a port, in a thread.
+
+    ``health()`` returns a dict with at least ``"status"``: ``"UP"`` gives HTTP 200, anything else 503.
+    """
+
+    def __init__(self, metrics: Metrics, health: Health, port: int, host: str = "0.0.0.0") -> None:
+        self._metrics_app = make_wsgi_app(metrics.registry)
+        self._health = health
+        self._server = make_server(host, port, self._app, server_class=_Server, handler_class=_QuietHandler)
+        self.port = int(self._server.server_port)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="hivewire-http", daemon=True)
+
+    def start(self) -> HealthServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _app(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "/").rstrip("/") or "/"
+        if path in ("/metrics", "/actuator/prometheus"):
+            return self._metrics_app(environ, start_response)  # type: ignore[no-any-return]
+        if path in (
+            "/health",
+            "/actuator/health",
+            "/health/liveness",
+            "/health/readiness",
+            "/actuator/health/liveness",
+            "/actuator/health/readiness",
+        ):
+            try:
+                body = self._health()
+            except Exception as e:  # a broken health check is itself unhealthy, not a crash
+                body = {"status": "DOWN", "error": repr(e)}
+            if path.endswith("liveness"):
+                # Liveness only asks whether the process is working at all; readiness and /health say more.
+                body = {"status": "UP" if body.get("alive", body.get("status") == "UP") else "DOWN"}
+            status = "200 OK" if body.get("status") == "UP" else "503 Service Unavailable"
+            data = json.dumps(body, default=str).encode()
+            start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+            return [data]
+        start_response("404 Not Found", [("Content-Type", "text/plain")])
+        return [b"not found: try /metrics or /health\n"]

@@ -1,0 +1,397 @@
+"""The runtime's main loop: poll, decode, route to listener lanes, commit, and stop cleanly.
+
+The polling thread splits each poll into one batch per partition, decodes each record once (an undecodable
+one is dead-lettered with the reason; until the broker has it, it counts against the backlog bounds too)
+and hands every listener that wants them its own share of each batch. It never blocks on a listener: a lane
+over its bounds (events, bytes of record values) spills while another lane keeps up, keeping only the
+offsets of what it will read again (see :mod:`hivewire.runtime.lane`). Consumption pauses (the consumer
+keeps polling, so it keeps its group membership) while every lane is over its bounds (with
+``hivewire.listener.overflow=pause``: while any is), or while dead letters the broker has not acknowledged
+are; it resumes when those have drained to half of both bounds (and, spilling, one lane has).
+Committed offsets come from the :class:`~hivewire.runtime.tracker.CommitTracker`.
+
+Stopping (SIGTERM/SIGINT, :meth:`Runner.stop`): polling ends, each listener finishes the call it is in (up to
+``hivewire.shutdown.timeout.ms``), queued events are left, finished batches are committed synchronously.
+Events not committed are read again on restart: delivery is at least once, never lost.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from hivewire.errors import DecodeError
+from hivewire.events import _apiary as apiary
+from hivewire.metastore import MetastoreClient
+from hivewire.runtime._lane import (
+    Backlog,
+    Item,
+    Lane,
+    LaneServices,
+    Watchdog,
+    dead_letter_headers,
+    send_dead_letter,
+    share_of,
+)
+from hivewire.runtime._listener import Listener, RetryPolicy
+from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._source import Record, Source, TopicPartition
+from hivewire.runtime._tracker import Batch, CommitTracker
+
+log = logging.getLogger("hivewire.runtime.runner")
+
+DECODER = "hivewire.decoder"  # the "listener" named in dead letters of undecodable records
+
+
+def _tune_gc() -> Callable[[], None]:
+    """Make the cyclic garbage collector run far less often while the runtime works; return the undo.
+
+    Every event allocates a handful of containers, so with the default threshold (700) the collector runs
+    every few hundred events and, as the heap grows, spends more time scanning than hivewire spends
+    dispatching; a larger threshold makes collections rare (``bench/bench_runtime.py`` measures it). Objects
+    that exist at start (modules, configuration, listeners) are frozen out of the scans altogether. Cyclic
+    garbage is still collected.
+    """
+    previous = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(previous[0], 50_000), previous[1], previous[2])
+
+    def restore() -> None:
+        gc.set_threshold(*previous)
+        gc.unfreeze()
+
+    return restore
+
+
+class Runner:
+    """Runs ``listeners`` over ``source`` until stopped (or until a finite source is finished)."""
+
+    def __init__(
+        self,
+        *,
+        app_name: str,
+        listeners: Sequence[Listener],
+        source: Source,
+        metrics: Metrics,
+        retry: RetryPolicy,
+        timeout: float,
+        queue_events: int,
+        queue_bytes: int,
+        batch_size: int,
+        commit_interval: float,
+        shutdown_timeout: float,
+        metastore: Callable[[], MetastoreClient | None],
+        max_abandoned: int = 8,
+        tune_gc: bool = True,
+        reread: bool = True,
+    ) -> None:
+        self.app_name = app_name
+        self.source = source
+        self.metrics = metrics
+        self.batch_size = batch_size
+        self.pace_bound = 4 * batch_size
+        self.room = threading.Event()
+        self.commit_interval = commit_interval
+        self.shutdown_timeout = shutdown_timeout
+        self.tune_gc = tune_gc
+        self.tracker = CommitTracker()
+        self.stopping = threading.Event()
+        self.fatal_error: BaseException | None = None
+        services = LaneServices(
+            tracker=self.tracker,
+            source=source,
+            metrics=metrics,
+            retry=retry,
+            timeout=timeout,
+            queue_events=queue_events,
+            queue_bytes=queue_bytes,
+            app_name=app_name,
+            stopping=self.stopping,
+            metastore=metastore,
+            fatal=self._fatal,
+            max_abandoned=max_abandoned,
+            failing_bound=batch_size,
+            pace_bound=self.pace_bound,
+            room=self.room,
+        )
+        self.reread = reread
+        self.routes: list[tuple[Listener, list[Lane]]] = [
+            (listener, [Lane(listener, i, services) for i in range(listener.concurrency)]) for listener in listeners
+        ]
+        self.lanes = [lane for _, lanes in self.routes for lane in lanes]
+        self.watchdog = Watchdog(self.lanes, self.stopping)
+        self.paused = False
+        self.last_poll = time.monotonic()
+        self.started = False
+        self.assigned: set[TopicPartition] = set()
+        # Undecodable records dead-lettered and not yet acknowledged: bounded like a listener's backlog.
+        self.undelivered = Backlog(DECODER, queue_events, queue_bytes)
+        # Any of these full pauses consumption: dead letters in flight (their records are held for resending),
+        # and the lanes' queues unless lanes spill beyond their bounds.
+        self.backlogs = [*(lane.letters for lane in self.lanes), self.undelivered]
+        if not reread:
+            self.backlogs += [lane.backlog for lane in self.lanes]
+        self.queues = [lane.backlog for lane in self.lanes]
+        metrics.pending_age.set_function(self.tracker.oldest_pending_age)
+        # Optional for a Source: KafkaSource counts failed commits and dead-letter sends in these metrics.
+        attach = getattr(source, "attach_metrics", None)
+        if callable(attach):
+            attach(metrics)
+
+    # -- control --------------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask the runner to stop (safe from signal handlers and other threads)."""
+        self.stopping.set()
+
+    def _fatal(self, error: BaseException) -> None:
+        self.fatal_error = error
+        self.stop()
+
+    def run(self) -> None:
+        """Poll and dispatch until stopped; then shut down cleanly. Raises the fatal error, if any."""
+        restore_gc = _tune_gc() if self.tune_gc else None
+        try:
+            self._run()
+        finally:
+            if restore_gc:
+                restore_gc()
+        if self.fatal_error is not None:
+            raise self.fatal_error
+
+    def _run(self) -> None:
+        watchdog = self.watchdog
+        for lane in self.lanes:
+            lane.start()
+        watchdog.start()
+        self.source.open(self._on_assign, self._on_revoke)
+        self.started = True
+        next_commit = next_lag = time.monotonic()
+        try:
+            while not self.stopping.is_set():
+                records = self.source.poll(self.batch_size, 0.2)
+                self.last_poll = now = time.monotonic()
+                if records:
+                    self._dispatch(records)
+                    self._pace()
+                self._apply_backpressure()
+                if now >= next_commit:
+                    self._commit(wait=False)
+                    next_commit = now + self.commit_interval
+                if now >= next_lag:
+                    self._update_lag()
+                    next_lag = now + 5.0
+                if not records and self.source.finished():
+                    break
+        finally:
+            self._shutdown()
+
+    # -- dispatch -------------------------------------------------------------------------------------
+    def _all_behind(self) -> bool:
+        """No lane keeps up (each is at its bounds, or failing past its smaller one): nobody would use what is
+        read ahead, so nothing is spilled (it would only be read twice); consumption pauses at the queue bounds."""
+        return all(lane.behind for lane in self.lanes)
+
+    def _pace(self) -> None:
+        """Wait (up to 20 ms) while no listener needs more: each has a few polls queued, or spills.
+
+        Reading ahead of every listener only fills memory: once the queues outgrow the CPU caches each event
+        costs more (page faults, cache misses), the listener threads fall further behind, and a one-listener
+        app settled at 0.6-0.75 of its rate in some runs. The fetcher keeps prefetching meanwhile.
+        """
+        room, bound = self.room, self.pace_bound
+        room.clear()
+        for lane in self.lanes:
+            if lane.backlog.depth < bound and not lane.spilling:
+                return
+        room.wait(0.02)  # a lane's thread sets it when its queue falls below the bound
+
+    def _dispatch(self, records: Sequence[Record]) -> None:
+        # One batch per partition: a slow event then holds back the commits of its own partition only.
+        groups: dict[TopicPartition, list[Record]] = {}
+        for record in records:
+            tp = (record.topic() or "", record.partition() or 0)
+            group = groups.get(tp)
+            if group is None:
+                groups[tp] = [record]
+            else:
+                group.append(record)
+        may_spill = self.reread and not self._all_behind()
+        for tp, group in groups.items():
+            self._dispatch_partition(tp, group, may_spill)
+        self.metrics.consumed.inc(len(records))
+
+    def _dispatch_partition(self, tp: TopicPartition, records: list[Record], may_spill: bool) -> None:
+        """Decode one partition's records of a poll and hand each listener lane its share (spilled, if it is
+        over its bounds and ``may_spill``)."""
+        tracker = self.tracker
+        # A partition's records come in offset order.
+        batch = tracker.open(tp, (records[-1].offset() or 0) + 1)
+        shares: dict[Lane, list[Item]] = {}
+        sizes: dict[Lane, int] = {}
+        routes = self.routes
+        for record in records:
+            value = record.value()
+            try:
+                if value is None:
+                    raise DecodeError("empty message (null value)")
+                decoded = apiary.read(value)
+            except DecodeError as e:
+                self._dead_letter_undecodable(batch, record, e.reason)
+                continue
+            item = Item.of(tp, record, value, decoded)
+            size = len(value)
+            for listener, lanes in routes:
+                if listener.accepts(decoded):
+                    lane = lanes[0] if len(lanes) == 1 else lanes[share_of(decoded, len(lanes))]
+                    share = shares.get(lane)
+                    if share is None:
+                        shares[lane] = share = []
+                        sizes[lane] = 0
+                    share.append(item)
+                    sizes[lane] += size
+        for lane, share in shares.items():
+            tracker.hold(batch)
+            lane.submit(batch, share, sizes[lane], may_spill)
+        tracker.release(batch)  # the dispatcher's own hold
+
+    def _dead_letter_undecodable(self, batch: Batch, record: Record, reason: str) -> None:
+        """Dead-letter an undecodable record; until the broker has it, it counts as the decoder's backlog."""
+        self.metrics.undecodable.inc()
+        log.warning(
+            "undecodable record %s/%s@%s: %s; dead-lettering",
+            record.topic(),
+            record.partition(),
+            record.offset(),
+            reason,
+        )
+        send_dead_letter(
+            self.source,
+            self.tracker,
+            self.undelivered,
+            batch,
+            record,
+            dead_letter_headers(self.app_name, DECODER, record, reason, 0),
+        )
+
+    def _apply_backpressure(self) -> None:
+        backlogs = self.backlogs
+        if not self.paused:
+            full = [backlog for backlog in backlogs if backlog.full]
+            if not full and self.reread and all(queue.full for queue in self.queues):
+                full = self.queues
+            if full:
+                self.source.pause()
+                self.paused = True
+                log.info(
+                    "pausing consumption: a backlog at its bound (%d events or %d bytes): %s",
+                    self.undelivered.max_events,
+                    self.undelivered.max_bytes,
+                    ", ".join(f"{b.name}={b.depth} events/{b.bytes} bytes" for b in full),
+                )
+        elif all(backlog.drained for backlog in backlogs) and (
+            not self.reread or any(queue.drained for queue in self.queues)
+        ):
+            self.source.resume()
+            self.paused = False
+            log.info("resuming consumption")
+        for lane in self.lanes:
+            lane.metrics.queue_depth.set(lane.depth)
+            lane.metrics.queue_bytes.set(lane.bytes)
+            lane.metrics.spilled.set(lane.spilled)
+
+    # -- offsets --------------------------------------------------------------------------------------
+    def _commit(self, *, wait: bool, everything: bool = False) -> None:
+        offsets = self.tracker.take_commits(everything)
+        if offsets:
+            self.source.commit(offsets, wait=wait)
+            self.metrics.commits.inc()
+
+    def _on_assign(self, partitions: list[TopicPartition]) -> None:
+        log.info("assigned %s", sorted(partitions))
+        self.assigned |= set(partitions)
+        self.tracker.assign(partitions)
+
+    def _on_revoke(self, partitions: list[TopicPartition]) -> None:
+        log.info("revoked %s", sorted(partitions))
+        final = self.tracker.revoke(partitions)
+        if final:
+            self.source.commit(final, wait=True)
+        self.assigned -= set(partitions)
+        for topic, partition in partitions:
+            # The new owner reports these partitions' lag; a stale value here would be double-counted forever.
+            try:
+                self.metrics.lag.remove(topic, str(partition))
+            except KeyError:
+                pass
+
+    def _update_lag(self) -> None:
+        try:
+            for (topic, partition), lag in self.source.lag().items():
+                self.metrics.lag.labels(topic, str(partition)).set(lag)
+        except Exception as e:  # lag is informational; never let it stop consumption
+            log.debug("could not read consumer lag: %s", e)
+
+    # -- shutdown -------------------------------------------------------------------------------------
+    def _shutdown(self) -> None:
+        self.stopping.set()
+        for lane in self.lanes:
+            lane.wake()
+        deadline = time.monotonic() + self.shutdown_timeout
+        for lane in self.lanes:
+            if not lane.join(max(0.0, deadline - time.monotonic())):
+                log.warning(
+                    "listener %s is still busy after %.0f s; its current event will be read again on restart",
+                    lane.name,
+                    self.shutdown_timeout,
+                )
+        try:
+            self.source.drain(max(1.0, deadline - time.monotonic()))
+            self._commit(wait=True, everything=True)
+        except Exception as e:
+            log.error("final commit failed (%s); uncommitted events will be read again on restart", e)
+        finally:
+            self.source.close()
+
+    # -- health ---------------------------------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        """``/health``: UP while polling, unless a listener left more hung threads behind than allowed.
+
+        A listener is ``stuck`` while a call overruns its timeout or a thread given up after a timeout is
+        still inside its call; ``oldest_pending_batch_s`` says how long commits have been waiting.
+        """
+        now = time.monotonic()
+        polling = self.started and not self.stopping.is_set() and now - self.last_poll < 30
+        listeners = {}
+        stuck_names = []
+        for lane in self.lanes:
+            busy = lane.busy_since
+            threads = lane.abandoned_threads
+            stuck = threads > 0 or (busy is not None and now - busy > lane.timeout)
+            if stuck:
+                stuck_names.append(lane.name)
+            listeners[lane.name] = {
+                "queued": lane.depth,
+                "queued_bytes": lane.bytes,
+                "spilled": lane.spilled,
+                "busy_for_s": round(now - busy, 3) if busy else 0,
+                "timeouts": lane.timeouts,
+                "abandoned_threads": threads,
+                "stuck": stuck,
+            }
+        leaking = sorted(self.watchdog.over_cap)
+        healthy = polling and not leaking
+        return {
+            "status": "UP" if healthy else "DOWN",
+            "alive": healthy,
+            "paused": self.paused,
+            "assigned": sorted(f"{t}/{p}" for t, p in self.assigned),
+            "pending_batches": self.tracker.pending_batches,
+            "oldest_pending_batch_s": round(self.tracker.oldest_pending_age(), 3),
+            "stuck_listeners": stuck_names,
+            "too_many_abandoned_threads": leaking,
+            "listeners": listeners,
+        }

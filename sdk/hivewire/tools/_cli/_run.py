@@ -1,0 +1,62 @@
+"""``hivewire run``: run an App's listeners on the Apiary topic."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from hivewire.config import _keys as keys
+from hivewire.errors import ConfigError, HivewireError
+from hivewire.tools._cli._options import Flag, kafka_flags, load, options, usage
+
+FLAGS: tuple[Flag, ...] = (
+    *kafka_flags(),
+    Flag("--instance-name", keys.INSTANCE_NAME),
+    Flag("--endpoint-port", keys.ENDPOINT_PORT, metavar="PORT"),
+)
+
+
+@click.command()
+@click.argument("target", required=False, metavar="[MODULE:APP]")
+@click.option(
+    "--listener",
+    "listeners",
+    multiple=True,
+    metavar="PKG.MODULE:NAME",
+    help="Add a listener by import path (repeatable; like apiary.listener.list).",
+)
+@options(FLAGS)
+def run(target: str | None, listeners: tuple[str, ...], **params: object) -> None:
+    """Run an App's listeners on the Apiary topic until SIGTERM/SIGINT.
+
+    MODULE:APP names an App object (``listeners:app``; the current directory is importable). Without it,
+    the listeners come from apiary.listener.list, as in Drone Fly. Settings come from --config, environment
+    variables (APIARY_BOOTSTRAP_SERVERS, ...) and flags, in increasing precedence.
+    """
+    from hivewire.runtime._app import App
+    from hivewire.runtime._listener import load_object
+
+    try:
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        if target:
+            app = load_object(target if ":" in target else f"{target}:app")
+            if callable(app) and not isinstance(app, App):
+                app = app()  # an app factory
+            if not isinstance(app, App):
+                raise click.ClickException(f"{target} is a {type(app).__name__}, not a hivewire.App")
+        else:
+            app = None
+        config = load(FLAGS, params, base=app.config if app else None)
+        if listeners:
+            known = config.optional(keys.LISTENER_LIST) or ()
+            config = config.merged({keys.LISTENER_LIST.name: ",".join([*known, *listeners])})
+        if app is None:
+            app = App(config.read(keys.INSTANCE_NAME))
+        app.run(config=config)
+    except ConfigError as e:
+        raise usage(e, FLAGS) from e
+    except HivewireError as e:
+        raise click.ClickException(str(e)) from e

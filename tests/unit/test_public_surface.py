@@ -113,19 +113,23 @@ SURFACE["hivewire.errors"] = {
 SURFACE["hivewire.config"] = {"Config", "KafkaValue", "Key", "Provenance", "SettingMap", "SettingValue"}
 SURFACE["hivewire.coordination"] = {
     "AppState",
+    "AppStatus",
     "Cancellable",
     "Candidacy",
+    "CoordinationSettings",
     "Coordinator",
     "Election",
     "InMemoryCoordinator",
     "Instance",
     "KeyValueStore",
+    "ListenerStatus",
     "Membership",
     "Sideline",
     "Switch",
     "Versioned",
     "Watches",
     "ZooKeeperCoordinator",
+    "app_status",
 }
 SURFACE["hivewire.events"] = {
     "AddPartitionEvent",

@@ -21,26 +21,32 @@ from hivewire.coordination._interfaces import (
     Watches,
 )
 from hivewire.coordination._memory import InMemoryCoordinator
+from hivewire.coordination._settings import CoordinationSettings
 from hivewire.coordination._state import AppState, Instance, Sideline, Switch
+from hivewire.coordination._status import AppStatus, ListenerStatus, app_status
 
 if TYPE_CHECKING:
     from hivewire.coordination._zookeeper import ZooKeeperCoordinator
 
 __all__ = [
     "AppState",
+    "AppStatus",
     "Cancellable",
     "Candidacy",
+    "CoordinationSettings",
     "Coordinator",
     "Election",
     "InMemoryCoordinator",
     "Instance",
     "KeyValueStore",
+    "ListenerStatus",
     "Membership",
     "Sideline",
     "Switch",
     "Versioned",
     "Watches",
     "ZooKeeperCoordinator",
+    "app_status",
 ]
 
 _LAZY = {"ZooKeeperCoordinator": "_zookeeper"}

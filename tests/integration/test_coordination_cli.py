@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from hivewire.coordination import AppState, Instance, ZooKeeperCoordinator
+from hivewire.errors import CoordinationError
 from hivewire.tools._cli import main as cli
 from hivewire.tools._local import LocalZooKeeper, free_port
 
@@ -109,3 +110,39 @@ def test_no_zookeeper_is_a_clear_error() -> None:
         cli, ["status", "orders", "--zookeeper", dead, "--set", "metastore.zookeeper.connection.timeout=2s"]
     )
     assert out.exit_code == 1 and f"could not connect to ZooKeeper at {dead}" in out.output
+
+
+def test_chroot_and_digest_credentials(zookeeper: LocalZooKeeper, unique: str) -> None:
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import NoAuthError
+
+    quorum = f"{zookeeper.quorum}/{unique}-chroot"
+    with pytest.raises(CoordinationError, match=f"the chroot /{unique}-chroot of .* does not exist in ZooKeeper"):
+        ZooKeeperCoordinator(quorum)
+    plain = KazooClient(hosts=zookeeper.quorum, timeout=10)
+    plain.start(timeout=30)
+    try:
+        plain.create(f"/{unique}-chroot")
+        with ZooKeeperCoordinator(quorum, root="hw", auth_data=[("digest", "ops:secret")]) as coordinator:
+            AppState(coordinator, "orders").pause("audit")
+        # Kept under the chroot, and closed to sessions without the credentials.
+        assert plain.get_children(f"/{unique}-chroot") == ["hw"]
+        with pytest.raises(NoAuthError):
+            plain.get_children(f"/{unique}-chroot/hw")
+    finally:
+        plain.stop()
+        plain.close()
+    out = CliRunner().invoke(
+        cli,
+        [
+            "status",
+            "orders",
+            "--zookeeper",
+            quorum,
+            "--root",
+            "hw",
+            "--set",
+            "hivewire.zookeeper.auth=digest:ops:secret",
+        ],
+    )
+    assert out.exit_code == 0 and "  audit  paused" in out.output, out.output

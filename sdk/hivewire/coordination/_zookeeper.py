@@ -16,6 +16,7 @@ import contextlib
 import logging
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,7 @@ from kazoo.exceptions import (
 from kazoo.protocol.states import KazooState, ZnodeStat
 from kazoo.recipe.lock import Lock
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+from kazoo.security import CREATOR_ALL_ACL
 
 from hivewire.coordination._interfaces import Cancellable, Candidacy, Versioned
 from hivewire.coordination._paths import normalize
@@ -220,7 +222,9 @@ class ZooKeeperCoordinator:
 
     ``zookeeper`` is a quorum (``"zk1:2181,zk2:2181"``, optionally with a chroot ``/path``) or a
     :class:`~hivewire.metastore.DiscoveryConfig`; ``options`` are DiscoveryConfig's other fields (``auth_data``,
-    ``use_ssl``, ``ca``, ``session_timeout``, ...). Everything is kept under the znode ``/<root>``.
+    ``use_ssl``, ``ca``, ``session_timeout``, ...). Everything is kept under the znode ``/<root>``. With
+    credentials (``auth_data``), the nodes it creates are readable and writable only by sessions holding the same
+    credentials (ZooKeeper's creator ACL), so that nobody else can pause a listener.
     Connecting fails with :class:`~hivewire.errors.CoordinationError` after ``connection_timeout``.
     """
 
@@ -230,6 +234,8 @@ class ZooKeeperCoordinator:
         self._config = discovery_config(zookeeper, **options)
         self._root = "/" + normalize(root, "root")
         self._zk = _kazoo_client(self._config, long_lived=True)
+        if self._config.auth_data:
+            self._zk.default_acl = list(CREATOR_ALL_ACL)
         self._state_lock = threading.Lock()
         self._joined: dict[str, bytes] = {}
         self._candidacies: set[_ZooKeeperCandidacy] = set()
@@ -240,14 +246,23 @@ class ZooKeeperCoordinator:
         self._sessions: set[int] = set()
         self._zk.add_listener(self._on_state)
         try:
-            self._zk.start(timeout=self._config.connection_timeout)
+            with warnings.catch_warnings():
+                # A missing chroot is a warning to kazoo; it is refused below, with what to do.
+                warnings.filterwarnings("ignore", "No chroot path exists", UserWarning)
+                self._zk.start(timeout=self._config.connection_timeout)
         except Exception as e:  # kazoo raises its handler's timeout type, or SSL/socket errors
-            self._zk.close()
+            self._stop()
             raise CoordinationError(
                 f"could not connect to ZooKeeper at {self._config.quorum} within "
                 f"{self._config.connection_timeout:g} s ({e}); check the quorum (hivewire.coordination.zookeeper), "
                 "that ZooKeeper is running, and its TLS settings"
             ) from e
+        if self._zk.chroot and not self._zk.exists("/"):
+            self._stop()
+            raise CoordinationError(
+                f"the chroot {self._zk.chroot} of {self._config.quorum} does not exist in ZooKeeper: create it "
+                f"(zkCli.sh create {self._zk.chroot}) or leave it out of the quorum"
+            )
         if (session := self.session_id) is not None:
             self._sessions.add(session)
         self._connected.set()
@@ -280,6 +295,9 @@ class ZooKeeperCoordinator:
             candidacy.cancel()
         for watch in watches:
             watch.cancel()
+        self._stop()
+
+    def _stop(self) -> None:
         self._zk.stop()
         self._zk.close()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -193,3 +194,11 @@ def test_settings() -> None:
     assert (settings.zookeeper.session_timeout, settings.zookeeper.auth_data) == (9.0, (("digest", "u:p"),))
     with pytest.raises(ConfigError, match=r"hivewire\.coordination\.root"):
         CoordinationSettings.from_config(Config({"hivewire.coordination.root": "a/../b"}))
+
+
+def test_the_examples_in_docs_coordination_md_run() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "coordination.md").read_text()
+    blocks = text.split("```python\n")[1:]
+    assert len(blocks) == 2
+    for block in blocks:
+        exec(compile(block.split("```")[0], "docs/coordination.md", "exec"), {})

@@ -197,6 +197,20 @@ def test_watch_prefix_reports_children_and_their_values(backend: Backend) -> Non
     assert isinstance(last, Mapping) and all(isinstance(v, Versioned) for v in last.values())
 
 
+def test_a_raising_callback_stops_neither_the_watch_nor_the_writer(backend: Backend) -> None:
+    watcher, writer = backend.session(), backend.session()
+    seen = Recorder()
+
+    def callback(value: Versioned | None) -> None:
+        seen(value)
+        raise RuntimeError("a bug in the user's callback")
+
+    watcher.watch_key("r/k", callback)
+    writer.put("r/k", b"1")
+    writer.put("r/k", b"2")
+    wait_for(lambda: seen.last == Versioned(b"2", 1), "the second change despite the first raising")
+
+
 # -- membership ------------------------------------------------------------------------------------------------
 
 
@@ -257,6 +271,8 @@ def test_session_loss_loses_and_regains_membership_and_leadership(backend: Backe
     member, observer = backend.session(), backend.session()
     member.join("g", "m", b"data")
     member.put("state/kept", b"persistent")  # not ephemeral: survives the session
+    own = Recorder()
+    member.watch_key("state/kept", own)  # the expiring session's own watch
     leader = Candidate(member, "m")
     other = Candidate(observer, "o")
     wait_for(lambda: leader.leads, "leadership")
@@ -271,6 +287,8 @@ def test_session_loss_loses_and_regains_membership_and_leadership(backend: Backe
     wait_for(lambda: {} in seen.seen, "membership lost with the session", timeout=120)
     wait_for(lambda: seen.last == {"m": b"data"}, "membership regained after reconnecting", timeout=120)
     assert member.get("state/kept") == Versioned(b"persistent", 0)
+    observer.put("state/kept", b"changed")
+    wait_for(lambda: own.last == Versioned(b"changed", 1), "the watch of the expired session still reporting")
     # And leadership comes back once the other candidate steps down.
     other.candidacy.cancel()
     wait_for(lambda: leader.leads, "leadership regained after reconnecting", timeout=120)

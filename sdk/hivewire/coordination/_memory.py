@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from hivewire.coordination._callbacks import call_safely
 from hivewire.coordination._interfaces import Cancellable, Candidacy, Versioned
 from hivewire.coordination._paths import normalize, parent
 from hivewire.errors import CoordinationError, VersionConflictError
@@ -71,20 +72,20 @@ class _Ensemble:
 
     def changed(self, key: str) -> None:
         for watch in list(self.key_watches.get(key, ())):
-            watch.deliver()
+            call_safely(watch.deliver, key)
         for watch in list(self.prefix_watches.get(parent(key), ())):
-            watch.deliver()
+            call_safely(watch.deliver, parent(key))
 
     def members_changed(self, group: str) -> None:
         for watch in list(self.member_watches.get(group, ())):
-            watch.deliver()
+            call_safely(watch.deliver, group)
 
     def stand(self, candidacy: _MemoryCandidacy) -> None:
         queue = self.queues.setdefault(candidacy.name, [])
         queue.append(candidacy)
         if queue[0] is candidacy:
             candidacy.leading = True
-            candidacy.on_elected()
+            call_safely(candidacy.on_elected, candidacy.name)
 
     def withdraw(self, candidacy: _MemoryCandidacy) -> None:
         queue = self.queues.get(candidacy.name, [])
@@ -94,10 +95,10 @@ class _Ensemble:
         queue.remove(candidacy)
         if was_leader:
             candidacy.leading = False
-            candidacy.on_lost()
+            call_safely(candidacy.on_lost, candidacy.name)
             if queue:
                 queue[0].leading = True
-                queue[0].on_elected()
+                call_safely(queue[0].on_elected, candidacy.name)
 
 
 class InMemoryCoordinator:
@@ -283,5 +284,5 @@ class InMemoryCoordinator:
             watch = _Watch(watches, self._ensemble.lock, deliver)
             watches.append(watch)
             self._watches.append(watch)
-            deliver()
+            call_safely(deliver, path)
             return watch

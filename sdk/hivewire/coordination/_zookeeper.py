@@ -33,6 +33,7 @@ from kazoo.recipe.lock import Lock
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.security import CREATOR_ALL_ACL
 
+from hivewire.coordination._callbacks import call_safely
 from hivewire.coordination._interfaces import Cancellable, Candidacy, Versioned
 from hivewire.coordination._paths import normalize
 from hivewire.errors import CoordinationError, VersionConflictError
@@ -58,13 +59,6 @@ def _errors(what: str) -> Iterator[None]:
         raise CoordinationError(
             f"{what}: ZooKeeper failed ({type(e).__name__}: {e}); check that ZooKeeper is reachable, then retry"
         ) from e
-
-
-def _safely(callback: Callable[[], None], what: str) -> None:
-    try:
-        callback()
-    except Exception:  # a user's callback must not kill kazoo's event thread
-        log.exception("coordination callback for %s raised", what)
 
 
 class _Children:
@@ -118,7 +112,7 @@ class _Children:
         snapshot = dict(self._values)
         if snapshot != self._last:
             self._last = snapshot
-            _safely(lambda: self._deliver(snapshot), self._path)
+            call_safely(lambda: self._deliver(snapshot), self._path)
 
 
 class _KeyWatch:
@@ -139,7 +133,7 @@ class _KeyWatch:
         value = None if stat is None else Versioned(data or b"", stat.version)
         if value != self._last:
             self._last = value
-            _safely(lambda: self._callback(value), self._path)
+            call_safely(lambda: self._callback(value), self._path)
         return None
 
 
@@ -198,11 +192,11 @@ class _ZooKeeperCandidacy:
                 acquired = False
             if acquired and not self._cancelled.is_set() and self._coordinator._zk.state == KazooState.CONNECTED:
                 self._leading = True
-                _safely(self._on_elected, self._path)
+                call_safely(self._on_elected, self._path)
                 while not self._wake.wait(_POLL):
                     pass
                 self._leading = False
-                _safely(self._on_lost, self._path)
+                call_safely(self._on_lost, self._path)
             self._release(lock)
 
     def _release(self, lock: Lock) -> None:

@@ -112,3 +112,40 @@ def test_a_suspended_leader_gives_up_leadership_but_not_its_membership(
     finally:
         cut_off.close()
         observer.close()
+
+
+def test_instances_follow_switches_and_a_singleton_moves(zookeeper: LocalZooKeeper, unique: str) -> None:
+    from hivewire.coordination import AppMember, AppState, app_status
+    from hivewire.coordination._member import this_instance
+
+    def connect() -> ZooKeeperCoordinator:
+        return ZooKeeperCoordinator(zookeeper.quorum, root=unique, session_timeout=6.0, connection_timeout=30)
+
+    runs: dict[str, list[str]] = {"a": [], "b": []}
+    members: dict[str, AppMember] = {}
+    ops = AppState(connect(), "orders")
+    try:
+        for name in ("a", "b"):
+            members[name] = AppMember(connect(), "orders", this_instance(("report", "audit")), member=name)
+            members[name].start()
+            members[name].stand_for(
+                "report", lambda n=name: runs[n].append("run"), lambda n=name: runs[n].append("stop")
+            )
+        wait_for(lambda: sum(r == ["run"] for r in runs.values()) == 1, "one instance running the singleton")
+        leader = next(n for n, r in runs.items() if r == ["run"])
+        other = "b" if leader == "a" else "a"
+        wait_for(lambda: app_status(ops).listeners["report"].singleton_on == leader, "the singleton in the status")
+
+        ops.pause("audit")
+        wait_for(lambda: all(m.paused("audit") for m in members.values()), "every instance following the pause")
+        ops.start_sideline("audit", "tenant_a")
+        wait_for(lambda: all(m.sidelines("audit") for m in members.values()), "every instance following the sideline")
+
+        members[leader].state.coordinator.close()  # the instance dies
+        wait_for(lambda: runs[other] == ["run"], "the other instance taking the singleton over", timeout=120)
+        wait_for(lambda: list(ops.instances()) == [other], "the dead instance gone from the group")
+        wait_for(lambda: app_status(ops).listeners["report"].singleton_on == other, "the singleton's new home")
+    finally:
+        for m in members.values():
+            m.state.coordinator.close()
+        ops.coordinator.close()

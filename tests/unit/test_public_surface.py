@@ -112,6 +112,7 @@ SURFACE["hivewire.errors"] = {
 }
 SURFACE["hivewire.config"] = {"Config", "KafkaValue", "Key", "Provenance", "SettingMap", "SettingValue"}
 SURFACE["hivewire.coordination"] = {
+    "AppMember",
     "AppState",
     "AppStatus",
     "Cancellable",

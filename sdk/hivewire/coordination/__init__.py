@@ -20,6 +20,7 @@ from hivewire.coordination._interfaces import (
     Versioned,
     Watches,
 )
+from hivewire.coordination._member import AppMember
 from hivewire.coordination._memory import InMemoryCoordinator
 from hivewire.coordination._settings import CoordinationSettings
 from hivewire.coordination._state import AppState, Instance, Sideline, Switch
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from hivewire.coordination._zookeeper import ZooKeeperCoordinator
 
 __all__ = [
+    "AppMember",
     "AppState",
     "AppStatus",
     "Cancellable",

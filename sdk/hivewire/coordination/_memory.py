@@ -149,11 +149,12 @@ class InMemoryCoordinator:
                 self._ensemble.stand(candidacy)
 
     def _drop_session(self) -> None:
+        # Candidacies first: an on_lost callback may still write this session's member data.
+        for candidacy in sorted(self._candidacies, key=lambda c: (c.name, c.candidate)):
+            self._ensemble.withdraw(candidacy)
         for group, member in self._joined:
             if self._ensemble.groups.get(group, {}).pop(member, None) is not None:
                 self._ensemble.members_changed(group)
-        for candidacy in sorted(self._candidacies, key=lambda c: (c.name, c.candidate)):
-            self._ensemble.withdraw(candidacy)
 
     def _check_open(self) -> None:
         if self._closed:

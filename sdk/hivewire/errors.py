@@ -12,6 +12,7 @@ from collections.abc import Sequence
 __all__ = [
     "AlreadyExistsError",
     "ConfigError",
+    "CoordinationError",
     "DecodeError",
     "DiscoveryError",
     "HivewireError",
@@ -26,6 +27,7 @@ __all__ = [
     "RecordsGoneError",
     "SourceError",
     "UnsupportedMethodError",
+    "VersionConflictError",
 ]
 
 
@@ -130,3 +132,16 @@ class SourceError(HivewireError):
 
 class RecordsGoneError(SourceError):
     """Records a listener fell behind on are no longer in the topic (retention deleted them): nobody can read them."""
+
+
+class CoordinationError(HivewireError):
+    """The coordination backend (ZooKeeper) could not be reached, or refused an operation."""
+
+
+class VersionConflictError(CoordinationError):
+    """A compare-and-set lost: the key changed (or appeared, or went away) since it was read. Read it again and
+    retry the change on what is there now."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key

@@ -1,5 +1,6 @@
 """Helpers for testing listeners in your own test suite, with no Kafka broker and no JVM (see docs/runtime.md)."""
 
+from hivewire.coordination import InMemoryCoordinator
 from hivewire.tools._testing import (
     add_partition_event,
     alter_database_event,
@@ -21,6 +22,7 @@ from hivewire.tools._testing import (
 )
 
 __all__ = [
+    "InMemoryCoordinator",
     "add_partition_event",
     "alter_database_event",
     "alter_partition_event",

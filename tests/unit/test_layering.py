@@ -27,6 +27,7 @@ FLOORS = [
     "base",  # hivewire.errors, ._version, ._ratelimit: modules at the top of the package that import nothing of ours
     "config",  # hivewire.config: configuration keys, their typed reader and sources
     "metastore",  # hivewire.metastore: client, addresses, ZooKeeper discovery and registration
+    "coordination",  # hivewire.coordination: membership, election, key-value store, watches; apps' shared state
     "events",  # hivewire.events: the event model and its wire formats
     "runtime",  # hivewire.runtime: apps, listeners, sources, workers, metrics
     "data",  # hivewire.data: Arrow, Spark, notebooks, the archive
@@ -44,7 +45,7 @@ LIBRARIES = {
     "javaproperties": "config",
     "tomli": "config",
     "kazoo": "metastore",
-    "msgspec": "events",
+    "msgspec": "coordination",
     "confluent_kafka": "runtime",
     "prometheus_client": "runtime",
     "tenacity": "runtime",
@@ -216,7 +217,8 @@ def test_importing_the_core_loads_no_service_library() -> None:
     heavy = sorted(lib for lib, floor in LIBRARIES.items() if FLOORS.index(floor) > FLOORS.index("events"))
     heavy.append("kazoo")
     code = (
-        "import sys, hivewire, hivewire.apiary, hivewire.events, hivewire.metastore, hivewire.errors; "
+        "import sys, hivewire, hivewire.apiary, hivewire.events, hivewire.metastore, hivewire.errors, "
+        "hivewire.coordination; "
         f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

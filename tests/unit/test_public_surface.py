@@ -71,6 +71,7 @@ SURFACE["hivewire.apiary"] = {
 SURFACE["hivewire.arrow"] = {"COLUMNS", "SCHEMA", "Undecodable", "schema_markdown", "to_arrow"}
 SURFACE["hivewire.spark"] = {"METASTORE_URIS_CONF", "builder", "session", "to_dataframe"}
 SURFACE["hivewire.testing"] = {
+    "InMemoryCoordinator",
     "add_partition_event",
     "alter_database_event",
     "alter_partition_event",
@@ -92,6 +93,7 @@ SURFACE["hivewire.testing"] = {
 SURFACE["hivewire.errors"] = {
     "AlreadyExistsError",
     "ConfigError",
+    "CoordinationError",
     "DecodeError",
     "DiscoveryError",
     "HivewireError",
@@ -106,8 +108,30 @@ SURFACE["hivewire.errors"] = {
     "RecordsGoneError",
     "SourceError",
     "UnsupportedMethodError",
+    "VersionConflictError",
 }
 SURFACE["hivewire.config"] = {"Config", "KafkaValue", "Key", "Provenance", "SettingMap", "SettingValue"}
+SURFACE["hivewire.coordination"] = {
+    "AppMember",
+    "AppState",
+    "AppStatus",
+    "Cancellable",
+    "Candidacy",
+    "CoordinationSettings",
+    "Coordinator",
+    "Election",
+    "InMemoryCoordinator",
+    "Instance",
+    "KeyValueStore",
+    "ListenerStatus",
+    "Membership",
+    "Sideline",
+    "Switch",
+    "Versioned",
+    "Watches",
+    "ZooKeeperCoordinator",
+    "app_status",
+}
 SURFACE["hivewire.events"] = {
     "AddPartitionEvent",
     "AlterDatabaseEvent",

@@ -40,6 +40,7 @@ from hivewire.events import (
     EventType,
     InsertEvent,
     ListenerEvent,
+    NotificationLogEvent,
     Origin,
 )
 from hivewire.metastore import MetastoreClient, MetastoreClientPool
@@ -86,6 +87,7 @@ __all__ = [
     "MetastoreError",
     "MetastoreServerError",
     "NoSuchObjectError",
+    "NotificationLogEvent",
     "Origin",
     "PrerequisiteError",
     "RetryPolicy",

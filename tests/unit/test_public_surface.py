@@ -50,6 +50,7 @@ SURFACE["hivewire"] = {
     "MetastoreError",
     "MetastoreServerError",
     "NoSuchObjectError",
+    "NotificationLogEvent",
     "Origin",
     "PrerequisiteError",
     "RetryPolicy",
@@ -122,6 +123,7 @@ SURFACE["hivewire.events"] = {
     "EventType",
     "InsertEvent",
     "ListenerEvent",
+    "NotificationLogEvent",
     "Origin",
 }
 SURFACE["hivewire.metastore"] = {

@@ -8,15 +8,29 @@ Apiary listener's view of the same change).
 
 from __future__ import annotations
 
+import json
+import os
+import random
+import signal
+import struct
+import subprocess
+import sys
 import threading
+import time
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as KafkaPartition
 from hmsclient import hmsclient
 from oracle import Recorded, RecordedMetastore
+from runtime_harness import topic_size
 
 import hivewire as hw
+from hivewire.events._notification import from_notification
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._notification_log import EVENTS_MISSING, FilePosition, NotificationLogSource, fetch
 from hivewire.testing import make_partition, make_table
@@ -184,3 +198,140 @@ def test_a_position_behind_the_retention_is_reported_as_a_gap(
     with pytest.raises(hw.errors.SourceError, match=r"on.gap=stop.*no longer in the notification log"):
         read_all(uri, position, on_gap="stop")
     assert FilePosition(position).load() == saved
+
+
+# -- kill -9 ------------------------------------------------------------------------------------------------
+
+APP = """
+import os, sys, time
+import hivewire as hw
+from hivewire.runtime import NotificationLogSource
+
+uri, position, handled = sys.argv[1], sys.argv[2], sys.argv[3]
+app = hw.App("notification-kill", config={"hivewire.commit.interval.ms": "20"})
+out = open(handled, "a")
+
+@app.on(status=None)
+def record(event):
+    time.sleep(0.01)  # slow enough for a kill to land mid-stream
+    out.write(f"{event.origin.offset}\\n")
+    out.flush()
+    os.fsync(out.fileno())
+
+app.run(NotificationLogSource(uri, position=position, batch_size=7, stop_at_end=len(sys.argv) > 4),
+        handle_signals=False)
+"""
+
+
+def handled_ids(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+def test_kill_9_at_random_moments_never_skips_an_event(
+    recorded_metastore: RecordedMetastore, unique: str, tmp_path: Path
+) -> None:
+    uri = recorded_metastore.uri
+    position, handled, script = tmp_path / "position", tmp_path / "handled", tmp_path / "app.py"
+    script.write_text(APP)
+    first = current_id(uri) + 1
+    FilePosition(position).save(first - 1)
+    with MetastoreClient(uri) as client:
+        client.create_database(hms.Database(name=unique, parameters={}))
+        table = make_table(unique, "t", partition_keys={"dt": "string"})
+        client.create_table(table)
+        for i in range(80):
+            client.add_partitions([make_partition(table, [f"d{i}"])])
+    last = current_id(uri)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    rng = random.Random(unique)
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, str(script), uri, str(position), str(handled)], env=env)
+        try:
+            target = len(handled_ids(handled)) + rng.randint(3, 20)
+            assert wait_until(lambda p=proc, t=target: len(handled_ids(handled)) >= t or p.poll() is not None, 120)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+    saved = FilePosition(position).load()
+    assert saved is not None and saved < last  # killed before the end: the last run has work left
+    subprocess.run([sys.executable, str(script), uri, str(position), str(handled), "to-end"], env=env, check=True)
+    ids = handled_ids(handled)
+    assert set(ids) >= set(range(first, last + 1))  # every event id handled at least once
+    assert min(ids) == first and FilePosition(position).load() == last
+
+
+def wait_until(condition: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+# -- the bridge ---------------------------------------------------------------------------------------------
+
+
+def topic_records(bootstrap: str, topic: str) -> list[Any]:
+    """Every record of ``topic``, read from the start of each partition."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex}"})
+    try:
+        metadata = consumer.list_topics(topic, timeout=10).topics[topic]
+        ends = {p: consumer.get_watermark_offsets(KafkaPartition(topic, p), timeout=10)[1] for p in metadata.partitions}
+        consumer.assign([KafkaPartition(topic, p, 0) for p, end in ends.items() if end > 0])
+        out: list[Any] = []
+        while len(out) < sum(ends.values()):
+            message = consumer.poll(10)
+            assert message is not None and message.error() is None
+            out.append(message)
+        return out
+    finally:
+        consumer.close()
+
+
+def test_the_bridge_publishes_each_event_once_across_kill_9(
+    recorded_metastore: RecordedMetastore, kafka: str, unique: str, tmp_path: Path
+) -> None:
+    uri, topic = recorded_metastore.uri, f"bridge-{unique}"
+    checkpoint = tmp_path / "checkpoint"
+    first = current_id(uri) + 1
+    with MetastoreClient(uri) as client:
+        client.create_database(hms.Database(name=unique, parameters={}))
+        for t in range(4):
+            table = make_table(unique, f"t{t}", partition_keys={"dt": "string"})
+            client.create_table(table)
+            for i in range(15):
+                client.add_partitions([make_partition(table, [f"d{i}"])])
+        client.create_function(
+            hms.Function("f", unique, "com.example.F", "etl", hms.PrincipalType.USER, 0, hms.FunctionType.JAVA, [])
+        )
+    last = current_id(uri)
+    # Where the bridge starts: just before this test's events (its checkpoint, with no offsets yet).
+    checkpoint.write_text(json.dumps({"eventId": first - 1, "offsets": {}}))
+    command = [sys.executable, "-m", "hivewire", "bridge", "--to-kafka", "--bootstrap-servers", kafka, "--topic", topic,
+               "--metastore-uris", uri, "--checkpoint", str(checkpoint), "--batch-size", "3"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    for target in (10, 30):
+        proc = subprocess.Popen(command, env=env)
+        try:
+            assert wait_until(lambda p=proc, t=target: topic_size(kafka, topic) >= t or p.poll() is not None, 120)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+    assert topic_size(kafka, topic) < last - first  # the kills left work for the last run
+    subprocess.run([*command, "--until-end"], env=env, check=True)
+    records = topic_records(kafka, topic)
+    ids = [int(dict(r.headers())["hivewire.notification.event.id"]) for r in records]
+    assert sorted(ids) == sorted(set(ids))  # once per event id
+    with MetastoreClient(uri) as client:
+        entries = {e.eventId: e for e in fetch(client, first - 1, last - first + 1)}
+    apiary_ids = [i for i, e in entries.items() if e.eventType != "CREATE_FUNCTION"]
+    assert sorted(ids) == apiary_ids  # every event Apiary carries, and nothing else
+    for record in records:
+        event = hw.apiary.decode(record.value())
+        event_id = int(dict(record.headers())["hivewire.notification.event.id"])
+        expected = from_notification(entries[event_id], {"DB_NOTIFICATION_EVENT_ID_KEY_NAME": str(event_id)})
+        assert event == expected
+        # Placed and keyed as the Apiary listener does: partition of the qualified name, key the time in ms.
+        assert record.partition() == hw.apiary.partition_for(event.qualified_name, 4)
+        assert struct.unpack(">q", record.key()) == (entries[event_id].eventTime * 1000,)

@@ -439,6 +439,12 @@ NOTIFICATION_ON_GAP = _key(
     default="continue",
 )
 
+BRIDGE_PRODUCER_PREFIX = _prefix(
+    NOTIFICATION,
+    "hivewire.bridge.producer.",
+    "librdkafka producer properties for `hivewire bridge` (`security.protocol`, `compression.type`, ...).",
+)
+
 SHIM = _section(
     "Shim (`hivewire shim`)",
     "The HMS Thrift shim. It publishes to `apiary.bootstrap.servers` and `apiary.kafka.topic.name` when both "

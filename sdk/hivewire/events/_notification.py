@@ -45,19 +45,23 @@ def names_of(entry: NotificationEvent) -> tuple[str | None, str | None]:
     return db, table or None
 
 
-def from_notification(entry: NotificationEvent) -> ListenerEvent:
-    """The event of one notification-log entry (raises :class:`~hivewire.errors.DecodeError` for a bad message)."""
+def from_notification(entry: NotificationEvent, parameters: Mapping[str, str] | None = None) -> ListenerEvent:
+    """The event of one notification-log entry, with ``parameters`` (raises :class:`~hivewire.errors.DecodeError`
+    for a bad message)."""
     build = _BUILDERS.get(entry.eventType)
     db, table = names_of(entry)
     if build is None:
         # "" when the entry names no database, as its Apiary message decodes (the runtime routes on names).
-        return NotificationLogEvent(notification=entry, db_name=db or "", table_name=table)
+        return NotificationLogEvent(notification=entry, db_name=db or "", table_name=table, parameters=parameters)
     message = parse_message(entry.message, entry.messageFormat)
     where = f"notification {entry.eventId} ({entry.eventType})"
     try:
-        return build(message, db or _text(message, "db"), table or _text(message, "table"), where)
+        event = build(message, db or _text(message, "db"), table or _text(message, "table"), where)
     except (KeyError, TypeError, AttributeError) as e:
         raise DecodeError(f"{where}: unexpected message shape ({e!r})") from None
+    if parameters:
+        object.__setattr__(event, "_parameters", dict(parameters))  # events are immutable once handed out
+    return event
 
 
 def _text(message: _Message, key: str) -> str | None:

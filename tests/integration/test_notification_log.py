@@ -167,6 +167,50 @@ def test_every_change_through_real_clients_reaches_a_listener(
     assert read_all(uri, position) == []
 
 
+def test_every_change_through_spark_sql_reaches_a_listener(
+    recorded_metastore: RecordedMetastore, unique: str, tmp_path: Path
+) -> None:
+    from pyspark.sql import SparkSession
+
+    uri = recorded_metastore.uri
+    position = tmp_path / "position"
+    FilePosition(position).save(current_id(uri))
+    since = recorded_metastore.mark()
+    spark = (
+        SparkSession.builder.master("local[1]")
+        .appName("hivewire-notification-log-test")
+        .config("spark.sql.catalogImplementation", "hive")
+        .config("spark.hadoop.hive.metastore.uris", uri)
+        .config("spark.sql.warehouse.dir", str(tmp_path / "warehouse"))
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .enableHiveSupport()
+        .getOrCreate()
+    )
+    try:
+        for statement in (
+            f"CREATE DATABASE {unique}",
+            f"CREATE TABLE {unique}.orders (id BIGINT, amount DOUBLE) PARTITIONED BY (dt STRING) STORED AS PARQUET",
+            f"INSERT INTO {unique}.orders PARTITION (dt='2024-01-01') VALUES (1, 2.5)",
+            f"ALTER TABLE {unique}.orders ADD PARTITION (dt='2024-01-02')",
+            f"ALTER TABLE {unique}.orders SET TBLPROPERTIES ('owner.team'='data')",
+            f"ALTER TABLE {unique}.orders DROP PARTITION (dt='2024-01-02')",
+            f"DROP TABLE {unique}.orders",
+            f"DROP DATABASE {unique}",
+        ):
+            spark.sql(statement)
+    finally:
+        spark.stop()
+    recorded = [r for r in recorded_metastore.events(since) if r.status and r.event_type != "LOAD_PARTITION_DONE"]
+    events = [e for e in read_all(uri, position) if not isinstance(e, hw.NotificationLogEvent)]
+    kinds = [e.event_type.value for e in events]
+    assert kinds == [r.event_type for r in recorded]
+    assert {"CREATE_DATABASE", "CREATE_TABLE", "ADD_PARTITION", "ALTER_TABLE", "DROP_PARTITION"} <= set(kinds)
+    for r, e in zip(recorded, events, strict=True):
+        same_change(r, e)
+
+
 def test_a_position_behind_the_retention_is_reported_as_a_gap(
     recorded_metastore: RecordedMetastore, unique: str, tmp_path: Path
 ) -> None:

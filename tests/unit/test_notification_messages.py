@@ -154,3 +154,34 @@ def test_a_bad_embedded_object_names_its_place() -> None:
     message = json.dumps({"db": "sales", "table": "orders", "tableObjJson": '{"1":{"i32":"x"}}'})
     with pytest.raises(hw.DecodeError, match=r"notification 7 \(CREATE_TABLE\)\.tableObjJson"):
         from_notification(NotificationEvent(7, 0, "CREATE_TABLE", "sales", "orders", message, PLAIN))
+
+
+def test_the_example_in_docs_sources_md_runs() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "sources.md").read_text()
+    blocks = [b.split("```")[0] for b in text.split("```python\n")[1:]]
+    assert blocks
+    for block in blocks:
+        namespace: dict[str, object] = {}
+        exec(compile(block, "docs/sources.md", "exec"), namespace)
+        app = namespace["app"]
+        assert isinstance(app, hw.App) and len(app.listeners) == 2
+        assert isinstance(namespace["source"], hw.NotificationLogSource)
+
+
+def test_the_position_file_is_replaced_whole_and_refuses_garbage(tmp_path: Path) -> None:
+    from hivewire.runtime import FilePosition
+
+    position = FilePosition(tmp_path / "sub" / "position")
+    assert position.load() is None
+    position.save(41)
+    position.save(42)
+    assert position.load() == 42 and (tmp_path / "sub" / "position").read_text() == "42\n"
+    assert not (tmp_path / "sub" / "position.tmp").exists()
+    (tmp_path / "sub" / "position").write_text("forty-two")
+    with pytest.raises(hw.errors.SourceError, match="not an event id: fix or remove it"):
+        position.load()
+
+
+def test_bad_settings_of_the_source_name_their_key() -> None:
+    with pytest.raises(hw.ConfigError, match=r"hivewire\.notification\.on\.gap"):
+        hw.NotificationLogSource("thrift://metastore:9083", on_gap="ignore")

@@ -30,7 +30,7 @@ from prometheus_client import Counter
 
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
-from hivewire.errors import DecodeError, HivewireError, SourceError
+from hivewire.errors import ConfigError, DecodeError, HivewireError, SourceError
 from hivewire.events import _apiary as apiary
 from hivewire.events._notification import from_notification
 from hivewire.metastore import MetastoreClient
@@ -189,10 +189,10 @@ class NotificationLogSource:
         self.batch_size = batch_size or settings.batch_size
         self.poll_interval = poll_interval if poll_interval is not None else settings.poll_interval
         self.on_gap = on_gap or settings.on_gap
-        if self.start not in ("earliest", "latest") or self.on_gap not in ("continue", "stop"):
-            raise ValueError(
-                f"start must be 'earliest' or 'latest', on_gap 'continue' or 'stop'; got {start!r}, {on_gap!r}"
-            )
+        if self.start not in ("earliest", "latest"):
+            raise ConfigError(keys.NOTIFICATION_START.name, f"{self.start!r} is not 'earliest' or 'latest'")
+        if self.on_gap not in ("continue", "stop"):
+            raise ConfigError(keys.NOTIFICATION_ON_GAP.name, f"{self.on_gap!r} is not 'continue' or 'stop'")
         self.stop_at_end = stop_at_end
         self.topic = TOPIC
         self.dead_letter_file = Path(dead_letter_file) if dead_letter_file is not None else default_dead

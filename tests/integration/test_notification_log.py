@@ -211,6 +211,28 @@ def test_every_change_through_spark_sql_reaches_a_listener(
         same_change(r, e)
 
 
+def test_filters_select_entries_even_where_the_server_ignores_them(
+    recorded_metastore: RecordedMetastore, unique: str, tmp_path: Path
+) -> None:
+    uri = recorded_metastore.uri
+    position = tmp_path / "position"
+    FilePosition(position).save(current_id(uri))
+    with MetastoreClient(uri) as client:
+        for db in (f"{unique}_a", f"{unique}_b"):
+            client.create_database(hms.Database(name=db, parameters={}))
+            for name in ("kept", "other"):
+                table = make_table(db, name, partition_keys={"dt": "string"})
+                client.create_table(table)
+                client.add_partitions([make_partition(table, ["2024-01-01"])])
+        client.create_database(hms.Database(name=f"{unique}_c", parameters={}))  # the log ends on a filtered entry
+    last = current_id(uri)
+    # Hive 2.3 ignores the request's filter fields: the source filters every entry itself.
+    events = read_all(uri, position, db=f"{unique}_A", tables=["KEPT"], skip_types=["ADD_PARTITION"])
+    assert [(e.event_type.value, e.qualified_name) for e in events] == [("CREATE_TABLE", f"{unique}_a.kept")]
+    assert FilePosition(position).load() == last  # the filtered tail counts as read: no gap, nothing again
+    assert read_all(uri, position, db=f"{unique}_a") == []
+
+
 def test_a_position_behind_the_retention_is_reported_as_a_gap(
     recorded_metastore: RecordedMetastore, unique: str, tmp_path: Path
 ) -> None:

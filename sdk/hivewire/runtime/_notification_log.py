@@ -32,7 +32,7 @@ from hivewire.config import _keys as keys
 from hivewire.config._config import Config
 from hivewire.errors import ConfigError, DecodeError, HivewireError, SourceError
 from hivewire.events import _apiary as apiary
-from hivewire.events._notification import from_notification
+from hivewire.events._notification import from_notification, names_of
 from hivewire.metastore import MetastoreClient
 from hivewire.metastore._resolver import UriResolver
 from hivewire.runtime._metrics import Metrics
@@ -138,9 +138,44 @@ def _entry_dict(entry: NotificationEvent) -> dict[str, object]:
     return {name: getattr(entry, name) for name in names}
 
 
-def fetch(client: MetastoreClient, after: int, limit: int) -> list[NotificationEvent]:
+@dataclass(frozen=True)
+class Filter:
+    """Which entries a reader wants: a database, tables of it, and event types to skip (names as the log stores
+    them). Hive 4 applies it on the server (``NotificationEventRequest`` fields 3-6); older metastores ignore
+    those fields, so :meth:`wants` applies it again on every entry."""
+
+    db: str | None = None
+    tables: frozenset[str] = frozenset()
+    skip_types: frozenset[str] = frozenset()
+
+    @property
+    def empty(self) -> bool:
+        return self.db is None and not self.tables and not self.skip_types
+
+    def request(self, after: int, limit: int) -> NotificationEventRequest:
+        return NotificationEventRequest(
+            lastEvent=after,
+            maxEvents=limit,
+            eventTypeSkipList=sorted(self.skip_types) or None,
+            dbName=self.db,
+            tableNames=sorted(self.tables) or None,
+        )
+
+    def wants(self, entry: NotificationEvent) -> bool:
+        if entry.eventType in self.skip_types:
+            return False
+        db, table = names_of(entry)
+        if self.db is not None and (db or "").lower() != self.db:
+            return False
+        return not self.tables or (table or "").lower() in self.tables
+
+
+_EVERYTHING = Filter()
+
+
+def fetch(client: MetastoreClient, after: int, limit: int, wanted: Filter = _EVERYTHING) -> list[NotificationEvent]:
     """Up to ``limit`` log entries after event id ``after``, in id order (Hive 2.3 answers None on a failed commit)."""
-    response = client.call("get_next_notification", NotificationEventRequest(lastEvent=after, maxEvents=limit))
+    response = client.call("get_next_notification", wanted.request(after, limit))
     events = getattr(response, "events", None) or []
     return [e for e in events if isinstance(e, NotificationEvent)]
 
@@ -156,10 +191,11 @@ class NotificationLogSource:
     ``metastore`` is a :class:`~hivewire.metastore.MetastoreClient` or its URIs (``thrift://h:9083``). The
     position is kept in ``position`` (a :class:`PositionStore`, or a file path; by default
     ``hivewire.notification.position.file``). ``config`` gives the other settings (start, batch size, poll
-    interval, what to do on a gap); keyword arguments override them. With ``stop_at_end=True`` the app's
-    ``run`` returns once everything written so far was handled and committed. Dead letters (events every
-    attempt failed on) are appended to ``dead_letter_file`` as JSON lines (default: the position file's name
-    plus ``.dead-letters.jsonl``).
+    interval, what to do on a gap); keyword arguments override them. ``db``, ``tables`` and ``skip_types``
+    (type names as the log stores them) select entries: on the server where it can (Hive 4), here otherwise.
+    With ``stop_at_end=True`` the app's ``run`` returns once everything written so far was handled and
+    committed. Dead letters (events every attempt failed on) are appended to ``dead_letter_file`` as JSON lines
+    (default: the position file's name plus ``.dead-letters.jsonl``).
     """
 
     def __init__(
@@ -174,8 +210,12 @@ class NotificationLogSource:
         on_gap: str | None = None,
         dead_letter_file: str | os.PathLike[str] | None = None,
         stop_at_end: bool = False,
+        db: str | None = None,
+        tables: Sequence[str] = (),
+        skip_types: Sequence[str] = (),
     ) -> None:
         settings = NotificationLogSettings.from_config(config or Config.load())
+        self.filter = Filter(db.lower() if db else None, frozenset(t.lower() for t in tables), frozenset(skip_types))
         self._client = metastore if isinstance(metastore, MetastoreClient) else MetastoreClient(metastore)
         self._resolver: UriResolver = self._client._resolver
         if position is None or isinstance(position, (str, os.PathLike)):
@@ -201,6 +241,7 @@ class NotificationLogSource:
         self._next = 1  # the next event id expected
         self._saved = 0  # the last id saved as handled
         self._checked = False  # whether a hole before the next id means events were missed
+        self._last_record = 0  # the id of the last entry delivered as a record (later ones were filtered out)
         self._at_end = False
         self._latest = 0  # the log's current id, as last seen
         self._paused = False
@@ -234,7 +275,7 @@ class NotificationLogSource:
         if self._paused or self._closed.is_set():
             self._closed.wait(min(timeout, 0.1))
             return []
-        entries = self._fetch(self._next - 1, min(max_records, self.batch_size))
+        entries = fetch(self._client, self._next - 1, min(max_records, self.batch_size), self.filter)
         if not entries:
             self._latest = max(self._latest, self._next - 1)
             self._at_end = True
@@ -246,12 +287,28 @@ class NotificationLogSource:
             if entry.eventId < self._next:  # Hive 4 warns of repeated ids; a record per id is enough
                 continue
             if entry.eventId > self._next and self._checked:
-                records.append(self._report_gap(self._next, entry.eventId - 1))
-            records.append(notification_record(entry))
-            self._next = entry.eventId + 1
+                gap = self._missing(self._next, entry.eventId - 1)
+                if gap is not None:
+                    records.append(self._report_gap(*gap))
+            if self.filter.wants(entry):
+                records.append(notification_record(entry))
+            with self._lock:
+                if records:
+                    self._last_record = records[-1].offset() or 0
+                self._next = entry.eventId + 1
             self._checked = True
         self._latest = max(self._latest, self._next - 1)
         return records
+
+    def _missing(self, first: int, last: int) -> tuple[int, int] | None:
+        """The ids of ``first..last`` that are gone from the log. Without a filter, all of them; with one, the
+        server may have filtered them out, so the log is asked, unfiltered, where it starts after ``first - 1``."""
+        if self.filter.empty:
+            return first, last
+        following = fetch(self._client, first - 1, 1)
+        if following and following[0].eventId > first:
+            return first, min(last, following[0].eventId - 1)
+        return None
 
     def _report_gap(self, first: int, last: int) -> MemoryRecord:
         self.gaps.append((first, last))
@@ -267,9 +324,6 @@ class NotificationLogSource:
             raise SourceError(f"stopping ({keys.NOTIFICATION_ON_GAP.name}=stop): {reason}")
         return notification_record(_gap_entry(first, last, reason))
 
-    def _fetch(self, after: int, limit: int) -> list[NotificationEvent]:
-        return fetch(self._client, after, limit)
-
     def _current_id(self) -> int:
         current = self._client.call("get_current_notificationEventId")
         return int(getattr(current, "eventId", 0) or 0)
@@ -279,9 +333,12 @@ class NotificationLogSource:
         if offset is None:
             return
         with self._lock:
-            if offset - 1 > self._saved:
-                self.position.save(offset - 1)
-                self._saved = offset - 1
+            done = offset - 1
+            if done >= self._last_record:  # what was read after the last record was filtered out
+                done = max(done, self._next - 1)
+            if done > self._saved:
+                self.position.save(done)
+                self._saved = done
 
     def pause(self) -> None:
         self._paused = True
@@ -305,7 +362,13 @@ class NotificationLogSource:
 
     def finished(self) -> bool:
         """With ``stop_at_end``: everything the log held at the last poll was handled and committed."""
-        return self.stop_at_end and self._at_end and self._saved >= self._next - 1
+        if not (self.stop_at_end and self._at_end):
+            return False
+        with self._lock:
+            if self._saved >= self._last_record and self._saved < self._next - 1:  # a filtered-out tail
+                self.position.save(self._next - 1)
+                self._saved = self._next - 1
+            return self._saved >= self._next - 1
 
     def drain(self, timeout: float) -> None:
         """Dead letters are stored before :meth:`dead_letter` returns; nothing to wait for."""

@@ -185,3 +185,21 @@ def test_the_position_file_is_replaced_whole_and_refuses_garbage(tmp_path: Path)
 def test_bad_settings_of_the_source_name_their_key() -> None:
     with pytest.raises(hw.ConfigError, match=r"hivewire\.notification\.on\.gap"):
         hw.NotificationLogSource("thrift://metastore:9083", on_gap="ignore")
+
+
+def test_an_unreachable_metastore_is_waited_for_not_fatal(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from hivewire.runtime import FilePosition
+    from hivewire.tools import free_port
+
+    FilePosition(tmp_path / "position").save(7)
+    source = hw.NotificationLogSource(
+        f"thrift://127.0.0.1:{free_port()}", position=tmp_path / "position", poll_interval=0.01
+    )
+    assigned: list[object] = []
+    source.open(assigned.extend, assigned.extend)
+    try:
+        assert source.poll(10, 0.01) == [] and assigned == [("notification-log", 0)]
+        assert "cannot read the notification log" in caplog.text
+        assert source.lag() == {("notification-log", 0): 0} and not source.finished()
+    finally:
+        source.close()

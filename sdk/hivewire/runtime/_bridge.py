@@ -27,9 +27,10 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, Message, Producer
 from confluent_kafka import TopicPartition as KafkaPartition
 
+from hivewire._ratelimit import RateLimit
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
-from hivewire.errors import DecodeError, SourceError
+from hivewire.errors import DecodeError, MetastoreError, SourceError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import NotificationLogEvent
 from hivewire.events._notification import from_notification
@@ -87,6 +88,7 @@ class Bridge:
         self._producer: Producer | None = None
         self._offsets: dict[int, int] = {}
         self._errors: list[str] = []
+        self._unreachable = RateLimit(60)
 
     @classmethod
     def from_config(cls, config: Config) -> Bridge:
@@ -206,7 +208,13 @@ class Bridge:
         log.info("bridging the notification log after event %d to %s (%d partitions)", position, self.topic, partitions)
         try:
             while not stop.is_set():
-                entries = fetch(self.client, position, self.settings.batch_size)
+                try:
+                    entries = fetch(self.client, position, self.settings.batch_size)
+                except MetastoreError as e:  # the client already failed over and reconnected; ask again later
+                    if self._unreachable.due():
+                        log.warning("cannot read the notification log: %s", e)
+                    stop.wait(self.settings.poll_interval)
+                    continue
                 if not entries:
                     if until_end:
                         break

@@ -28,9 +28,10 @@ from typing import Protocol
 
 from prometheus_client import Counter
 
+from hivewire._ratelimit import RateLimit
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
-from hivewire.errors import ConfigError, DecodeError, HivewireError, SourceError
+from hivewire.errors import ConfigError, DecodeError, HivewireError, MetastoreError, SourceError
 from hivewire.events import _apiary as apiary
 from hivewire.events._notification import from_notification, names_of
 from hivewire.metastore import MetastoreClient
@@ -248,6 +249,7 @@ class NotificationLogSource:
         self._closed = threading.Event()
         self._lock = threading.Lock()
         self._missing_metric: Counter | None = None
+        self._unreachable = RateLimit(60)
 
     # -- Source ---------------------------------------------------------------------------------------
     def attach_metrics(self, metrics: Metrics) -> None:
@@ -275,7 +277,14 @@ class NotificationLogSource:
         if self._paused or self._closed.is_set():
             self._closed.wait(min(timeout, 0.1))
             return []
-        entries = fetch(self._client, self._next - 1, min(max_records, self.batch_size), self.filter)
+        try:
+            entries = fetch(self._client, self._next - 1, min(max_records, self.batch_size), self.filter)
+        except MetastoreError as e:  # the client already failed over and reconnected; ask again later
+            count = self._unreachable.due()
+            if count:
+                log.warning("cannot read the notification log (%d time(s) since the last warning): %s", count, e)
+            self._closed.wait(min(timeout, self.poll_interval))
+            return []
         if not entries:
             self._latest = max(self._latest, self._next - 1)
             self._at_end = True

@@ -36,7 +36,7 @@ from hivewire.runtime._notification_log import EVENTS_MISSING, FilePosition, Not
 from hivewire.testing import make_partition, make_table
 from hivewire_thrift.hive_metastore import ttypes as hms
 
-FAST = {"hivewire.commit.interval.ms": "50", "hivewire.shutdown.timeout.ms": "10000"}
+FAST = {"hivewire.commit.interval.ms": "50", "hivewire.shutdown.timeout.ms": "10000", "endpoint.port": "0"}
 CLEAN_TRIGGER = "hivewire_clean_notification_log"  # NotificationLogListener cleans the log on this database
 
 
@@ -274,7 +274,7 @@ import hivewire as hw
 from hivewire.runtime import NotificationLogSource
 
 uri, position, handled = sys.argv[1], sys.argv[2], sys.argv[3]
-app = hw.App("notification-kill", config={"hivewire.commit.interval.ms": "20"})
+app = hw.App("notification-kill", config={"hivewire.commit.interval.ms": "20", "endpoint.port": "0"})
 out = open(handled, "a")
 
 @app.on(status=None)

@@ -143,6 +143,8 @@ class Event:
         return f"on_{self.type.lower()}"
 
 
+# The plain Python types a computed property may return (``dict[str, object]``: decoded JSON).
+_PROPERTY_TYPES = {"bool", "str", "int", "dict[str, object]"}
 _EVENT_KEYS = {"type", "class", "doc", "wire", "database_event", "names_from", "summary", "fields", "properties"}
 _FIELD_KEYS = {"name", "type", "key", "required", "doc"}
 _PROPERTY_KEYS = {"type", "doc"}
@@ -222,8 +224,10 @@ def load(path: Path = DESCRIPTION, structs: set[str] | None = None) -> list[Even
                 raise DescriptionError(f"{pwhere}: unknown keys {sorted(unknown)} (known: {sorted(_PROPERTY_KEYS)})")
             ptype = _text(raw, "type", pwhere)
             assert ptype is not None
-            if ptype not in {"bool", "str", "int"} and ptype not in structs:
-                raise DescriptionError(f"{pwhere}: type {ptype!r} is not bool, str, int or a Thrift struct")
+            if ptype not in _PROPERTY_TYPES and ptype not in structs:
+                raise DescriptionError(
+                    f"{pwhere}: type {ptype!r} is not one of {sorted(_PROPERTY_TYPES)} or a Thrift struct"
+                )
             doc = _text(raw, "doc", pwhere)
             assert doc is not None
             if _identifier(name, pwhere) in names or name in _COMMON:

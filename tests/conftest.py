@@ -60,7 +60,7 @@ def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMetasto
 
 
 #: MetaStoreEventListener classes of tests/java that the recorded metastore loads.
-JAVA_LISTENERS = ["hivewire.test.RecordingListener"]
+JAVA_LISTENERS = ["hivewire.test.RecordingListener", "hivewire.test.NotificationLogListener"]
 
 
 @pytest.fixture(scope="session")

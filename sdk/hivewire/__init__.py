@@ -40,6 +40,7 @@ from hivewire.events import (
     EventType,
     InsertEvent,
     ListenerEvent,
+    NotificationLogEvent,
     Origin,
 )
 from hivewire.metastore import MetastoreClient, MetastoreClientPool
@@ -86,6 +87,8 @@ __all__ = [
     "MetastoreError",
     "MetastoreServerError",
     "NoSuchObjectError",
+    "NotificationLogEvent",
+    "NotificationLogSource",
     "Origin",
     "PrerequisiteError",
     "RetryPolicy",
@@ -105,6 +108,7 @@ _LAZY_NAMES = {
     "discover_metastores": "hivewire.metastore",
     "KafkaSource": "hivewire.runtime",
     "MetaStoreEventListener": "hivewire.runtime",
+    "NotificationLogSource": "hivewire.runtime",
     "RetryPolicy": "hivewire.runtime",
     "MemorySource": "hivewire.runtime",
     "read_events": "hivewire.data",

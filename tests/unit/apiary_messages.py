@@ -26,6 +26,7 @@ from hivewire.events._model import (
     DropTableEvent,
     InsertEvent,
     ListenerEvent,
+    NotificationLogEvent,
 )
 from hivewire_thrift.hive_metastore import ttypes as hms
 
@@ -278,6 +279,18 @@ def envelope(
     }
 
 
+NOTIFICATION_JSON = {
+    "eventId": 42,
+    "eventTime": 1717171717,
+    "eventType": "ALLOC_WRITE_ID_EVENT",
+    "dbName": "sales",
+    "tableName": "orders",
+    "message": '{"txnIds":[7],"dbName":"sales","tableName":"orders","txnToWriteIdList":[],"timestamp":1717171717}',
+    "messageFormat": "json-0.2",
+    "catName": None,
+}
+
+
 def messages(version: str) -> dict[str, dict[str, Any]]:
     """The ten messages of one Hive field set, by event type."""
     table, p1, p2 = table_json(version), partition_json(version, "2024-05-01"), partition_json(version, "2024-05-02")
@@ -313,6 +326,8 @@ def messages(version: str) -> dict[str, dict[str, Any]]:
             newDatabase=database_json(version),
         ),
         "ON_DROP_DATABASE": envelope("ON_DROP_DATABASE", version, table_name=None, database=database_json(version)),
+        # hivewire's own: a notification-log entry with no class of its own (see hivewire.events._notification)
+        "ON_NOTIFICATION_LOG": envelope("ON_NOTIFICATION_LOG", version, notification=NOTIFICATION_JSON),
     }
 
 
@@ -520,6 +535,12 @@ def expected_events(version: str) -> dict[str, ListenerEvent]:
             parameters=params,
         ),
         "ON_DROP_DATABASE": DropDatabaseEvent(database=expected_database(version), parameters=params),
+        "ON_NOTIFICATION_LOG": NotificationLogEvent(
+            notification=hms.NotificationEvent(**NOTIFICATION_JSON),
+            db_name="sales",
+            table_name="orders",
+            parameters=params,
+        ),
     }
 
 

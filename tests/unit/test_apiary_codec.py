@@ -1008,7 +1008,7 @@ def test_fast_loaders_cover_every_reachable_struct() -> None:
 
 def _reachable_names(structs: dict[str, list[tuple[str, str]]]) -> set[str]:
     seen: set[str] = set()
-    todo = ["Table", "Partition", "Database", "EnvironmentContext"]
+    todo = ["Table", "Partition", "Database", "EnvironmentContext", "NotificationEvent"]
     while todo:
         name = todo.pop()
         if name not in seen:

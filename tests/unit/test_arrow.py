@@ -32,9 +32,11 @@ from hivewire.events._model import (
     EventType,
     InsertEvent,
     ListenerEvent,
+    NotificationLogEvent,
     Origin,
 )
 from hivewire.tools._testing import make_database, make_partition, make_table
+from hivewire_thrift.hive_metastore.ttypes import NotificationEvent
 
 sys.path.insert(0, str(Path(__file__).parent))
 from apiary_messages import BASE, GOLDEN
@@ -86,6 +88,11 @@ def _table_templates(db: str, name: str, i: int) -> list[ListenerEvent]:
             partition_key_values=dict(zip(keys, part(3).values, strict=True)),
             files=[f"{table.sd.location}/f{k}.parquet" for k in range(1 + i % 2)],
             parameters=params,
+        ),
+        NotificationLogEvent(
+            notification=NotificationEvent(i, 1717000000 + i, "ALLOC_WRITE_ID_EVENT", db, name, '{"txnIds":[1]}'),
+            db_name=db,
+            table_name=name,
         ),
     ]
 

@@ -50,6 +50,8 @@ SURFACE["hivewire"] = {
     "MetastoreError",
     "MetastoreServerError",
     "NoSuchObjectError",
+    "NotificationLogEvent",
+    "NotificationLogSource",
     "Origin",
     "PrerequisiteError",
     "RetryPolicy",
@@ -146,6 +148,7 @@ SURFACE["hivewire.events"] = {
     "EventType",
     "InsertEvent",
     "ListenerEvent",
+    "NotificationLogEvent",
     "Origin",
 }
 SURFACE["hivewire.metastore"] = {
@@ -171,10 +174,14 @@ SURFACE["hivewire.metastore"] = {
 SURFACE["hivewire.runtime"] = {
     "App",
     "DeadLetter",
+    "EVENTS_MISSING",
+    "FilePosition",
     "KafkaSource",
     "MemoryRecord",
     "MemorySource",
     "MetaStoreEventListener",
+    "NotificationLogSource",
+    "PositionStore",
     "Record",
     "RetryPolicy",
     "Source",

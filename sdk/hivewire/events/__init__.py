@@ -22,6 +22,7 @@ from hivewire.events._model import (
     EventType,
     InsertEvent,
     ListenerEvent,
+    NotificationLogEvent,
     Origin,
 )
 
@@ -39,5 +40,6 @@ __all__ = [
     "EventType",
     "InsertEvent",
     "ListenerEvent",
+    "NotificationLogEvent",
     "Origin",
 ]

@@ -243,7 +243,9 @@ def read(data: bytes | bytearray | memoryview | str) -> Decoded:
         raise decode_error("environmentContext", "an object", _parse(context, "environmentContext"))
     db_name = env.databaseName
     table_name = None if spec.is_database_event else env.tableName
-    if db_name is None or (table_name is None and not spec.is_database_event):
+    if spec.event_type is EventType.NOTIFICATION_LOG:  # a log entry may name no database (transactions) or table
+        db_name = db_name or ""
+    elif db_name is None or (table_name is None and not spec.is_database_event):
         db_name, table_name = _names_from_object(env, spec, db_name, table_name)
     status = env.status
     parameters = env.parameters

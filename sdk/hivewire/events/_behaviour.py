@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from hivewire.errors import HivewireError
 from hivewire.events._description import Kind
 from hivewire.events._event import Facts, ListenerEvent
+from hivewire.events._logmessage import parse_message
 from hivewire.events._types import TYPES
 from hivewire_thrift.hive_metastore.ttypes import Database, Partition, Table
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
         AlterPartitionEvent,
         AlterTableEvent,
         InsertEvent,
+        NotificationLogEvent,
     )
 
 # -- display facts: read defensively, since events built in Python may hold partial objects ---------------------
@@ -118,6 +120,11 @@ def alter_database_summary(event: AlterDatabaseEvent) -> Facts:
     return _facts(location=new, previous_location=old if old != new else None)
 
 
+def notification_summary(event: NotificationLogEvent) -> Facts:
+    entry = event.notification
+    return _facts(hive_event_type=entry.eventType, event_id=str(entry.eventId), message_format=entry.messageFormat)
+
+
 # -- computed properties ---------------------------------------------------------------------------------------
 
 
@@ -143,3 +150,12 @@ def insert_table(event: InsertEvent) -> Table:
     table = handler.get_table(event.db_name, event.table_name)
     event._values[_INSERT_TABLE] = table
     return table
+
+
+def notification_log_hive_event_type(event: NotificationLogEvent) -> str:
+    return event.notification.eventType
+
+
+def notification_log_message(event: NotificationLogEvent) -> dict[str, object]:
+    entry = event.notification
+    return parse_message(entry.message, entry.messageFormat)

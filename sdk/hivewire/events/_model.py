@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from hivewire.events import _behaviour
 from hivewire.events._event import Facts, Field, FlagField, ListenerEvent, ListField, MapField, Origin
 from hivewire.events._types import EventType
-from hivewire_thrift.hive_metastore.ttypes import Database, EnvironmentContext, Partition, Table
+from hivewire_thrift.hive_metastore.ttypes import Database, EnvironmentContext, NotificationEvent, Partition, Table
 
 __all__ = [
     "EVENT_CLASSES",
@@ -34,6 +34,7 @@ __all__ = [
     "EventType",
     "InsertEvent",
     "ListenerEvent",
+    "NotificationLogEvent",
     "Origin",
 ]
 
@@ -357,6 +358,47 @@ class DropDatabaseEvent(ListenerEvent):
         return _behaviour.fields_summary(self)
 
 
+class NotificationLogEvent(ListenerEvent):
+    """A notification-log entry with no class of its own (transactions, constraints, functions, ...)."""
+
+    __slots__ = ()
+    event_type = EventType.NOTIFICATION_LOG
+    fields = ("notification",)
+
+    notification: Field[NotificationEvent] = Field()
+    """The log's entry: ``eventId``, ``eventTime``, ``eventType`` (Hive's name), ``dbName``, ``tableName``,
+    ``message``, ``messageFormat``.
+    """
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            notification: NotificationEvent | None = None,
+            db_name: str | None = None,
+            table_name: str | None = None,
+            status: bool = True,
+            parameters: Mapping[str, str] | None = None,
+            environment_context: EnvironmentContext | None = None,
+            raw: bytes | None = None,
+            origin: Origin | None = None,
+        ) -> None: ...
+
+    @property
+    def hive_event_type(self) -> str:
+        """Hive's name of the event type, as the log stores it (``OPEN_TXN``, ``ALLOC_WRITE_ID_EVENT``, ...)."""
+        return _behaviour.notification_log_hive_event_type(self)
+
+    @property
+    def message(self) -> dict[str, object]:
+        """The decoded message (JSON; embedded Thrift objects stay TJSONProtocol strings)."""
+        return _behaviour.notification_log_message(self)
+
+    def _summary(self) -> Facts:
+        return _behaviour.notification_summary(self)
+
+
 #: The class of each event type.
 EVENT_CLASSES: Mapping[EventType, type[ListenerEvent]] = MappingProxyType(
     {
@@ -370,5 +412,6 @@ EVENT_CLASSES: Mapping[EventType, type[ListenerEvent]] = MappingProxyType(
         EventType.CREATE_DATABASE: CreateDatabaseEvent,
         EventType.ALTER_DATABASE: AlterDatabaseEvent,
         EventType.DROP_DATABASE: DropDatabaseEvent,
+        EventType.NOTIFICATION_LOG: NotificationLogEvent,
     }
 )

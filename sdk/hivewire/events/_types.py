@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from hivewire.events._description import EventSpec, FieldSpec, Kind
-from hivewire_thrift.hive_metastore.ttypes import Database, Partition, Table
+from hivewire_thrift.hive_metastore.ttypes import Database, NotificationEvent, Partition, Table
 
 __all__ = ["TYPES", "EventType"]
 
@@ -39,6 +39,8 @@ class EventType(str, enum.Enum):
     """A database was altered."""
     DROP_DATABASE = "DROP_DATABASE"
     """A database was dropped."""
+    NOTIFICATION_LOG = "NOTIFICATION_LOG"
+    """A notification-log entry with no class of its own (transactions, constraints, functions, ...)."""
 
     def __str__(self) -> str:
         return self.value
@@ -152,6 +154,13 @@ TYPES: Mapping[EventType, EventSpec] = MappingProxyType(
             fields=(FieldSpec("database", Kind.STRUCT, "database", Database, required=True),),
             names_from="database",
             database_event=True,
+        ),
+        EventType.NOTIFICATION_LOG: EventSpec(
+            event_type=EventType.NOTIFICATION_LOG,
+            class_name="NotificationLogEvent",
+            doc="A notification-log entry with no class of its own (transactions, constraints, functions, ...).",
+            wire="ON_NOTIFICATION_LOG",
+            fields=(FieldSpec("notification", Kind.STRUCT, "notification", NotificationEvent, required=True),),
         ),
     }
 )

@@ -19,6 +19,7 @@ from hivewire.events._model import (
     DropPartitionEvent,
     DropTableEvent,
     InsertEvent,
+    NotificationLogEvent,
 )
 from hivewire.events._types import EventType
 from hivewire.runtime._decorators import On
@@ -57,6 +58,9 @@ class ListenerMethods:
     def on_drop_database(self, event: DropDatabaseEvent) -> None:
         """A database was dropped."""
 
+    def on_notification_log(self, event: NotificationLogEvent) -> None:
+        """A notification-log entry with no class of its own (transactions, constraints, functions, ...)."""
+
 
 class AppDecorators:
     """One decorator per event type (``@app.on_create_table``), used bare or with filter options."""
@@ -89,3 +93,7 @@ class AppDecorators:
     """Register a function for ALTER_DATABASE events: a database was altered."""
     on_drop_database: On[DropDatabaseEvent] = On(EventType.DROP_DATABASE)
     """Register a function for DROP_DATABASE events: a database was dropped."""
+    on_notification_log: On[NotificationLogEvent] = On(EventType.NOTIFICATION_LOG)
+    """Register a function for NOTIFICATION_LOG events: a notification-log entry with no class of its own
+    (transactions, constraints, functions, ...).
+    """

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import logging
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, overload
@@ -381,6 +382,9 @@ def make_event(
             values[f.name] = [partition] if f.kind is Kind.STRUCT_LIST else partition
         elif f.thrift is hms.Database:
             values[f.name] = make_database(db)
+        elif f.thrift is hms.NotificationEvent:
+            message = json.dumps({"server": "", "servicePrincipal": "", "db": db, "functionName": "f", "timestamp": 0})
+            values[f.name] = hms.NotificationEvent(1, 0, "DROP_FUNCTION", db, table, message, "json-0.2")
         elif f.kind is Kind.FLAG:
             values[f.name] = False
         elif f.kind is Kind.STRING_MAP:

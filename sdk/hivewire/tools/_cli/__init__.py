@@ -14,6 +14,7 @@ import click
 from hivewire._version import __version__
 from hivewire.tools._cli import (
     _archive,
+    _bridge,
     _coordination,
     _demo,
     _discover,
@@ -44,7 +45,8 @@ def main(log_level: str) -> None:
 
 
 for _command in (_run.run, _demo.demo, _shim.shim, _shim.replay_rejected, _discover.discover, _register.register,
-                 _archive.archive, _status.status, _listener.listener, _sideline.sideline):  # fmt: skip
+                 _archive.archive, _status.status, _listener.listener, _sideline.sideline,
+                 _bridge.bridge):  # fmt: skip
     main.add_command(_command)
 
 #: Every flag of every command that reads the configuration, and the key each sets.
@@ -56,4 +58,5 @@ FLAGS: dict[str, tuple[Flag, ...]] = {
     "status": _coordination.FLAGS,
     "listener": _coordination.FLAGS,
     "sideline": _coordination.FLAGS,
+    "bridge": _bridge.FLAGS,
 }

@@ -324,3 +324,55 @@ def test_register_says_once_that_its_metastore_is_down_and_once_that_it_is_back(
     assert text.count("is unreachable") == 1 and text.count("is reachable again") == 1, text
     assert "Traceback" not in text and "ERROR" not in text, text
     assert len(text.splitlines()) <= 8, text
+
+
+MOCK_CLUSTER = textwrap.dedent("""
+    import sys, time
+    from hivewire.tools._testing import mock_kafka
+    with mock_kafka(num_brokers=1) as bootstrap:
+        print(bootstrap, flush=True)
+        while True:
+            time.sleep(1)
+""")
+
+
+def test_liveness_stays_up_through_a_60_s_hung_broker(tmp_path: Path, processes: list[Process]) -> None:
+    # A broker of its own in a process of its own: SIGSTOP hangs it (connections stay open, nothing answers).
+    broker = subprocess.Popen([sys.executable, "-c", MOCK_CLUSTER], stdout=subprocess.PIPE, text=True)
+    try:
+        assert broker.stdout is not None
+        bootstrap = broker.stdout.readline().strip()
+        topic = f"hung-{uuid.uuid4().hex[:8]}"
+        producer = Producer({"bootstrap.servers": bootstrap})
+        producer.produce(topic, b"not json", partition=0)
+        assert producer.flush(30) == 0
+        port = free_port()
+        processes.append(
+            process := Process(
+                tmp_path,
+                [
+                    *("--bootstrap-servers", bootstrap, "--topic", topic, "--endpoint-port", str(port)),
+                    *("--set", "apiary.messaging.consumer.auto.offset.reset=earliest"),
+                ],
+            )
+        )
+        wait_for(lambda: (answers(port) and get(port, "/health")[0] == 200) or not process.alive(), 120, "ready")
+        os.kill(broker.pid, signal.SIGSTOP)
+        liveness, readiness = [], []
+        try:
+            end = time.monotonic() + 60
+            while time.monotonic() < end:
+                liveness.append(get(port, "/health/liveness")[0])
+                readiness.append(get(port, "/health/readiness")[0])
+                time.sleep(2)
+        finally:
+            os.kill(broker.pid, signal.SIGCONT)
+        assert process.alive(), process.text()
+        assert set(liveness) == {200}, (liveness, process.text())
+        # Readiness goes DOWN once the consumer's session times out (45 s) and its partitions are lost.
+        assert readiness[0] == 200 and 503 in readiness, readiness
+        wait_for(lambda: get(port, "/health")[0] == 200 or not process.alive(), 180, "ready again")
+        assert "Traceback" not in process.text(), process.text()
+    finally:
+        broker.kill()
+        broker.wait(30)

@@ -177,7 +177,7 @@ def test_an_unreachable_broker_gives_a_few_lines_readiness_down_and_a_clean_fail
             tmp_path,
             [
                 *("--bootstrap-servers", "localhost:1", "--topic", "apiary", "--endpoint-port", str(port)),
-                *("--set", "hivewire.startup.timeout.ms=20000"),
+                *("--endpoint-address", "127.0.0.1", "--set", "hivewire.startup.timeout.ms=20000"),
             ],
         )
     )
@@ -186,6 +186,7 @@ def test_an_unreachable_broker_gives_a_few_lines_readiness_down_and_a_clean_fail
     assert status == 503 and body["status"] == "DOWN" and body["reachable"] is False, body
     assert get(port, "/health/readiness")[0] == 503
     assert get(port, "/health/liveness") == (200, {"status": "UP"})
+    assert f"metrics and health on http://127.0.0.1:{port}/metrics" in process.text()
     assert process.proc.wait(120) == 1
     assert time.monotonic() - started >= 20
     lines = process.text().splitlines()

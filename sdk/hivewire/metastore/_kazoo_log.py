@@ -21,7 +21,8 @@ MASK = "***"
 # The starts of kazoo's lines about losing and regaining its connection.
 _DOWN = ("Connection dropped", "Connection time-out", "Cannot resolve", "Transition to CONNECTING", "AUTH_FAILED")
 _UP = "Zookeeper connection established"
-_ATTEMPT = "Connecting to "
+# Routine lines of every connection (and every reconnection attempt): DEBUG; the outage has its own line.
+_ROUTINE = ("Connecting to ", "Closing connection to ", "Zookeeper session closed")
 
 
 def secrets_of(auth_data: Iterable[tuple[str, str]], *others: str | None) -> tuple[str, ...]:
@@ -92,8 +93,8 @@ class KazooLog:
         elif text.startswith(_UP):
             self.reachability.up()
             level = logging.DEBUG
-        elif text.startswith(_ATTEMPT):
-            level = logging.DEBUG  # every reconnection attempt; the outage has its own line
+        elif text.startswith(_ROUTINE):
+            level = logging.DEBUG
         if not self.logger.isEnabledFor(level):
             return
         if exc_info and level >= logging.ERROR:

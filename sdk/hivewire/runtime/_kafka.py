@@ -70,9 +70,15 @@ _SHARED_PREFIXES = ("security.", "sasl.", "ssl.", "client.dns.", "socket.", "bro
 _DEFAULT_MAX_MESSAGE = 1_000_000
 # Room for a record's framing and protocol overhead beyond its key, value and headers.
 _RECORD_OVERHEAD = 512
-# librdkafka errors meaning no broker answers (as opposed to one connection of many closing).
-_UNREACHABLE = {KafkaError._ALL_BROKERS_DOWN, KafkaError._AUTHENTICATION, KafkaError._SSL}
-_CONNECTING = {KafkaError._TRANSPORT, KafkaError._RESOLVE, KafkaError._TIMED_OUT}
+# librdkafka errors about reaching brokers.
+_CONNECTION_ERRORS = {
+    KafkaError._ALL_BROKERS_DOWN,
+    KafkaError._AUTHENTICATION,
+    KafkaError._SSL,
+    KafkaError._TRANSPORT,
+    KafkaError._RESOLVE,
+    KafkaError._TIMED_OUT,
+}
 # librdkafka log facilities of connection failures: its errors reach Reachability, the lines go to DEBUG.
 _CONNECTION_FACILITIES = {"FAIL", "ERROR", "REQTMOUT", "BROKERFAIL", "CONNECT", "DISCONNECT"}
 _TOO_LARGE = {KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE}
@@ -204,6 +210,7 @@ class KafkaSource:
             log,
         )
         self._error_log = RateLimit(60.0)
+        self._last_error = ""
         self._max_message = int(str(self.producer_config.get("message.max.bytes", _DEFAULT_MAX_MESSAGE)))
 
     def __repr__(self) -> str:
@@ -244,10 +251,14 @@ class KafkaSource:
     def _client_error(self, err: KafkaError) -> None:
         """librdkafka's error callback (served by the consumer's poll and the dead-letter thread)."""
         code = err.code()
-        if code in _UNREACHABLE or (code in _CONNECTING and not self.reachability.connected_once):
-            self.reachability.down(err.str())
-        elif code in _CONNECTING:
-            log.debug("Kafka: %s", err.str())  # one connection of several; _ALL_BROKERS_DOWN says when all are
+        if code in _CONNECTION_ERRORS:
+            self._last_error = err.str()
+            if not self.reachability.connected_once:
+                self.reachability.down(err.str())
+            else:
+                # Errors are served late (a poll may deliver one from before a recovery): once connected, the
+                # statistics decide, which describe the brokers as they are now.
+                log.debug("Kafka: %s", err.str())
         elif err.fatal():
             log.error("fatal Kafka client error: %s", err.str())
         elif self._error_log.due():
@@ -261,7 +272,7 @@ class KafkaSource:
         if any(b.get("state") == "UP" for b in brokers.values()):
             self.reachability.up()
         elif brokers and self.reachability.connected_once:
-            self.reachability.down("no broker connection is up")
+            self.reachability.down(self._last_error or "no broker connection is up")
 
     def open(self, on_assign: Assigned, on_revoke: Assigned) -> None:
         conf = {**self._consumer_conf(), "on_commit": self._committed}

@@ -136,3 +136,45 @@ def test_dead_letter_producer_settings_and_the_startup_timeout_are_read() -> Non
     assert RuntimeSettings.from_config(Config({}), need_kafka=False).startup_timeout == 60.0
     source = KafkaSource("b:9092", "apiary", producer_config=settings.producer_config)
     assert source._max_message == 5_000_000
+
+
+def test_a_dead_letter_the_broker_refuses_as_too_large_is_queued_again_smaller() -> None:
+    # librdkafka's mock cluster takes any size, so the broker's refusal is librdkafka's own error object here.
+    from confluent_kafka import KafkaError
+
+    source = KafkaSource("localhost:1", "t", producer_config={"message.max.bytes": "5000000"})
+    value = b"x" * 3_000_000
+    letter = _Letter(source, value, None, [("hivewire.source.offset", b"1")], lambda: None)
+    source._delivery_failed(letter, KafkaError(KafkaError.MSG_SIZE_TOO_LARGE))
+    [(_, _, queued)] = source._resend
+    assert queued is letter and letter.stored == "truncated" and letter.size() <= 1_500_512
+    assert dict(letter.headers)["hivewire.original.size"] == b"3000000"
+    source._resend.clear()
+    source._delivery_failed(letter, KafkaError(KafkaError._MSG_TIMED_OUT))  # any other failure: later, as it is
+    [(_, _, queued)] = source._resend
+    assert queued is letter and letter.stored == "truncated"
+
+
+def test_the_shims_upstream_says_once_that_it_is_unreachable_and_once_that_it_is_back(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import socket
+
+    from hivewire_shim.upstream import Upstream, UpstreamUnavailable
+
+    caplog.set_level(logging.INFO, logger="hivewire.shim.upstream")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    upstream = Upstream(f"thrift://127.0.0.1:{port}", connect_timeout=2)
+    for _ in range(10):
+        with pytest.raises(UpstreamUnavailable):
+            upstream.connect()
+    with socket.create_server(("127.0.0.1", port)):
+        sock, uri = upstream.connect()
+        assert uri == f"thrift://127.0.0.1:{port}"
+        sock.close()
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("the upstream metastore is unreachable (thrift://127.0.0.1:")
+    assert lines[1].startswith("the upstream metastore is reachable again")

@@ -495,6 +495,8 @@ class KafkaSource:
         """librdkafka gave up on a dead letter (on the thread serving the producer): send it again later
         (smaller at once, if the broker refused it as too large)."""
         if self._closing.is_set():
+            if self._metrics is not None:
+                self._metrics.dead_letter_failures.inc()
             return
         if err.code() in _TOO_LARGE and letter.fit(self._limit_below(letter)):
             log.warning(

@@ -178,3 +178,28 @@ def test_the_shims_upstream_says_once_that_it_is_unreachable_and_once_that_it_is
     assert len(lines) == 2, lines
     assert lines[0].startswith("the upstream metastore is unreachable (thrift://127.0.0.1:")
     assert lines[1].startswith("the upstream metastore is reachable again")
+
+
+def test_a_discovery_configuration_does_not_show_its_secrets() -> None:
+    from hivewire.metastore._zookeeper import DiscoveryConfig
+
+    config = DiscoveryConfig(quorum="zk:2181", auth_data=(("digest", "u:pa55word"),), keyfile_password="keypw")
+    assert "pa55word" not in repr(config) and "keypw" not in repr(config) and "zk:2181" in repr(config)
+
+
+def test_register_takes_the_configurations_zookeeper_credentials_and_does_not_show_them(tmp_path: Path) -> None:
+    from hivewire.metastore._registration import RegistrationSettings
+
+    (tmp_path / "auth").write_text("digest:u:pa55word\n")
+    settings = RegistrationSettings.from_config(
+        Config(
+            {
+                "hivewire.register.metastore": "hms:9083",
+                "hivewire.register.zookeeper": "zk:2181",
+                "hivewire.zookeeper.auth": f"file:{tmp_path / 'auth'}",
+                "hivewire.register.acl": "digest:u:pa55word:cdrwa",
+            }
+        )
+    )
+    assert settings.zookeeper.auth_data == (("digest", "u:pa55word"),)
+    assert "pa55word" not in repr(settings)

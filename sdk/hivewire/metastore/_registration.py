@@ -31,7 +31,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from kazoo.exceptions import KazooException, NoNodeError
@@ -151,7 +151,7 @@ class RegistrationSettings:
 
     metastore: str
     zookeeper: DiscoveryConfig
-    acl: tuple[str, ...]
+    acl: tuple[str, ...] = field(repr=False)  # digest entries hold passwords
     interval: float
     check_timeout: float | None
     transport: Transport
@@ -172,6 +172,9 @@ class RegistrationSettings:
                 keys.REGISTER_ZOOKEEPER.name,
                 f"not set: give the ZooKeeper quorum, or a hive-site.xml in {keys.REGISTER_HIVE_SITE.name}",
             )
+        auth = config.optional(keys.ZK_AUTH)
+        if auth:  # the configuration's credentials (hivewire.zookeeper.auth) win over the hive-site.xml's
+            zookeeper = replace(zookeeper, auth_data=auth)
         acl = config.optional(keys.REGISTER_ACL) or ()
         parse_acl(acl, config.provenance(keys.REGISTER_ACL).name)  # checked now, before anything starts
         options = ClientOptions.from_config(config)

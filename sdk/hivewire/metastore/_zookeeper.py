@@ -105,11 +105,12 @@ class DiscoveryConfig:
     connection_timeout: float = 15.0
     max_retries: int = 3
     base_sleep: float = 1.0
-    auth_data: tuple[tuple[str, str], ...] = ()
+    # Secrets: never in the repr (errors and logs show configurations).
+    auth_data: tuple[tuple[str, str], ...] = dataclasses.field(default=(), repr=False)
     use_ssl: bool = False
     certfile: str | None = None
     keyfile: str | None = None
-    keyfile_password: str | None = None
+    keyfile_password: str | None = dataclasses.field(default=None, repr=False)
     ca: str | None = None
     verify_certs: bool = True
     # Not part of equality: two configurations that reach the same namespace share one resolver.
@@ -219,7 +220,7 @@ class _Tls:
     use_ssl: bool = False
     certfile: str | None = None
     keyfile: str | None = None
-    keyfile_password: str | None = None
+    keyfile_password: str | None = dataclasses.field(default=None, repr=False)
     ca: str | None = None
     verify_certs: bool = True
 

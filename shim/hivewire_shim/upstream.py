@@ -8,10 +8,12 @@ on the same URIs (:meth:`Upstream.client`).
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hivewire._reachability import Reachability
 from hivewire.errors import HivewireError
 from hivewire.metastore import FixedUris, MetastoreClient, UriResolver, connect, parse_uri, parse_uris
 from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, ReadClient
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
     from hivewire.metastore import DiscoveryConfig
 
 __all__ = ["Upstream", "UpstreamUnavailable", "discovery_of"]
+
+log = logging.getLogger("hivewire.shim.upstream")
 
 
 class UpstreamUnavailable(HivewireError):
@@ -71,6 +75,12 @@ class Upstream:
         self.framed = framed
         self.connect_timeout = connect_timeout
         self.timeout = timeout
+        #: Whether an upstream accepts connections: one line when none does, one when one does again.
+        self.reachability = Reachability(
+            "the upstream metastore",
+            "check --metastore-uris (metastore.thrift.uris) or discovery, and that the metastore runs",
+            log,
+        )
 
     def exclude(self, *uris: str) -> None:
         """Never connect to these (the shim's own advertised address)."""
@@ -96,12 +106,15 @@ class Upstream:
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
                 sock.settimeout(self.timeout)
+                self.reachability.up()
                 return sock, uri
             if attempt == 0:
                 candidates = self.resolver.refresh()  # every known URI failed: look again (ZooKeeper)
                 if not candidates:
                     break
-        raise UpstreamUnavailable("upstream metastore unavailable: " + ("; ".join(tried) or "no URI to try"))
+        reason = "; ".join(tried) or "no URI to try"
+        self.reachability.down(reason)
+        raise UpstreamUnavailable("upstream metastore unavailable: " + reason)
 
     def client(self, timeout: float = DEFAULT_READ_TIMEOUT) -> MetastoreClient:
         """A client on the same upstream for the shim's own reads, each call bounded by ``timeout`` seconds."""

@@ -35,7 +35,7 @@ FLOORS = [
     "tools",  # hivewire.tools: local servers, the demo, the command line, testing helpers
     "face",  # hivewire itself and its public modules (hivewire.apiary, .arrow, .spark, .testing)
 ]
-BASE_MODULES = {"hivewire.errors", "hivewire._version", "hivewire._ratelimit"}
+BASE_MODULES = {"hivewire.errors", "hivewire._version", "hivewire._ratelimit", "hivewire._reachability"}
 FACE_MODULES = {"hivewire", "hivewire.__main__", "hivewire.apiary", "hivewire.arrow", "hivewire.spark",
                 "hivewire.testing"}  # fmt: skip
 

@@ -28,7 +28,7 @@ from typing import Literal, NamedTuple, TypeVar, overload
 from hivewire.config._files import SettingMap, flatten, read_file
 from hivewire.config._key import Key, key_of_env
 from hivewire.config._keys import CHECKED_NAMESPACES, ENV_PREFIXES, KEYS, find_key, passed_through
-from hivewire.config._kinds import Invalid
+from hivewire.config._kinds import Invalid, resolve_secret
 from hivewire.errors import ConfigError
 
 log = logging.getLogger("hivewire.config")
@@ -165,8 +165,16 @@ class Config(Mapping[str, str]):
         return f"Config({shown})"
 
     def with_prefix(self, prefix: str) -> dict[str, str]:
-        """The settings under ``prefix`` (e.g. ``apiary.messaging.consumer.``), with the prefix removed."""
-        return {k[len(prefix) :]: v for k, (v, _) in self._entries.items() if k.startswith(prefix) and k != prefix}
+        """The settings under ``prefix`` (e.g. ``apiary.messaging.consumer.``), with the prefix removed; secrets
+        (``sasl.password``, ...) given as ``file:PATH`` or ``env:NAME`` are read from there."""
+        out = {}
+        for k, (v, provenance) in self._entries.items():
+            if k.startswith(prefix) and k != prefix:
+                try:
+                    out[k[len(prefix) :]] = resolve_secret(v) if _secret(k) else v
+                except Invalid as e:
+                    raise ConfigError(provenance.name, str(e)) from None
+        return out
 
     # -- the typed reader -------------------------------------------------------------------------------------
     def find(self, key: Key[object]) -> tuple[str, Provenance] | None:

@@ -26,6 +26,7 @@ from hivewire.config._kinds import (
     Number,
     Path,
     Secret,
+    SecretNames,
     Text,
 )
 
@@ -114,6 +115,15 @@ ENDPOINT_PORT = _key(
     "Port of `/metrics` and `/health`; 0 turns the endpoint off.",
     default="8008",
 )
+ENDPOINT_ADDRESS = _key(
+    KAFKA,
+    "endpoint.address",
+    Text("address"),
+    "Address `/metrics` and `/health` listen on. All interfaces by default, as Drone Fly's: Kubernetes probes "
+    "and Prometheus reach the pod's own address; use `127.0.0.1` where only a local agent scrapes. Neither "
+    "endpoint shows a secret or changes anything.",
+    default="0.0.0.0",
+)
 CONSUMER_PREFIX = _prefix(
     KAFKA,
     "apiary.messaging.consumer.",
@@ -131,6 +141,21 @@ DEAD_LETTER_TOPIC = _key(
     Text("topic name"),
     "Where events a listener gave up on go.",
     default_doc="`<topic>.dlq`",
+)
+DEAD_LETTER_PRODUCER_PREFIX = _prefix(
+    RUNTIME,
+    "hivewire.dead.letter.producer.",
+    "librdkafka producer properties of the dead-letter producer (`message.max.bytes`, `acks`, ...); they win "
+    "over the security settings it shares with the consumer. A dead letter larger than `message.max.bytes` "
+    "(default 1000000) keeps the start of the original, with headers saying so (see the runtime guide).",
+)
+STARTUP_TIMEOUT = _key(
+    RUNTIME,
+    "hivewire.startup.timeout.ms",
+    Duration("ms"),
+    "How long `run` and `archive` wait to reach Kafka for the first time before failing with a clear error; "
+    "0 waits for ever. Later outages are waited out (readiness is DOWN meanwhile).",
+    default="60000",
 )
 RETRY_MAX_ATTEMPTS = _key(
     RUNTIME, "hivewire.retry.max.attempts", Integer(1), "Calls per event, the first included.", default="5"
@@ -710,7 +735,7 @@ REGISTER_HIVE_SITE = _key(
 REGISTER_ACL = _key(
     REGISTER,
     "hivewire.register.acl",
-    Names("scheme:id:perms entries"),
+    SecretNames("scheme:id:perms entries"),
     "ACL of the nodes, such as `world:anyone:r,digest:user:password:cdrwa`.",
     default_doc="open, like Hive",
 )

@@ -7,6 +7,7 @@ key as the user wrote it. ``describe()`` says what is expected, for errors and t
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -16,6 +17,32 @@ T_co = TypeVar("T_co", covariant=True)
 
 class Invalid(ValueError):
     """A value that does not fit its kind; the message says why, without naming the key."""
+
+
+def resolve_secret(text: str) -> str:
+    """A secret's value: ``file:PATH`` is the content of that file (one trailing newline dropped, as in
+    Kubernetes and Docker secrets), ``env:NAME`` the value of that environment variable, anything else itself.
+
+    So that a password need not appear on a command line (readable from ``/proc`` by any local user) or in a
+    configuration file. Errors name the file or variable, never a value.
+    """
+    if text.startswith("file:"):
+        path = text[len("file:") :]
+        try:
+            with open(path, encoding="utf-8") as f:
+                content = f.read()
+        except OSError as e:
+            raise Invalid(f"cannot read the secret file {path!r}: {e.strerror or e}") from None
+        except UnicodeDecodeError:
+            raise Invalid(f"the secret file {path!r} is not UTF-8 text") from None
+        return content[:-1] if content.endswith("\n") else content
+    if text.startswith("env:"):
+        name = text[len("env:") :]
+        value = os.environ.get(name)
+        if value is None:
+            raise Invalid(f"the environment variable {name!r} named for this secret is not set")
+        return value
+    return text
 
 
 def alternatives(values: tuple[str, ...]) -> str:
@@ -226,21 +253,39 @@ class Path(Text):
 
 @dataclass(frozen=True)
 class Secret(Text):
-    """Text that is never shown: passwords, credentials."""
+    """Text that is never shown: passwords, credentials. ``file:PATH`` and ``env:NAME`` read it from a file or
+    an environment variable (:func:`resolve_secret`)."""
 
-    what: str = "secret"
+    what: str = "secret; or file:PATH, env:NAME"
     secret = True
+
+    def parse(self, text: str) -> str:
+        return resolve_secret(text)
+
+
+@dataclass(frozen=True)
+class SecretNames(Names):
+    """A comma-separated list that holds secrets (never shown); ``file:PATH``/``env:NAME`` as :class:`Secret`."""
+
+    secret = True
+
+    def parse(self, text: str) -> tuple[str, ...]:
+        return super().parse(resolve_secret(text))
+
+    def describe(self) -> str:
+        return super().describe() + " (secret; or file:PATH, env:NAME)"
 
 
 @dataclass(frozen=True)
 class Credentials(Kind[tuple[tuple[str, str], ...]]):
-    """``scheme:credential`` entries, comma-separated, such as ``digest:user:password`` (kazoo's auth data)."""
+    """``scheme:credential`` entries, comma-separated, such as ``digest:user:password`` (kazoo's auth data);
+    ``file:PATH``/``env:NAME`` as :class:`Secret`."""
 
     secret = True
 
     def parse(self, text: str) -> tuple[tuple[str, str], ...]:
         out = []
-        for number, item in enumerate(text.split(","), 1):
+        for number, item in enumerate(resolve_secret(text).split(","), 1):
             scheme, sep, credential = item.strip().partition(":")
             if not sep or not scheme or not credential:
                 # Not the entry itself: it may hold a password.
@@ -249,4 +294,4 @@ class Credentials(Kind[tuple[tuple[str, str], ...]]):
         return tuple(out)
 
     def describe(self) -> str:
-        return "scheme:credential list (secret), such as digest:user:password"
+        return "scheme:credential list (secret), such as digest:user:password; or file:PATH, env:NAME"

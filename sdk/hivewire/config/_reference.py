@@ -42,6 +42,13 @@ settings) are left alone.
 **Values**: blanks around a value are dropped and an empty value counts as unset. Times take Hive's units
 (`15s`, `2m`, `120000ms`, `1d`); a bare number is in the unit the type names. Flags are `true` or `false`.
 Errors name the key as it was written (an alias, a flag) and say what is expected.
+
+**Secrets** (keys of type *secret*, *scheme:credential list*, the register ACL, and pass-through keys whose name
+holds `password`, `secret`, `token`, `jaas` or `credentials`, such as
+`apiary.messaging.consumer.sasl.password`) are never shown (`***`) and are masked in log lines, kazoo's
+included. Each also takes `file:PATH`, the content of that file without its trailing newline (a Kubernetes or
+Docker secret), or `env:NAME`, the value of that environment variable: a password given on the command line is
+readable by every local user from `/proc`, a path is not. Errors name the file or the variable, never a value.
 """
 
 

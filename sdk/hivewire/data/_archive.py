@@ -111,6 +111,7 @@ class ArchiveSettings:
     flush_events: int
     flush_seconds: float
     storage_options: dict[str, str]
+    startup_timeout: float = 60.0
 
     @classmethod
     def from_config(cls, config: Config) -> ArchiveSettings:
@@ -126,6 +127,7 @@ class ArchiveSettings:
             flush_events=config.read(keys.ARCHIVE_FLUSH_EVENTS),
             flush_seconds=config.read(keys.ARCHIVE_FLUSH_INTERVAL),
             storage_options=config.with_prefix(keys.ARCHIVE_STORAGE_PREFIX.name),
+            startup_timeout=config.read(keys.STARTUP_TIMEOUT),
         )
 
 
@@ -189,7 +191,12 @@ class Archiver:
     def from_settings(cls, settings: ArchiveSettings) -> Archiver:
         """An archiver configured by ``settings`` (its :class:`~hivewire.runtime.KafkaSource` included)."""
         return cls(
-            KafkaSource(settings.bootstrap_servers, settings.topic, consumer_config=settings.consumer_config),
+            KafkaSource(
+                settings.bootstrap_servers,
+                settings.topic,
+                consumer_config=settings.consumer_config,
+                startup_timeout=settings.startup_timeout,
+            ),
             settings.table_uri,
             app_id=settings.app_id,
             group_id=settings.group_id,
@@ -257,7 +264,8 @@ class Archiver:
 
     # -- the consumer ---------------------------------------------------------------------------------
     def _consumer_config(self) -> dict[str, Any]:
-        config = dict(self.source.consumer_config)
+        # librdkafka's outage reports go to the source's reachability: one line per outage, not one per retry.
+        config: dict[str, Any] = {**self.source.client_callbacks("archive"), **self.source.consumer_config}
         config.update(
             {
                 "bootstrap.servers": self.source.bootstrap_servers,
@@ -274,6 +282,7 @@ class Archiver:
         return config
 
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        self.source.reachability.up()
         self.stats.rebalances += 1
         table = self.table()
         for tp in partitions:
@@ -565,6 +574,7 @@ class Archiver:
         consumer = Consumer(self._consumer_config())
         self._consumer = consumer
         self._active = time.monotonic()
+        self.source.start_clock()
         try:
             consumer.subscribe(
                 [self.source.topic], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
@@ -578,6 +588,9 @@ class Archiver:
                 now = time.monotonic()
                 if batch:
                     self._active = now
+                    self.source.reachability.up()
+                else:
+                    self.source.check_started()
                 if self._buffered >= self.flush_events or (
                     self._oldest is not None and now - self._oldest >= self.flush_seconds
                 ):

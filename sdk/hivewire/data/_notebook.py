@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, SupportsIndex
 
 from hivewire.config._kafka import KafkaValue
 from hivewire.data._arrow import Undecodable, paused_gc, to_arrow
-from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError
+from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError, SourceError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import ListenerEvent, Origin
 from hivewire.runtime._kafka import KafkaSource
@@ -330,8 +330,11 @@ def read_events(
     naive = UTC; date; ISO string; timedelta before now; or epoch milliseconds). ``max_events`` stops after
     that many messages, taken in the order the partitions deliver them. No consumer group is joined and no
     offset is committed. ``timeout`` bounds each broker request and any wait for an expected message.
+
+    Raises :class:`~hivewire.errors.SourceError` (one message saying what to check) when Kafka cannot be reached
+    or the read fails; librdkafka's own log lines go to the ``hivewire.kafka.librdkafka`` logger at DEBUG.
     """
-    from confluent_kafka import Consumer
+    from confluent_kafka import Consumer, KafkaError, KafkaException
     from tqdm.auto import tqdm
 
     if source is not None:
@@ -360,7 +363,15 @@ def read_events(
             "auto.offset.reset": "earliest",
         }
     )
-    consumer = Consumer(config)
+    # librdkafka retries unreachable brokers on its own and would log every attempt: the last error is kept
+    # for the one message a failed read raises.
+    errors: list[str] = []
+
+    def client_error(err: KafkaError) -> None:
+        errors[:] = [err.str()]
+
+    quiet = _QuietLog(logging.getLogger("hivewire.kafka.librdkafka.read_events"))
+    consumer = Consumer({"error_cb": client_error, "logger": quiet, **config})
     try:
         reader = _Reader(consumer, topic, timeout)
         if partitions is not None:
@@ -401,8 +412,39 @@ def read_events(
         events.sort(key=_order)
         failures.sort(key=_order)
         return EventList(events, failures)
+    except (KafkaException, HivewireError) as e:
+        if isinstance(e, HivewireError) and not errors:
+            raise  # not about reaching Kafka: its own message says what went wrong
+        if not errors:
+            try:
+                consumer.poll(0.1)  # serves librdkafka's error callback: the connection's own reason
+            except KafkaException:
+                pass
+        reason = errors[-1] if errors else (_reason(e) if isinstance(e, KafkaException) else str(e))
+        raise SourceError(
+            f"could not read {topic!r} from Kafka at {bootstrap_servers}: {reason}; check bootstrap_servers, "
+            "that the brokers run and this machine reaches them, the security settings (consumer_config: "
+            f"security.protocol, sasl.*, ssl.*), that the topic exists, or raise timeout= (now {timeout:g} s)"
+        ) from None
     finally:
         consumer.close()
+
+
+class _QuietLog:
+    """librdkafka's ``logger`` for a bounded read: every line at DEBUG (a failed read raises one error)."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self._logger = logger
+
+    def log(self, _level: int, fmt: str, *args: object) -> None:
+        self._logger.debug(fmt, *args)
+
+
+def _reason(error: Exception) -> str:
+    from confluent_kafka import KafkaError
+
+    first = error.args[0] if error.args else None
+    return str(first.str()) if isinstance(first, KafkaError) else str(error)
 
 
 def _consume(

@@ -31,7 +31,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from kazoo.exceptions import KazooException, NoNodeError
@@ -41,10 +41,11 @@ from thrift.protocol import TBinaryProtocol, TCompactProtocol
 from thrift.Thrift import TApplicationException
 from thrift.transport import TSocket, TTransport
 
+from hivewire._reachability import Reachability
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
 from hivewire.errors import ConfigError
-from hivewire.metastore._addresses import format_address, parse_uri
+from hivewire.metastore._addresses import connect, format_address, parse_uri
 from hivewire.metastore._client import MetastoreClient
 from hivewire.metastore._client_options import ClientOptions, ProtocolName, Transport
 from hivewire.metastore._zookeeper import DiscoveryConfig, DiscoveryOptions, _kazoo_client, discovery_config
@@ -91,26 +92,40 @@ def parse_acl(entries: str | Sequence[str] | None, key: str = "acl") -> tuple[li
         identity, sep2, perms = rest.rpartition(":")
         if not sep or not sep2 or not scheme or not perms:
             raise ConfigError(
-                key, f"{raw!r} is not 'scheme:id:perms' such as world:anyone:r or digest:user:password:cdrwa"
+                key,
+                f"{_shown(raw)!r} is not 'scheme:id:perms' such as world:anyone:r or digest:user:password:cdrwa",
             )
         if any(p not in _PERMS for p in perms.lower()):
-            raise ConfigError(key, f"{raw!r}: permissions are letters of 'cdrwa', not {perms!r}")
+            # Not the permissions either: in a digest entry missing them they are the password.
+            raise ConfigError(key, f"{_shown(raw)!r}: permissions are letters of 'cdrwa'")
         mask = 0
         for p in set(perms.lower()):
             mask |= _PERMS[p]
         if scheme == "digest":
             user, sep3, password = identity.partition(":")
             if not sep3 or not user:
-                raise ConfigError(key, f"{raw!r}: a digest entry is digest:user:password:perms")
+                raise ConfigError(key, f"{_shown(raw)!r}: a digest entry is digest:user:password:perms")
             auth.append(("digest", f"{user}:{password}"))
             identity = make_digest_acl_credential(user, password)
         elif scheme == "world" and identity != "anyone":
-            raise ConfigError(key, f"{raw!r}: the world scheme's only id is 'anyone'")
+            raise ConfigError(key, f"{_shown(raw)!r}: the world scheme's only id is 'anyone'")
         acls.append(ACL(mask, Id(scheme, identity)))
     if not acls:
         return list(OPEN_ACL_UNSAFE), []
     _check_not_locked_out(acls, auth, key)
     return acls, auth
+
+
+def _shown(entry: str) -> str:
+    """An ACL entry as an error may show it: a digest entry's password masked (whatever its shape)."""
+    scheme, sep, rest = entry.partition(":")
+    if scheme.lower() != "digest" or not sep:
+        return entry
+    user, sep, rest = rest.partition(":")
+    if not sep:
+        return f"{scheme}:***"
+    perms = rest.rpartition(":")[2] if ":" in rest else ""
+    return f"{scheme}:{user}:***" + (f":{perms}" if perms else "")
 
 
 def _check_not_locked_out(acls: list[Any], auth: list[tuple[str, str]], key: str) -> None:
@@ -136,7 +151,7 @@ class RegistrationSettings:
 
     metastore: str
     zookeeper: DiscoveryConfig
-    acl: tuple[str, ...]
+    acl: tuple[str, ...] = field(repr=False)  # digest entries hold passwords
     interval: float
     check_timeout: float | None
     transport: Transport
@@ -157,6 +172,9 @@ class RegistrationSettings:
                 keys.REGISTER_ZOOKEEPER.name,
                 f"not set: give the ZooKeeper quorum, or a hive-site.xml in {keys.REGISTER_HIVE_SITE.name}",
             )
+        auth = config.optional(keys.ZK_AUTH)
+        if auth:  # the configuration's credentials (hivewire.zookeeper.auth) win over the hive-site.xml's
+            zookeeper = replace(zookeeper, auth_data=auth)
         acl = config.optional(keys.REGISTER_ACL) or ()
         parse_acl(acl, config.provenance(keys.REGISTER_ACL).name)  # checked now, before anything starts
         options = ClientOptions.from_config(config)
@@ -241,6 +259,12 @@ class Registration:
         self._want_node = False  # True once registered, until we withdraw on purpose
         self._last_reason = ""
         self._probe = _HealthProbe(self.address, client_options or {})
+        # One line when the metastore stops answering and one when it is back, not one per check.
+        self.metastore = Reachability(
+            f"metastore {self.address}",
+            "check that it runs and listens on that address; its node stays withdrawn meanwhile",
+            log,
+        )
         self._zk = _kazoo_client(self.config, long_lived=True, extra_auth=acl_auth)
         self._zk.add_listener(self._on_state)
 
@@ -295,6 +319,10 @@ class Registration:
                 now = time.monotonic()
                 if now >= next_check:
                     healthy, reason = self._check()
+                    if healthy:
+                        self.metastore.up()
+                    else:
+                        self.metastore.down(reason)
                     with self._lock:
                         self.checks += 1
                         self.healthy = healthy
@@ -355,7 +383,7 @@ class Registration:
         if state == KazooState.LOST:
             log.warning("ZooKeeper session lost: %s's node is gone; it is recreated on reconnect", self.address)
         elif state == KazooState.SUSPENDED:
-            log.info("ZooKeeper connection suspended; reconnecting")
+            log.debug("ZooKeeper connection suspended; reconnecting")  # KazooLog says it once per outage
         self._wake.set()
 
     def _reconcile(self) -> None:
@@ -511,14 +539,19 @@ class _HealthProbe:
         self._sock.setTimeout(left * 1000)
 
     def _open(self, deadline: float) -> None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _OutOfTime
+        # Not TSocket.open(), which logs a traceback at ERROR for every refused connection.
+        handle = connect(self._host, self._port, left)
         sock = TSocket.TSocket(self._host, self._port)
+        sock.setHandle(handle)
         self._sock = sock
         self._bound(deadline)
         trans: TTransport.TTransportBase = (
             TTransport.TFramedTransport(sock) if self._framed else TTransport.TBufferedTransport(sock)
         )
         self._trans = trans
-        trans.open()
         proto = (
             TCompactProtocol.TCompactProtocolAccelerated(trans)
             if self._compact

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from kazoo.client import KazooClient
 from kazoo.retry import KazooRetry
 
+from hivewire._reachability import Reachability
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
 from hivewire.config._files import load_hive_site
 from hivewire.errors import ConfigError, DiscoveryError
 from hivewire.metastore._client_options import load_conf
+from hivewire.metastore._kazoo_log import KazooLog, secrets_of
 
 if TYPE_CHECKING:
     if sys.version_info >= (3, 11):
@@ -103,11 +105,12 @@ class DiscoveryConfig:
     connection_timeout: float = 15.0
     max_retries: int = 3
     base_sleep: float = 1.0
-    auth_data: tuple[tuple[str, str], ...] = ()
+    # Secrets: never in the repr (errors and logs show configurations).
+    auth_data: tuple[tuple[str, str], ...] = dataclasses.field(default=(), repr=False)
     use_ssl: bool = False
     certfile: str | None = None
     keyfile: str | None = None
-    keyfile_password: str | None = None
+    keyfile_password: str | None = dataclasses.field(default=None, repr=False)
     ca: str | None = None
     verify_certs: bool = True
     # Not part of equality: two configurations that reach the same namespace share one resolver.
@@ -217,7 +220,7 @@ class _Tls:
     use_ssl: bool = False
     certfile: str | None = None
     keyfile: str | None = None
-    keyfile_password: str | None = None
+    keyfile_password: str | None = dataclasses.field(default=None, repr=False)
     ca: str | None = None
     verify_certs: bool = True
 
@@ -291,12 +294,21 @@ def _kazoo_client(
             "ca": config.ca,
             "verify_certs": config.verify_certs,
         }
+    auth_data = [*config.auth_data, *extra_auth]
+    reachability = Reachability(
+        f"ZooKeeper at {config.quorum}",
+        "check the quorum (metastore.zookeeper.quorum / --zookeeper) and that ZooKeeper runs",
+        log,
+    )
     return KazooClient(
         hosts=config.quorum,
         timeout=config.session_timeout,
-        auth_data=[*config.auth_data, *extra_auth] or None,
+        auth_data=auth_data or None,
         connection_retry=connection_retry,
         command_retry=command_retry,
+        logger=KazooLog(
+            logging.getLogger("hivewire.kazoo"), secrets_of(auth_data, config.keyfile_password), reachability
+        ),
         **ssl,
     )
 

@@ -192,7 +192,9 @@ class App(AppDecorators):
                 settings.topic,
                 consumer_config=settings.consumer_config,
                 dead_letter_topic=settings.dead_letter_topic,
+                producer_config=settings.producer_config,
                 instance_name=settings.instance_name,
+                startup_timeout=settings.startup_timeout,
             )
         for path in settings.listener_list:
             if not any(listener.target is load_object(path) for listener in self._listeners):
@@ -235,8 +237,10 @@ class App(AppDecorators):
                 reread=settings.reread,
             )
             if settings.endpoint_port:
-                server = _health_server(metrics, runner, settings.endpoint_port)
-                log.info("metrics and health on http://0.0.0.0:%d/metrics and /health", server.port)
+                server = _health_server(metrics, runner, settings.endpoint_port, settings.endpoint_address)
+                log.info(
+                    "metrics and health on http://%s:%d/metrics and /health", settings.endpoint_address, server.port
+                )
             self._runner = runner
             restore = _install_signal_handlers(runner) if handle_signals else None
             log.info("app %s running %d listener(s) on %r", self.name, len(self._listeners), source)
@@ -276,9 +280,9 @@ def _metastore_factory(config: Config) -> Callable[[], MetastoreClient | None]:
     return lambda: MetastoreClient(uris, **options)
 
 
-def _health_server(metrics: Metrics, runner: Runner, port: int) -> HealthServer:
+def _health_server(metrics: Metrics, runner: Runner, port: int, address: str) -> HealthServer:
     try:
-        return HealthServer(metrics, runner.health, port).start()
+        return HealthServer(metrics, runner.health, port, address).start()
     except OSError as e:
         if e.errno == errno.EADDRINUSE:
             raise ConfigError(
@@ -289,8 +293,9 @@ def _health_server(metrics: Metrics, runner: Runner, port: int) -> HealthServer:
             ) from e
         raise ConfigError(
             "endpoint.port",
-            f"cannot serve /metrics and /health on port {port}: {e}; set "
-            "endpoint.port to another port, or 0 to turn the endpoint off",
+            f"cannot serve /metrics and /health on {address}:{port}: {e}; set "
+            "endpoint.port to another port (endpoint.address to an address of this host), or 0 to turn the "
+            "endpoint off",
         ) from e
 
 

@@ -16,11 +16,26 @@ Pausing (backpressure) applies to the whole current assignment, which with the c
 grows and shrinks by increments: partitions assigned while paused are paused before they are fetched, and
 partitions assigned while not paused are resumed (librdkafka keeps a partition's pause flag across a
 revocation, so one paused, revoked and assigned back later would otherwise never be read again).
+
+Outages: librdkafka retries on its own and logs every failed connection; its log lines go to
+``hivewire.kafka.librdkafka`` (connection failures at DEBUG) and its errors to :attr:`KafkaSource.reachability`,
+which says once that Kafka is unreachable, reminds at most once a minute, and says when it is back (known
+from librdkafka's statistics: a broker in state ``UP``). :meth:`KafkaSource.poll` raises a
+:class:`~hivewire.errors.SourceError` when Kafka was never reached within ``startup_timeout``.
+
+Dead letters larger than the producer's ``message.max.bytes`` (librdkafka's default, 1000000, is also a
+broker's usual limit) keep the start of the original: the headers ``hivewire.original.stored``
+(``truncated``, or ``reference`` when not even the start fits), ``hivewire.original.size`` and
+``hivewire.original.sha256`` say so, and ``hivewire.source.*`` say where the whole record is. A dead letter
+the broker refuses as too large is sent again smaller the same way; any other failure is sent again later.
+Neither ever stops the process: only the commits of that record's partition wait.
 """
 
 from __future__ import annotations
 
+import hashlib
 import heapq
+import json
 import logging
 import re
 import threading
@@ -31,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from hivewire._ratelimit import RateLimit
+from hivewire._reachability import Reachability
 from hivewire.config._kafka import CONSUMER_PREFIX, KafkaValue, consumer_settings
 from hivewire.errors import ConfigError, HivewireError, RecordsGoneError, SourceError
 from hivewire.runtime._source import Assigned, Delivered, Record
@@ -50,12 +66,29 @@ DRONE_FLY_GROUP_PREFIX = "apiary-kafka-metastore-receiver-"
 _FIXED_CONSUMER = {"enable.auto.commit": False, "enable.auto.offset.store": False}
 # Connection settings shared by the dead-letter producer (security applies to both clients).
 _SHARED_PREFIXES = ("security.", "sasl.", "ssl.", "client.dns.", "socket.", "broker.address.family")
+# librdkafka's default message.max.bytes (a broker's default limit is about the same).
+_DEFAULT_MAX_MESSAGE = 1_000_000
+# Room for a record's framing and protocol overhead beyond its key, value and headers.
+_RECORD_OVERHEAD = 512
+# librdkafka errors about reaching brokers.
+_CONNECTION_ERRORS = {
+    KafkaError._ALL_BROKERS_DOWN,
+    KafkaError._AUTHENTICATION,
+    KafkaError._SSL,
+    KafkaError._TRANSPORT,
+    KafkaError._RESOLVE,
+    KafkaError._TIMED_OUT,
+}
+# librdkafka log facilities of connection failures: its errors reach Reachability, the lines go to DEBUG.
+_CONNECTION_FACILITIES = {"FAIL", "ERROR", "REQTMOUT", "BROKERFAIL", "CONNECT", "DISCONNECT"}
+_TOO_LARGE = {KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE}
 
 
 class _Letter:
-    """One dead letter, kept until the broker acknowledges it (it may be sent several times)."""
+    """One dead letter, kept until the broker acknowledges it (it may be sent several times, smaller each time
+    the broker refuses it as too large)."""
 
-    __slots__ = ("headers", "key", "on_delivered", "source", "value")
+    __slots__ = ("headers", "key", "on_delivered", "source", "stored", "value")
 
     def __init__(
         self,
@@ -70,6 +103,36 @@ class _Letter:
         self.key = key
         self.headers = headers
         self.on_delivered = on_delivered
+        self.stored = "whole"
+
+    def size(self) -> int:
+        return (
+            len(self.value or b"")
+            + len(self.key or b"")
+            + sum(len(k) + len(v) for k, v in self.headers)
+            + _RECORD_OVERHEAD
+        )
+
+    def fit(self, limit: int) -> bool:
+        """Shrink to at most ``limit`` bytes: keep the start of the value, or only the reference (its
+        ``hivewire.source.*`` headers) if not even that fits; False if it cannot shrink further."""
+        if self.stored == "reference":
+            return False
+        value = self.value or b""
+        if self.stored == "whole":
+            self.headers = [
+                *self.headers,
+                ("hivewire.original.size", str(len(value)).encode()),
+                ("hivewire.original.sha256", hashlib.sha256(value).hexdigest().encode()),
+            ]
+        room = limit - (self.size() - len(value)) - 64  # 64: the stored header below
+        self.headers = [(k, v) for k, v in self.headers if k != "hivewire.original.stored"]
+        if room >= 1024 and room < len(value):
+            self.value, self.stored = value[:room], "truncated"
+        else:
+            self.value, self.stored = None, "reference"
+        self.headers.append(("hivewire.original.stored", self.stored.encode()))
+        return True
 
     def delivered(self, err: KafkaError | None, _msg: Any) -> None:
         if err is None:
@@ -84,7 +147,8 @@ class KafkaSource:
     ``group_id`` defaults to Drone Fly's ``apiary-kafka-metastore-receiver-<instance name>``.
     ``consumer_config`` holds extra librdkafka consumer settings (security, ``auto.offset.reset`` — default
     ``latest``, as Drone Fly's Kafka default — ...); ``producer_config`` extra dead-letter producer settings.
-    ``dead_letter_topic`` defaults to ``<topic>.dlq``.
+    ``dead_letter_topic`` defaults to ``<topic>.dlq``. :meth:`poll` raises a :class:`~hivewire.errors.SourceError`
+    if no broker was reached within ``startup_timeout`` seconds of :meth:`open` (0: wait for ever).
     """
 
     def __init__(
@@ -97,6 +161,7 @@ class KafkaSource:
         dead_letter_topic: str | None = None,
         producer_config: Mapping[str, KafkaValue] | None = None,
         instance_name: str = "drone-fly",
+        startup_timeout: float = 60.0,
     ) -> None:
         if not bootstrap_servers:
             raise ConfigError("apiary.bootstrap.servers", "is required (host:port,host:port)")
@@ -136,6 +201,17 @@ class KafkaSource:
         self._closing = threading.Event()
         self._paused = False
         self._metrics: Metrics | None = None
+        self.startup_timeout = startup_timeout
+        self._opened_at = 0.0
+        #: Whether a broker answers (readiness reads it; it logs outages and recoveries).
+        self.reachability = Reachability(
+            f"Kafka at {bootstrap_servers}",
+            "check apiary.bootstrap.servers (--bootstrap-servers), the network, and that the brokers run",
+            log,
+        )
+        self._error_log = RateLimit(60.0)
+        self._last_error = ""
+        self._max_message = int(str(self.producer_config.get("message.max.bytes", _DEFAULT_MAX_MESSAGE)))
 
     def __repr__(self) -> str:
         return f"KafkaSource({self.bootstrap_servers!r}, {self.topic!r}, group_id={self.group_id!r})"
@@ -154,10 +230,49 @@ class KafkaSource:
             # which a Python consumer (slower than the fetcher) hits on every refill: with the default 1000 ms
             # the queue runs dry and consume() waits (bench/README.md records what this setting gained).
             "fetch.queue.backoff.ms": 20,
-            "logger": logging.getLogger("hivewire.kafka.consumer"),
+            **self.client_callbacks("consumer"),
             **self.consumer_config,
             **_FIXED_CONSUMER,
         }
+
+    def client_callbacks(self, client: str) -> dict[str, object]:
+        """librdkafka settings that turn its logging, errors and statistics into :attr:`reachability`, for a
+        client named ``client`` (the archive's consumer uses them too)."""
+        out: dict[str, object] = {
+            "logger": _LibrdkafkaLog(logging.getLogger(f"hivewire.kafka.librdkafka.{client}")),
+            "error_cb": self._client_error,
+        }
+        if "statistics.interval.ms" not in self.consumer_config and "stats_cb" not in self.consumer_config:
+            # The only news librdkafka gives of a broker coming back; also how the first contact is known.
+            out["statistics.interval.ms"] = 5000
+            out["stats_cb"] = self._statistics
+        return out
+
+    def _client_error(self, err: KafkaError) -> None:
+        """librdkafka's error callback (served by the consumer's poll and the dead-letter thread)."""
+        code = err.code()
+        if code in _CONNECTION_ERRORS:
+            self._last_error = err.str()
+            if not self.reachability.connected_once:
+                self.reachability.down(err.str())
+            else:
+                # Errors are served late (a poll may deliver one from before a recovery): once connected, the
+                # statistics decide, which describe the brokers as they are now.
+                log.debug("Kafka: %s", err.str())
+        elif err.fatal():
+            log.error("fatal Kafka client error: %s", err.str())
+        elif self._error_log.due():
+            log.warning("Kafka client error: %s", err.str())
+
+    def _statistics(self, text: str) -> None:
+        try:
+            brokers = json.loads(text).get("brokers", {})
+        except ValueError:
+            return
+        if any(b.get("state") == "UP" for b in brokers.values()):
+            self.reachability.up()
+        elif brokers and self.reachability.connected_once:
+            self.reachability.down(self._last_error or "no broker connection is up")
 
     def open(self, on_assign: Assigned, on_revoke: Assigned) -> None:
         conf = {**self._consumer_conf(), "on_commit": self._committed}
@@ -170,6 +285,7 @@ class KafkaSource:
                     consumer.pause(partitions)
                 else:
                     consumer.resume(partitions)
+            self.reachability.up()
             on_assign([(p.topic, p.partition) for p in partitions])
 
         def revoked(consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -179,6 +295,15 @@ class KafkaSource:
             self._consumer = Consumer(conf)
         except KafkaException as e:
             raise _consumer_config_error(e, conf, self.consumer_config, self._origins) from e
+        self.start_clock()
+        try:  # a dead-letter producer setting librdkafka refuses is a configuration error, found at start
+            self._ensure_producer()
+        except KafkaException as e:
+            self._consumer.close()
+            self._consumer = None
+            raise ConfigError(
+                "hivewire.dead.letter.producer.*", f"librdkafka refuses the dead-letter producer settings: {_reason(e)}"
+            ) from e
         # A lost partition (session timed out) is revoked without a chance to commit; same bookkeeping.
         self._consumer.subscribe([self.topic], on_assign=assigned, on_revoke=revoked, on_lost=revoked)
 
@@ -186,6 +311,7 @@ class KafkaSource:
         assert self._consumer is not None, "open() first"
         messages: list[Any] = self._consumer.consume(max_records, timeout)
         if not messages:
+            self.check_started()
             return messages
         good: list[Record] = []
         for m in messages:
@@ -197,8 +323,31 @@ class KafkaSource:
             elif err.fatal():
                 raise HivewireError(f"fatal Kafka consumer error: {err}")
             else:
-                log.warning("Kafka consumer error: %s", err)
+                self._client_error(err)
+        if good:
+            self.reachability.up()
+        else:
+            self.check_started()
         return good
+
+    def start_clock(self) -> None:
+        """Start counting ``startup_timeout`` (:meth:`open` does)."""
+        self._opened_at = time.monotonic()
+
+    def check_started(self) -> None:
+        """Raise :class:`~hivewire.errors.SourceError` once ``startup_timeout`` passed since :meth:`start_clock`
+        without ever reaching a broker."""
+        if (
+            self.startup_timeout > 0
+            and not self.reachability.connected_once
+            and time.monotonic() - self._opened_at > self.startup_timeout
+        ):
+            raise SourceError(
+                f"could not reach Kafka at {self.bootstrap_servers} within {self.startup_timeout:g} s: check "
+                "apiary.bootstrap.servers (--bootstrap-servers), the network, the security settings "
+                "(apiary.messaging.consumer.security.protocol, sasl.*, ssl.*) and that the brokers run; "
+                "hivewire.startup.timeout.ms sets how long to wait (0: for ever)"
+            )
 
     def commit(self, offsets: Mapping[TP, int], *, wait: bool) -> None:
         if self._consumer is None or not offsets:
@@ -276,7 +425,7 @@ class KafkaSource:
                         "acks": "all",
                         "linger.ms": 5,
                         "compression.type": "zstd",
-                        "logger": logging.getLogger("hivewire.kafka.producer"),
+                        **self.client_callbacks("producer"),
                         **shared,
                         **self.producer_config,
                     }
@@ -306,19 +455,36 @@ class KafkaSource:
                 return  # the local queue is full again: the rest waits for deliveries to make room
 
     def _produce(self, producer: Producer, letter: _Letter) -> bool:
-        """Hand ``letter`` to librdkafka; if its queue is full, queue it for the dead-letter thread instead."""
-        try:
-            producer.produce(
-                self.dead_letter_topic,
-                value=letter.value,
-                key=letter.key,
-                headers=letter.headers,
-                on_delivery=letter.delivered,
-            )
-            return True
-        except BufferError:
-            self._queue_resend(letter, 0.05)
-            return False
+        """Hand ``letter`` to librdkafka; if its queue is full, queue it for the dead-letter thread instead.
+
+        Never raises: a letter too large is shrunk first (and again if librdkafka still refuses it), any
+        other refusal is sent again later; the record's commits wait meanwhile, the process goes on."""
+        if letter.stored == "whole" and letter.size() > self._max_message:
+            letter.fit(self._max_message)
+        while True:
+            try:
+                producer.produce(
+                    self.dead_letter_topic,
+                    value=letter.value,
+                    key=letter.key,
+                    headers=letter.headers,
+                    on_delivery=letter.delivered,
+                )
+                return True
+            except BufferError:
+                self._queue_resend(letter, 0.05)
+                return False
+            except KafkaException as e:
+                error = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
+                if error is not None and error.code() in _TOO_LARGE and letter.fit(self._limit_below(letter)):
+                    continue
+                self._count_failure(error, str(e))
+                self._queue_resend(letter, 5.0)
+                return True  # queued: the caller's other letters may go on
+
+    def _limit_below(self, letter: _Letter) -> int:
+        """The size to shrink ``letter`` to after a refusal as too large: the limit, or half what was refused."""
+        return min(self._max_message, letter.size() // 2)
 
     def _queue_resend(self, letter: _Letter, delay: float) -> None:
         with self._resend_lock:
@@ -326,11 +492,28 @@ class KafkaSource:
             heapq.heappush(self._resend, (time.monotonic() + delay, self._resend_seq, letter))
 
     def _delivery_failed(self, letter: _Letter, err: KafkaError) -> None:
-        """librdkafka gave up on a dead letter (on the thread serving the producer): send it again later."""
+        """librdkafka gave up on a dead letter (on the thread serving the producer): send it again later
+        (smaller at once, if the broker refused it as too large)."""
+        if self._closing.is_set():
+            if self._metrics is not None:
+                self._metrics.dead_letter_failures.inc()
+            return
+        if err.code() in _TOO_LARGE and letter.fit(self._limit_below(letter)):
+            log.warning(
+                "the broker refused a dead letter to %s as too large; sending it again as %s (see the "
+                "hivewire.original.* headers; hivewire.dead.letter.producer.message.max.bytes sets the size)",
+                self.dead_letter_topic,
+                letter.stored,
+            )
+            self._queue_resend(letter, 0.0)
+            return
+        self._count_failure(err, str(err))
+        # Keep trying: the record's batch (and its commit) waits for this acknowledgement.
+        self._queue_resend(letter, 1.0)
+
+    def _count_failure(self, err: KafkaError | None, text: str) -> None:
         if self._metrics is not None:
             self._metrics.dead_letter_failures.inc()
-        if self._closing.is_set():
-            return
         count = self._failure_log.due()
         if count:
             log.error(
@@ -338,10 +521,8 @@ class KafkaSource:
                 "(their records are not committed meanwhile)",
                 count,
                 self.dead_letter_topic,
-                err,
+                err.str() if err is not None else text,
             )
-        # Keep trying: the record's batch (and its commit) waits for this acknowledgement.
-        self._queue_resend(letter, 1.0)
 
     def dead_letter(self, record: Record, headers: Mapping[str, str], on_delivered: Delivered) -> None:
         """Publish ``record`` to the dead-letter topic; never blocks: a full local queue defers the send."""
@@ -381,6 +562,21 @@ class KafkaSource:
         thread = self._producer_thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(5)  # it polls at most 0.2 s at a time
+
+
+class _LibrdkafkaLog:
+    """librdkafka's ``logger``: its lines under ``hivewire.kafka.librdkafka``, connection failures at DEBUG
+    (:attr:`KafkaSource.reachability` speaks for them, once)."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self._logger = logger
+
+    def log(self, level: int, fmt: str, *args: object) -> None:
+        facility = args[0] if args else ""
+        if facility in _CONNECTION_FACILITIES:
+            level = logging.DEBUG
+        if self._logger.isEnabledFor(level):
+            self._logger.log(level, fmt, *args)
 
 
 class _Reader:

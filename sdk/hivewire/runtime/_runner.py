@@ -358,13 +358,18 @@ class Runner:
 
     # -- health ---------------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
-        """``/health``: UP while polling, unless a listener left more hung threads behind than allowed.
+        """``/health`` (readiness): UP while polling with partitions assigned and the source reachable, unless
+        a listener left more hung threads behind than allowed. ``alive`` (liveness) asks only whether the
+        process works: the polling loop turns and no listener leaks threads, whatever Kafka does.
 
         A listener is ``stuck`` while a call overruns its timeout or a thread given up after a timeout is
         still inside its call; ``oldest_pending_batch_s`` says how long commits have been waiting.
         """
         now = time.monotonic()
         polling = self.started and not self.stopping.is_set() and now - self.last_poll < 30
+        # Optional for a Source: KafkaSource says whether a broker answers.
+        reachability = getattr(self.source, "reachability", None)
+        reachable = reachability is None or bool(reachability.reachable)
         listeners = {}
         stuck_names = []
         for lane in self.lanes:
@@ -383,10 +388,12 @@ class Runner:
                 "stuck": stuck,
             }
         leaking = sorted(self.watchdog.over_cap)
-        healthy = polling and not leaking
+        alive = polling and not leaking
+        ready = alive and reachable and bool(self.assigned)
         return {
-            "status": "UP" if healthy else "DOWN",
-            "alive": healthy,
+            "status": "UP" if ready else "DOWN",
+            "alive": alive,
+            "reachable": reachable,
             "paused": self.paused,
             "assigned": sorted(f"{t}/{p}" for t, p in self.assigned),
             "pending_batches": self.tracker.pending_batches,

@@ -18,6 +18,7 @@ class RuntimeSettings:
     topic: str
     instance_name: str
     endpoint_port: int
+    endpoint_address: str
     consumer_config: dict[str, str]
     dead_letter_topic: str
     retry_max_attempts: int
@@ -34,6 +35,8 @@ class RuntimeSettings:
     shutdown_timeout: float
     tune_gc: bool
     listener_list: tuple[str, ...]
+    producer_config: dict[str, str]
+    startup_timeout: float
 
     @classmethod
     def from_config(cls, config: Config, *, need_kafka: bool = True) -> RuntimeSettings:
@@ -55,6 +58,7 @@ class RuntimeSettings:
             topic=topic,
             instance_name=config.read(keys.INSTANCE_NAME),
             endpoint_port=config.read(keys.ENDPOINT_PORT),
+            endpoint_address=config.read(keys.ENDPOINT_ADDRESS),
             consumer_config=raw_consumer,
             dead_letter_topic=config.optional(keys.DEAD_LETTER_TOPIC) or f"{topic}.dlq",
             retry_max_attempts=config.read(keys.RETRY_MAX_ATTEMPTS),
@@ -71,4 +75,6 @@ class RuntimeSettings:
             shutdown_timeout=config.read(keys.SHUTDOWN_TIMEOUT),
             tune_gc=config.read(keys.GC_TUNING),
             listener_list=config.optional(keys.LISTENER_LIST) or (),
+            producer_config=config.with_prefix(keys.DEAD_LETTER_PRODUCER_PREFIX.name),
+            startup_timeout=config.read(keys.STARTUP_TIMEOUT),
         )

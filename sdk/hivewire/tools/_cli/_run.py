@@ -15,6 +15,7 @@ FLAGS: tuple[Flag, ...] = (
     *kafka_flags(),
     Flag("--instance-name", keys.INSTANCE_NAME),
     Flag("--endpoint-port", keys.ENDPOINT_PORT, metavar="PORT"),
+    Flag("--endpoint-address", keys.ENDPOINT_ADDRESS, metavar="ADDRESS"),
 )
 
 

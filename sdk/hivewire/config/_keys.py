@@ -155,6 +155,14 @@ LISTENER_TIMEOUT = _key(
     "A call longer than this is a failed attempt (its thread is abandoned).",
     default="300000",
 )
+LISTENER_CONCURRENCY = _key(
+    RUNTIME,
+    "hivewire.listener.concurrency",
+    Integer(1),
+    "Events of one listener in flight at once, never two of one table (a listener's `concurrency=` overrides "
+    "it): threads for a plain function, tasks on the runtime's event loop for an `async def` one.",
+    default="1",
+)
 MAX_ABANDONED_THREADS = _key(
     RUNTIME,
     "hivewire.listener.max.abandoned.threads",

@@ -41,7 +41,7 @@ from hivewire.events import _apiary as apiary
 from hivewire.events._apiary import Decoded
 from hivewire.events._model import ListenerEvent, Origin
 from hivewire.metastore import MetastoreClient
-from hivewire.runtime._listener import Listener, RetryPolicy
+from hivewire.runtime._listener import Handler, Listener, RetryPolicy
 from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._source import MemoryRecord, Reader, Record, Source, TopicPartition
 from hivewire.runtime._tracker import Batch, CommitTracker
@@ -89,11 +89,6 @@ class Spill(NamedTuple):
     start: int  # the share's first offset
     end: int  # one past its last
     events: int
-
-
-def share_of(decoded: Decoded, lanes: int) -> int:
-    """Which of a listener's ``lanes`` gets an event: always the same for a table, which keeps its order."""
-    return hash(decoded.qualified_name) % lanes
 
 
 class _Stopping(Exception):
@@ -170,7 +165,7 @@ class Lane:
     def __init__(self, listener: Listener, index: int, services: LaneServices) -> None:
         self.listener = listener
         self.index = index
-        self.name = listener.name if listener.concurrency == 1 else f"{listener.name}[{index}]"
+        self.name = listener.name
         self.services = services
         self.policy = listener.retry or services.retry
         self.timeout = listener.timeout or services.timeout
@@ -343,10 +338,7 @@ class Lane:
     # -- spilled shares -------------------------------------------------------------------------------
     def wants(self, decoded: Decoded) -> bool:
         """Whether the runner routes ``decoded`` to this lane."""
-        listener = self.listener
-        return listener.accepts(decoded) and (
-            listener.concurrency == 1 or share_of(decoded, listener.concurrency) == self.index
-        )
+        return self.listener.accepts(decoded)
 
     def _load(self, first: Spill) -> None:
         """Read ``first`` again, with the spills of its partition queued right after it (one read for all, up to
@@ -530,7 +522,7 @@ class Lane:
         # on the CPU the healthy listeners leave idle (bench_runtime.py's isolation modes measure it).
         time.sleep(0)
         if isinstance(error, DecodeError) or attempts >= policy.max_attempts:
-            return self._give_up(batch, record, error, attempts)
+            return self._give_up(batch, record, error, attempts, handler)
         replay = [error]  # tenacity's first attempt re-raises the failure that brought us here
 
         def attempt() -> None:
@@ -553,8 +545,8 @@ class Lane:
 
         def before_sleep(state: RetryCallState) -> None:
             self.metrics.retried.inc()
-            log.info(
-                "listener %s failed on %s (attempt %d of %d): %s; retrying",
+            log.debug(
+                "listener %s failed on %s (attempt %d of %d): %r; retrying",
                 self.name,
                 view,
                 self._attempt,
@@ -579,7 +571,7 @@ class Lane:
         except (_Stopping, _Superseded):
             raise  # not the listener's failure: _process stops this thread
         except Exception as final:
-            return self._give_up(batch, record, final, self._attempt)
+            return self._give_up(batch, record, final, self._attempt, handler)
 
     def _sleep(self, seconds: float) -> None:
         time.sleep(0)  # background priority (see _retry), also when the backoff is zero
@@ -596,20 +588,26 @@ class Lane:
         )
         return 0
 
-    def _give_up(self, batch: Batch, record: Record, error: BaseException, attempts: int) -> int:
+    def _give_up(
+        self, batch: Batch, record: Record, error: BaseException, attempts: int, handler: Handler | None = None
+    ) -> int:
         tracker = self.services.tracker
         if not tracker.is_current(batch):
             # The new owner reads the record again; a dead letter from here would be a second, wrong verdict.
             return self._revoked(record)
         self.metrics.dead_lettered.inc()
+        # The traceback once per event, at its final failure (retries log at DEBUG), and the line of the
+        # listener's own code in the message itself, where a log search finds it.
         log.error(
-            "listener %s gave up on %s/%s@%s after %d attempt(s): %r; dead-lettering",
+            "listener %s gave up on %s/%s@%s after %d attempt(s): %r at %s; dead-lettering",
             self.name,
             record.topic(),
             record.partition(),
             record.offset(),
             attempts,
             error,
+            where(error, handler),
+            exc_info=error,
         )
         headers = dead_letter_headers(self.services.app_name, self.listener.name, record, error, attempts)
         send_dead_letter(self.services.source, tracker, self.letters, batch, record, headers)
@@ -692,6 +690,23 @@ def dead_letter_headers(
         "hivewire.source.offset": str(record.offset()),
         "hivewire.source.timestamp": str(timestamp[1] if timestamp and timestamp[0] else ""),
     }
+
+
+def where(error: BaseException, handler: Handler | None) -> str:
+    """``file:line`` of the listener's own frame in ``error``'s traceback (the innermost frame of the
+    handler's file, else the innermost frame), or ``"?"`` when it has none."""
+    code = getattr(handler, "__code__", None)
+    home = code.co_filename if code is not None else None
+    found: str | None = None
+    last: str | None = None
+    tb = error.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        last = f"{filename}:{tb.tb_lineno}"
+        if filename == home:
+            found = last
+        tb = tb.tb_next
+    return found or last or "?"
 
 
 def _traceback(error: BaseException) -> str:

@@ -35,10 +35,10 @@ from hivewire.runtime._lane import (
     Watchdog,
     dead_letter_headers,
     send_dead_letter,
-    share_of,
 )
 from hivewire.runtime._listener import Listener, RetryPolicy
 from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._scheduler import EventLoop, ScheduledLane
 from hivewire.runtime._source import Record, Source, TopicPartition
 from hivewire.runtime._tracker import Batch, CommitTracker
 
@@ -88,6 +88,7 @@ class Runner:
         max_abandoned: int = 8,
         tune_gc: bool = True,
         reread: bool = True,
+        concurrency: int = 1,
     ) -> None:
         self.app_name = app_name
         self.source = source
@@ -119,10 +120,19 @@ class Runner:
             room=self.room,
         )
         self.reread = reread
-        self.routes: list[tuple[Listener, list[Lane]]] = [
-            (listener, [Lane(listener, i, services) for i in range(listener.concurrency)]) for listener in listeners
-        ]
-        self.lanes = [lane for _, lanes in self.routes for lane in lanes]
+        # A plain lane (one thread, events one after another) for a sync listener of concurrency 1; a
+        # scheduled one (N in flight, ordered per table, on the event loop) for the others.
+        self.loop: EventLoop | None = None
+        self.routes: list[tuple[Listener, Lane]] = []
+        for listener in listeners:
+            n = listener.concurrency or concurrency
+            if n == 1 and not listener.async_types:
+                self.routes.append((listener, Lane(listener, 0, services)))
+                continue
+            if self.loop is None:
+                self.loop = EventLoop()
+            self.routes.append((listener, ScheduledLane(listener, services, self.loop, n)))
+        self.lanes = [lane for _, lane in self.routes]
         self.watchdog = Watchdog(self.lanes, self.stopping)
         self.paused = False
         self.last_poll = time.monotonic()
@@ -164,6 +174,8 @@ class Runner:
 
     def _run(self) -> None:
         watchdog = self.watchdog
+        if self.loop is not None:
+            self.loop.start()
         for lane in self.lanes:
             lane.start()
         watchdog.start()
@@ -244,9 +256,8 @@ class Runner:
                 continue
             item = Item.of(tp, record, value, decoded)
             size = len(value)
-            for listener, lanes in routes:
+            for listener, lane in routes:
                 if listener.accepts(decoded):
-                    lane = lanes[0] if len(lanes) == 1 else lanes[share_of(decoded, len(lanes))]
                     share = shares.get(lane)
                     if share is None:
                         shares[lane] = share = []
@@ -319,7 +330,10 @@ class Runner:
         log.info("revoked %s", sorted(partitions))
         final = self.tracker.revoke(partitions)
         if final:
-            self.source.commit(final, wait=True)
+            # Asynchronously: partitions revoked in an outage may already be lost, and a synchronous commit
+            # would hold the polling thread (and liveness) for as long as the broker is away. A commit that
+            # does not make it means those records are read again by the new owner (at least once).
+            self.source.commit(final, wait=False)
         self.assigned -= set(partitions)
         for topic, partition in partitions:
             # The new owner reports these partitions' lag; a stale value here would be double-counted forever.
@@ -354,6 +368,8 @@ class Runner:
         except Exception as e:
             log.error("final commit failed (%s); uncommitted events will be read again on restart", e)
         finally:
+            if self.loop is not None:
+                self.loop.stop(max(1.0, deadline - time.monotonic()))
             self.source.close()
 
     # -- health ---------------------------------------------------------------------------------------

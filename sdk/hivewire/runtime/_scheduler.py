@@ -139,20 +139,23 @@ class Pool:
         future: asyncio.Future[None] = self._loop.create_future()
         job = _Job(fn, arg, future)
         self._jobs.put(job)
+        timer = self._loop.call_later(timeout, _time_out, future, self.name, timeout)
         try:
-            await asyncio.wait_for(asyncio.shield(future), timeout)
-        except asyncio.TimeoutError:
+            await future
+        except ListenerTimeout:
             self._give_up(job)
-            raise ListenerTimeout(f"{self.name} did not return within {timeout:g} s") from None
+            raise
         except asyncio.CancelledError:
             self._give_up(job)
             raise
+        finally:
+            timer.cancel()
 
     def _give_up(self, job: _Job) -> None:
         job.cancelled = True
         thread = job.thread
-        if thread is None or job.future.done():
-            return  # never started (skipped when taken), or finished just now
+        if thread is None:
+            return  # never started: skipped when taken
         with self._lock:
             self._abandoned.add(thread)
         log.error("listener %s: a call did not return in time; abandoning its thread and starting a new one", self.name)
@@ -173,6 +176,15 @@ class Pool:
             self._jobs.put(None)
 
 
+def _expire(task: asyncio.Task[None], expired: list[bool]) -> None:
+    expired.append(True)
+    task.cancel()
+
+
+def _time_out(future: asyncio.Future[None], name: str, timeout: float) -> None:
+    _settle(future, ListenerTimeout(f"{name} did not return within {timeout:g} s"))
+
+
 def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
     if future.done():
         return
@@ -180,6 +192,9 @@ def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
         future.set_result(None)
     else:
         future.set_exception(error)
+
+
+_Call = Callable[[Handler, ListenerEvent], Awaitable[None]]
 
 
 class _Share:
@@ -203,8 +218,12 @@ class ScheduledLane(Lane):
         self.concurrency = concurrency
         self._loop = loop
         # Events moved from the intake into the scheduler and not yet done: bounds what spills are loaded for.
-        self.window = max(4 * concurrency, min(services.queue_events, max(1000, 16 * concurrency)))
-        self._room = threading.Semaphore(self.window)
+        # At most half the lane's bounds in the scheduler (the rest waits in the intake, or spills).
+        self.window = max(concurrency, min(services.queue_events // 2, max(1000, 16 * concurrency)))
+        self.window_bytes = max(1, services.queue_bytes // 2)
+        self._scheduled = 0  # events in the scheduler (queued per table or in flight) and their bytes
+        self._scheduled_bytes = 0
+        self._space = threading.Condition(threading.Lock())
         self._tables: dict[str, deque[tuple[_Share, Item]]] = {}  # loop thread only
         self._ready: asyncio.Queue[str | None] | None = None
         self._stop: asyncio.Event | None = None
@@ -265,13 +284,17 @@ class ScheduledLane(Lane):
                 if work is None:
                     return
                 if isinstance(work, Spill):
+                    # Read it again only when the scheduler is down to what is in flight: what it reads is
+                    # then handled soon, instead of sitting in memory beside what was kept there.
+                    if not self._wait_for_space(self.concurrency, self.window_bytes):
+                        return
                     self._load(work)
                     continue
                 batch, items, size = work
                 share = _Share(batch, len(items), size)
                 start = 0
                 while start < len(items):
-                    taken = self._take_room(len(items) - start)
+                    taken = self._take_room(items, start)
                     if not taken:
                         return  # stopping: the share stays unfinished and is not committed
                     self._loop.call(self._enqueue, share, items[start : start + taken])
@@ -280,16 +303,35 @@ class ScheduledLane(Lane):
             log.critical("listener %s's intake stopped by %r; stopping the app", self.name, e, exc_info=True)
             self.services.fatal(e)
 
-    def _take_room(self, wanted: int) -> int:
-        """Room for up to ``wanted`` events in the scheduler: waits for one, takes what is free; 0 if stopping."""
-        room, stopping = self._room, self.services.stopping
-        while not room.acquire(timeout=0.5):
-            if stopping.is_set():
-                return 0
-        taken = 1
-        while taken < wanted and room.acquire(blocking=False):
-            taken += 1
-        return taken
+    def _wait_for_space(self, events: int, size: int) -> bool:
+        """Wait until the scheduler holds fewer than ``events`` events and ``size`` bytes; False if stopping."""
+        stopping = self.services.stopping
+        with self._space:
+            while self._scheduled >= events or self._scheduled_bytes >= size:
+                if stopping.is_set():
+                    return False
+                self._space.wait(0.5)
+        return not stopping.is_set()
+
+    def _take_room(self, items: list[Item], start: int) -> int:
+        """Room in the scheduler for ``items[start:]``: waits for some, takes what fits (at least one); 0 if
+        stopping."""
+        if not self._wait_for_space(self.window, self.window_bytes):
+            return 0
+        with self._space:
+            end = start
+            while end < len(items) and self._scheduled < self.window and self._scheduled_bytes < self.window_bytes:
+                self._scheduled += 1
+                self._scheduled_bytes += len(items[end].value() or b"")
+                end += 1
+        return end - start
+
+    def _done_with(self, item: Item) -> None:
+        """An event left the scheduler (loop thread)."""
+        with self._space:
+            self._scheduled -= 1
+            self._scheduled_bytes -= len(item.value() or b"")
+            self._space.notify()
 
     # -- the scheduler (loop thread) ------------------------------------------------------------------
     def _enqueue(self, share: _Share, items: list[Item]) -> None:
@@ -322,7 +364,7 @@ class ScheduledLane(Lane):
                     ready.put_nowait(key)  # the table's next event, after those of the tables waiting now
                 else:
                     del tables[key]
-                self._room.release()
+                self._done_with(item)
                 share.remaining -= 1
                 if share.remaining == 0:
                     self._finish(share)
@@ -348,35 +390,56 @@ class ScheduledLane(Lane):
     # -- one event ------------------------------------------------------------------------------------
     async def _handle(self, batch: Batch, item: Item) -> None:
         """Handle one event: call, retry, dead-letter; return when it is done with (or revoked)."""
-        tracker = self.services.tracker
-        if not tracker.is_current(batch):
+        if not self.services.tracker.is_current(batch):
             return  # revoked: its new owner reads it again
         view = item.event(self._client)
         event_type = item.decoded.event_type
         handler = self.listener.handlers[event_type]
         call = self._call_async if event_type in self._async_types else self._call_sync
-        policy = self.policy
-        attempts = 0
+        try:
+            await self._call_once(call, handler, view)  # the common case: one call, no retry machinery
+        except _Stopping:
+            raise
+        except Exception as error:
+            if not await self._retry_event(batch, item, call, handler, view, error):
+                return
+        self.failing = False
+        self.metrics.handled.inc()
+        self.metrics.latency.observe(time.monotonic() - batch.started)
+
+    async def _call_once(self, call: _Call, handler: Handler, view: ListenerEvent) -> None:
+        task_id = id(asyncio.current_task())
+        self._inflight[task_id] = time.monotonic()
+        try:
+            await call(handler, view)
+        except ListenerTimeout:
+            self.timeouts += 1
+            self.metrics.timeouts.inc()
+            self.metrics.failed.inc()
+            raise
+        except Exception:
+            self.metrics.failed.inc()
+            raise
+        finally:
+            del self._inflight[task_id]
+
+    async def _retry_event(
+        self, batch: Batch, item: Item, call: _Call, handler: Handler, view: ListenerEvent, error: Exception
+    ) -> bool:
+        """Retry after a failed first call (tenacity, with the app's backoff); False if given up or revoked."""
+        policy, tracker = self.policy, self.services.tracker
+        self.failing = True
+        attempts = 1
+        replay = [error]  # tenacity's first attempt re-raises the failure that brought us here
 
         async def attempt() -> None:
             nonlocal attempts
+            if replay:
+                raise replay.pop()
             if not tracker.is_current(batch):
                 raise _Revoked
             attempts += 1
-            task_id = id(asyncio.current_task())
-            self._inflight[task_id] = time.monotonic()
-            try:
-                await call(handler, view)
-            except ListenerTimeout:
-                self.timeouts += 1
-                self.metrics.timeouts.inc()
-                self.metrics.failed.inc()
-                raise
-            except Exception:
-                self.metrics.failed.inc()
-                raise
-            finally:
-                self._inflight.pop(task_id, None)
+            await self._call_once(call, handler, view)
 
         def before_sleep(state: RetryCallState) -> None:
             self.metrics.retried.inc()
@@ -401,28 +464,31 @@ class ScheduledLane(Lane):
             await retrying(attempt)
         except _Revoked:
             self._revoked(item)
-            return
+            return False
         except _Stopping:
             raise
         except Exception as final:
-            self.failing = True
             self._give_up(batch, item, final, attempts, handler)
-            return
-        self.failing = False
-        self.metrics.handled.inc()
-        self.metrics.latency.observe(time.monotonic() - batch.started)
+            return False
+        return True
 
     async def _call_async(self, handler: Handler, view: ListenerEvent) -> None:
-        task = asyncio.ensure_future(cast("Awaitable[object]", handler(view)))
+        # The coroutine runs in the worker's own task (no task per event); a timer cancels it when it overruns.
+        task = asyncio.current_task()
+        assert task is not None
+        expired: list[bool] = []
+        timer = self._loop.loop.call_later(self.timeout, _expire, task, expired)
         try:
-            done, _ = await asyncio.wait({task}, timeout=self.timeout)
+            await cast("Awaitable[object]", handler(view))
         except asyncio.CancelledError:
-            task.cancel()
-            raise
-        if not done:
-            task.cancel()  # not awaited: a coroutine that ignores cancellation must not hold the worker
-            raise ListenerTimeout(f"{self.name} did not return within {self.timeout:g} s")
-        task.result()
+            if not expired:
+                raise  # the app is stopping
+            uncancel = getattr(task, "uncancel", None)  # Python 3.11+: the cancellation was ours, not the loop's
+            if uncancel is not None:
+                uncancel()
+            raise ListenerTimeout(f"{self.name} did not return within {self.timeout:g} s") from None
+        finally:
+            timer.cancel()
 
     async def _call_sync(self, handler: Handler, view: ListenerEvent) -> None:
         assert self._pool is not None

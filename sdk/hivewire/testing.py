@@ -16,6 +16,7 @@ from hivewire.tools._testing import (
     make_partition,
     make_table,
     mock_kafka,
+    mock_listener,
     produce,
     run_app,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "make_partition",
     "make_table",
     "mock_kafka",
+    "mock_listener",
     "produce",
     "run_app",
 ]

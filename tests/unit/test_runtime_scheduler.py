@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import platform
 import threading
 import time
 from collections import defaultdict
@@ -162,7 +163,7 @@ def test_a_call_that_never_returns_is_timed_out_retried_and_dead_lettered_while_
             note("done", event)
 
     try:
-        source = testing.run_app(app, events(n, tables), config=FAST)
+        source = testing.run_app(app, events(n, tables), config=FAST, raise_errors=False)
     finally:
         forever.set()
     assert len(source.dead_letters) == 1
@@ -228,7 +229,7 @@ def test_a_final_failure_logs_the_traceback_once_naming_the_listeners_line(caplo
 
     line = broken.__code__.co_firstlineno + 2
     with caplog.at_level(logging.DEBUG, logger="hivewire"):
-        source = testing.run_app(app, events(3, 3), config=FAST)
+        source = testing.run_app(app, events(3, 3), config=FAST, raise_errors=False)
     assert len(source.dead_letters) == 3
     finals = [r for r in caplog.records if r.levelno == logging.ERROR and "gave up" in r.getMessage()]
     assert len(finals) == 3
@@ -261,3 +262,45 @@ def test_an_unknown_listener_option_is_refused() -> None:
     app = hw.App("options")
     with pytest.raises(TypeError, match="concurency"):
         app.add_listener(lambda e: None, concurency=2)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_lag_metrics_equal_the_true_backlog_of_a_listener_held_300_events_behind(concurrency: int) -> None:
+    source = MemorySource(partitions=4, stop_when_idle=False)
+    source.send_all([apiary.encode(e) for e in events(300, 30)])
+    gate = threading.Event()
+    app = hw.App("lag", config={**FAST, "hivewire.listener.timeout.ms": "120000"})
+
+    @app.on_add_partition(name="held", concurrency=concurrency)
+    def held(event: hw.AddPartitionEvent) -> None:
+        assert gate.wait(60)
+
+    @app.on_add_partition(name="quick")
+    def quick(event: hw.AddPartitionEvent) -> None:
+        pass
+
+    def value(name: str, **labels: str) -> float | None:
+        assert app.metrics is not None
+        return app.metrics.registry.get_sample_value(name, labels)
+
+    def committed_lag() -> float:
+        return sum(value("hivewire_consumer_committed_lag", topic="apiary", partition=str(p)) or 0 for p in range(4))
+
+    thread = threading.Thread(target=app.run, args=(source,), kwargs={"handle_signals": False}, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: value("hivewire_listener_events_behind", listener="quick") == 0, "the quick listener")
+        wait_for(lambda: value("hivewire_listener_events_behind", listener="held") == 300, "300 events behind")
+        assert committed_lag() == 300  # the held listener holds every commit back
+        gate.set()
+        wait_for(lambda: value("hivewire_listener_events_behind", listener="held") == 0, "caught up")
+        wait_for(lambda: committed_lag() == 0, "everything committed")
+        # The latency histogram: one observation per event, not per share.
+        assert value("hivewire_listener_latency_seconds_count", listener="held") == 300
+        assert value("hivewire_listener_latency_seconds_count", listener="quick") == 300
+        assert value("hivewire_events_by_type_total", event_type="ADD_PARTITION") == 300
+        assert value("hivewire_build_info", version=hw.__version__, python=platform.python_version()) == 1
+    finally:
+        gate.set()
+        app.stop()
+        thread.join(60)

@@ -71,6 +71,7 @@ class App(AppDecorators):
         self.config = Config(config)
         self._listeners: list[Listener] = []
         self._runner: Runner | None = None
+        self._failures: list[tuple[str, BaseException]] = []  # of the last run: (listener, exception)
         self._lock = threading.Lock()
         self.metrics: Metrics | None = None
 
@@ -231,6 +232,7 @@ class App(AppDecorators):
                 server = _health_server(metrics, runner, settings.endpoint_port)
                 log.info("metrics and health on http://0.0.0.0:%d/metrics and /health", server.port)
             self._runner = runner
+            self._failures = runner.failures
             restore = _install_signal_handlers(runner) if handle_signals else None
             log.info("app %s running %d listener(s) on %r", self.name, len(self._listeners), source)
             runner.run()

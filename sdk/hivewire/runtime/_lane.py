@@ -126,6 +126,8 @@ class LaneServices:
     failing_bound: int = 500  # events a failing listener holds in memory: the runner's poll size
     pace_bound: int = 2000  # below this many queued events a listener needs more (Runner._pace)
     room: threading.Event = field(default_factory=threading.Event)  # set when one does
+    # The first failures given up on, (listener, exception): hivewire.testing.run_app raises the first.
+    failures: list[tuple[str, BaseException]] = field(default_factory=list)
 
 
 class Backlog:
@@ -243,6 +245,12 @@ class Lane:
                 " and failing" if self.failing else "",
             )
         return self._spilling
+
+    @property
+    def outstanding(self) -> int:
+        """Events routed to this listener and not yet done with: queued (in memory or spilled), in hand, or
+        dead letters not yet acknowledged."""
+        return max(0, self.backlog.depth + self.letters.depth + self.spilled - self._index)
 
     @property
     def depth(self) -> int:
@@ -457,6 +465,7 @@ class Lane:
         epoch, current = tracker.epoch, tracker.is_current(batch)
         monotonic = time.monotonic
         handled = 0
+        finished: list[float] = []  # when each event was done: its latency, observed per event at the end
         self._share = work
         try:
             for i in range(start, len(items)):
@@ -484,6 +493,7 @@ class Lane:
                         self._started = None
                     if error is None:
                         handled += 1
+                        finished.append(monotonic())
                         self.failing = False
                         continue
                     self.metrics.failed.inc()
@@ -491,13 +501,15 @@ class Lane:
                 outcome = self._retry(gen, batch, item, view, handler, attempts, error)
                 attempts, error = 0, None
                 handled += outcome
+                finished.append(monotonic())
                 self.failing = not outcome
         except (_Stopping, _Superseded):
             return False
         finally:
             self.metrics.handled.inc(handled)
         self._share = None
-        self.metrics.latency.observe(monotonic() - batch.started)
+        self._index = 0
+        self.metrics.observe_latencies(batch.started, finished)
         self.backlog.add(-len(items), -size)
         tracker.release(batch)
         room = self.services.room
@@ -596,6 +608,8 @@ class Lane:
             # The new owner reads the record again; a dead letter from here would be a second, wrong verdict.
             return self._revoked(record)
         self.metrics.dead_lettered.inc()
+        if len(self.services.failures) < 100:
+            self.services.failures.append((self.listener.name, error))
         # The traceback once per event, at its final failure (retries log at DEBUG), and the line of the
         # listener's own code in the message itself, where a log search finds it.
         log.error(

@@ -120,6 +120,7 @@ class Runner:
             room=self.room,
         )
         self.reread = reread
+        self.failures = services.failures
         # A plain lane (one thread, events one after another) for a sync listener of concurrency 1; a
         # scheduled one (N in flight, ordered per table, on the event loop) for the others.
         self.loop: EventLoop | None = None
@@ -138,6 +139,8 @@ class Runner:
         self.last_poll = time.monotonic()
         self.started = False
         self.assigned: set[TopicPartition] = set()
+        self.positions: dict[TopicPartition, int] = {}  # the next offset to read, per partition polled
+        self.committed: dict[TopicPartition, int] = {}  # the last offset committed (or read from), per partition
         # Undecodable records dead-lettered and not yet acknowledged: bounded like a listener's backlog.
         self.undelivered = Backlog(DECODER, queue_events, queue_bytes)
         # Any of these full pauses consumption: dead letters in flight (their records are held for resending),
@@ -241,7 +244,11 @@ class Runner:
         over its bounds and ``may_spill``)."""
         tracker = self.tracker
         # A partition's records come in offset order.
-        batch = tracker.open(tp, (records[-1].offset() or 0) + 1)
+        end = (records[-1].offset() or 0) + 1
+        batch = tracker.open(tp, end)
+        self.positions[tp] = end
+        self.committed.setdefault(tp, records[0].offset() or 0)  # where this consumer started reading
+        types: dict[str, int] = {}
         shares: dict[Lane, list[Item]] = {}
         sizes: dict[Lane, int] = {}
         routes = self.routes
@@ -256,6 +263,8 @@ class Runner:
                 continue
             item = Item.of(tp, record, value, decoded)
             size = len(value)
+            name = decoded.event_type.value
+            types[name] = types.get(name, 0) + 1
             for listener, lane in routes:
                 if listener.accepts(decoded):
                     share = shares.get(lane)
@@ -268,6 +277,8 @@ class Runner:
             tracker.hold(batch)
             lane.submit(batch, share, sizes[lane], may_spill)
         tracker.release(batch)  # the dispatcher's own hold
+        for name, count in types.items():
+            self.metrics.by_type.labels(name).inc(count)
 
     def _dead_letter_undecodable(self, batch: Batch, record: Record, reason: str) -> None:
         """Dead-letter an undecodable record; until the broker has it, it counts as the decoder's backlog."""
@@ -319,6 +330,7 @@ class Runner:
         offsets = self.tracker.take_commits(everything)
         if offsets:
             self.source.commit(offsets, wait=wait)
+            self.committed.update(offsets)
             self.metrics.commits.inc()
 
     def _on_assign(self, partitions: list[TopicPartition]) -> None:
@@ -335,19 +347,33 @@ class Runner:
             # does not make it means those records are read again by the new owner (at least once).
             self.source.commit(final, wait=False)
         self.assigned -= set(partitions)
-        for topic, partition in partitions:
+        for tp in partitions:
+            self.positions.pop(tp, None)
+            self.committed.pop(tp, None)
             # The new owner reports these partitions' lag; a stale value here would be double-counted forever.
-            try:
-                self.metrics.lag.remove(topic, str(partition))
-            except KeyError:
-                pass
+            for gauge in (self.metrics.lag, self.metrics.committed_lag):
+                try:
+                    gauge.remove(tp[0], str(tp[1]))
+                except KeyError:
+                    pass
 
     def _update_lag(self) -> None:
+        """The lag gauges: not yet read, not yet committed (per partition), and each listener's events behind."""
         try:
-            for (topic, partition), lag in self.source.lag().items():
-                self.metrics.lag.labels(topic, str(partition)).set(lag)
+            lags = self.source.lag()
         except Exception as e:  # lag is informational; never let it stop consumption
             log.debug("could not read consumer lag: %s", e)
+            return
+        metrics = self.metrics
+        for (topic, partition), lag in lags.items():
+            metrics.lag.labels(topic, str(partition)).set(lag)
+            tp = (topic, partition)
+            position, committed = self.positions.get(tp), self.committed.get(tp)
+            if position is not None and committed is not None:
+                metrics.committed_lag.labels(topic, str(partition)).set(lag + max(0, position - committed))
+        unread = sum(lags.values())
+        for lane in self.lanes:
+            lane.metrics.behind.set(unread + lane.outstanding)
 
     # -- shutdown -------------------------------------------------------------------------------------
     def _shutdown(self) -> None:

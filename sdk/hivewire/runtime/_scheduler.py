@@ -230,6 +230,7 @@ class ScheduledLane(Lane):
         self._workers: list[asyncio.Task[None]] = []
         self._done = threading.Event()
         self._inflight: dict[int, float] = {}  # id of the task -> when its call started
+        self._done_early = 0  # events done in shares not yet finished (for `outstanding`)
         self._pool: Pool | None = None
         self._client: MetastoreClient | None = None
         self._async_types = listener.async_types
@@ -367,7 +368,10 @@ class ScheduledLane(Lane):
                 self._done_with(item)
                 share.remaining -= 1
                 if share.remaining == 0:
+                    self._done_early -= share.total - 1
                     self._finish(share)
+                else:
+                    self._done_early += 1
         except asyncio.CancelledError:
             pass
         except BaseException as e:
@@ -406,6 +410,10 @@ class ScheduledLane(Lane):
         self.failing = False
         self.metrics.handled.inc()
         self.metrics.latency.observe(time.monotonic() - batch.started)
+
+    @property
+    def outstanding(self) -> int:
+        return max(0, self.backlog.depth + self.letters.depth + self.spilled - self._done_early)
 
     async def _call_once(self, call: _Call, handler: Handler, view: ListenerEvent) -> None:
         task_id = id(asyncio.current_task())

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -164,6 +166,61 @@ MODES = {
     "wait-sync:200": "sync listener sleeping 10 ms, concurrency 200",
 }
 WAITS = 20_000  # events of the waiting modes' topic, over 200 tables
+WORKER_EVENTS = 50_000  # events of the worker modes' topic, over 40 tables
+WORKER_MODES = {1: "hivewire run, ~200 us of Python an event, 1 worker", 2: "the same, --workers 2"}
+
+CPU_APP = r"""
+import os, time
+import hivewire as hw
+
+app = hw.App("bench-cpu")
+out = open(os.path.join(os.environ["BENCH_OUT"], f"{os.getpid()}.times"), "a", buffering=1 << 16)
+
+@app.on_add_partition
+def cpu(event):
+    total = 0
+    for i in range(2500):  # about 200 us of pure Python here
+        total += i * i
+    out.write(f"{time.time()}\n")
+"""
+
+
+def run_workers(bootstrap: str, workers: int, tmp: Path, round_: int) -> float:
+    """Events/s of ``hivewire run --workers N`` (CPU-bound listener): over the time every worker was handling
+    events, all the events handled in it, divided by its length."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    out = tmp / f"w{workers}-{round_}"
+    out.mkdir()
+    (out / "bench_cpu_app.py").write_text(CPU_APP)
+    instance = f"w{workers}-{round_}-{time.time()}"
+    group = f"apiary-kafka-metastore-receiver-{instance}"
+    cmd = [sys.executable, "-m", "hivewire", "--log-level", "WARNING", "run", "bench_cpu_app:app"]
+    cmd += ["--bootstrap-servers", bootstrap, "--topic", "cpu", "--instance-name", instance]
+    cmd += ["--endpoint-port", "0", "--workers", str(workers)]
+    cmd += ["--set", "apiary.messaging.consumer.auto.offset.reset=earliest"]
+    proc = subprocess.Popen(cmd, cwd=out, env={**os.environ, "BENCH_OUT": str(out)}, stderr=subprocess.DEVNULL)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            time.sleep(0.5)
+            tps = consumer.committed([TopicPartition("cpu", p) for p in range(4)], timeout=10)
+            if sum(max(0, tp.offset) for tp in tps) >= WORKER_EVENTS:
+                break
+        else:
+            sys.exit(f"--workers {workers} did not finish in time")
+    finally:
+        consumer.close()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(120)
+    runs = [[float(t) for t in f.read_text().split()] for f in out.glob("*.times")]
+    runs = [r for r in runs if r]
+    start, end = max(r[0] for r in runs), min(r[-1] for r in runs)
+    if len(runs) < workers or end <= start:
+        sys.exit(f"--workers {workers}: the workers never handled events at the same time")
+    handled = sum(sum(1 for t in r if start <= t <= end) for r in runs)
+    return handled / (end - start)
 
 
 def fill(bootstrap: str, n: int, topic: str = "bench", tables_n: int = 40) -> list[bytes]:
@@ -219,7 +276,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=list(MODES),
+        choices=[*MODES, "workers"],
         metavar="MODE",
         help=f"run only these modes and print their rates (of: {', '.join(MODES)})",
     )
@@ -242,14 +299,22 @@ def run(args: argparse.Namespace, out: Output) -> None:
         messages = fill(bootstrap, n)
         if any(mode.startswith("wait-") for mode in args.only or MODES):
             fill(bootstrap, WAITS, "waits", 200)
+        with_workers = not args.only or "workers" in args.only
+        if with_workers:
+            fill(bootstrap, WORKER_EVENTS, "cpu", 40)
         print(
             f"{n} messages of {len(messages[0])} bytes in topic 'bench' (4 partitions); "
             f"{args.rounds} rounds, modes alternating"
         )
         script = Path(tmp) / "runtime_consumer.py"
         script.write_text(CONSUMER)
-        for _ in range(args.rounds):
-            for mode in args.only or MODES:
+        for round_ in range(args.rounds):
+            if with_workers:
+                for workers in WORKER_MODES:
+                    rates.setdefault(f"workers:{workers}", []).append(
+                        run_workers(bootstrap, workers, Path(tmp), round_)
+                    )
+            for mode in [m for m in args.only or MODES if m != "workers"]:
                 topic, count = ("waits", WAITS) if mode.startswith("wait-") else ("bench", n)
                 proc = subprocess.run(
                     [sys.executable, str(script), mode, bootstrap, topic, str(count), json.dumps(CONSUMER_SETTINGS)],
@@ -265,13 +330,18 @@ def run(args: argparse.Namespace, out: Output) -> None:
                     gc_shares.setdefault(mode, []).append(result["gc_share"])
                     faults.setdefault(mode, []).append(result["faults"])
             decode_us.append(decode_alone(messages, n))
+    labels = {**MODES, **{f"workers:{w}": label for w, label in WORKER_MODES.items()}}
     best = {mode: max(values) for mode, values in rates.items()}
     for mode, rate in best.items():
-        out.figure(f"{MODES[mode]} (best)", rate, "events/s")
+        out.figure(f"{labels[mode]} (best)", rate, "events/s")
+    if "workers:1" in rates:
+        paired = statistics.median(b / a for a, b in zip(rates["workers:1"], rates["workers:2"], strict=True))
+        print(f"\nworker processes: --workers 2 / 1 worker, median of rounds {paired:4.2f}   (target >= 1.6)")
+        out.figure("--workers 2 / 1 worker (median of rounds)", paired, "ratio")
     if args.only:  # every round, with its page faults per event where measured
         for mode, values in rates.items():
             marks = [f" ({f:.2f})" for f in faults[mode]] if mode in faults else [""] * len(values)
-            print(f"  {MODES[mode]:<44} " + ", ".join(f"{r:,.0f}{m}" for r, m in zip(values, marks, strict=True)))
+            print(f"  {labels[mode]:<44} " + ", ".join(f"{r:,.0f}{m}" for r, m in zip(values, marks, strict=True)))
         return
     raw = best["raw"]
     print(f"\nthroughput over the same topic (events/s, best of {args.rounds}; every round in brackets)")

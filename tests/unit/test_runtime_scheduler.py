@@ -12,6 +12,7 @@ import platform
 import threading
 import time
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from waiting import wait_for
@@ -304,3 +305,12 @@ def test_lag_metrics_equal_the_true_backlog_of_a_listener_held_300_events_behind
         gate.set()
         app.stop()
         thread.join(60)
+
+
+def test_the_docs_example_of_listeners_that_wait_runs() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "runtime.md").read_text()
+    section = text.split("## Listeners that wait")[1].split("\n## ")[0]
+    blocks = [block.split("```")[0] for block in section.split("```python\n")[1:]]
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/runtime.md", "exec"), {})

@@ -232,12 +232,13 @@ class ScheduledLane(Lane):
         self._inflight: dict[int, float] = {}  # id of the task -> when its call started
         self._done_early = 0  # events done in shares not yet finished (for `outstanding`)
         self._pool: Pool | None = None
-        self._client: MetastoreClient | None = None
+        # A metastore client per slot (one connection is for one call at a time; each opens on first use).
+        self._clients: list[MetastoreClient | None] = []
         self._async_types = listener.async_types
 
     # -- threads and tasks ----------------------------------------------------------------------------
     def start(self) -> None:
-        self._client = self.services.metastore()
+        self._clients = [self.services.metastore() for _ in range(self.concurrency)]
         if len(self._async_types) < len(self.listener.handlers):
             self._pool = Pool(self.name, self.concurrency, self._loop.loop)
             self._pool.start()
@@ -247,7 +248,7 @@ class ScheduledLane(Lane):
     def _start_workers(self) -> None:
         self._ready = asyncio.Queue()
         self._stop = asyncio.Event()
-        self._workers = [asyncio.ensure_future(self._work()) for _ in range(self.concurrency)]
+        self._workers = [asyncio.ensure_future(self._work(slot)) for slot in range(self.concurrency)]
         if self.services.stopping.is_set():
             self._stop_workers()
 
@@ -273,8 +274,10 @@ class ScheduledLane(Lane):
         done = self._done.wait(max(0.0, deadline - time.monotonic()))
         if self._pool is not None:
             self._pool.stop()
-        if self._client is not None and done:
-            self._client.close()
+        if done:
+            for client in self._clients:
+                if client is not None:
+                    client.close()
         return intake and done
 
     # -- intake: the lane's queue into the scheduler, within the window -------------------------------
@@ -347,7 +350,7 @@ class ScheduledLane(Lane):
             else:
                 waiting.append((share, item))  # behind the table's event in flight or queued
 
-    async def _work(self) -> None:
+    async def _work(self, slot: int) -> None:
         ready, stop, tables = self._ready, self._stop, self._tables
         assert ready is not None and stop is not None
         try:
@@ -358,7 +361,7 @@ class ScheduledLane(Lane):
                 waiting = tables[key]
                 share, item = waiting.popleft()
                 try:
-                    await self._handle(share.batch, item)
+                    await self._handle(share.batch, item, slot)
                 except _Stopping:
                     break
                 if waiting:
@@ -392,11 +395,11 @@ class ScheduledLane(Lane):
             room.set()
 
     # -- one event ------------------------------------------------------------------------------------
-    async def _handle(self, batch: Batch, item: Item) -> None:
-        """Handle one event: call, retry, dead-letter; return when it is done with (or revoked)."""
+    async def _handle(self, batch: Batch, item: Item, slot: int) -> None:
+        """Handle one event in worker ``slot``: call, retry, dead-letter; return when it is done (or revoked)."""
         if not self.services.tracker.is_current(batch):
             return  # revoked: its new owner reads it again
-        view = item.event(self._client)
+        view = item.event(self._clients[slot])
         event_type = item.decoded.event_type
         handler = self.listener.handlers[event_type]
         call = self._call_async if event_type in self._async_types else self._call_sync
@@ -405,6 +408,10 @@ class ScheduledLane(Lane):
         except _Stopping:
             raise
         except Exception as error:
+            if isinstance(error, ListenerTimeout) and call == self._call_sync:
+                # The abandoned thread may still be using the slot's client: the slot gets a new one.
+                self._clients[slot] = self.services.metastore()
+                view = item.event(self._clients[slot])
             if not await self._retry_event(batch, item, call, handler, view, error):
                 return
         self.failing = False

@@ -12,6 +12,7 @@ import platform
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ from waiting import wait_for
 
 import hivewire as hw
 from hivewire.events import _apiary as apiary
+from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._runner import Runner
 from hivewire.runtime._source import MemorySource
 from hivewire.tools import _testing as testing
 
@@ -314,3 +317,39 @@ def test_the_docs_example_of_listeners_that_wait_runs() -> None:
     assert blocks
     for block in blocks:
         exec(compile(block, "docs/runtime.md", "exec"), {})
+
+
+def test_revoked_partitions_are_committed_without_waiting_on_the_polling_thread() -> None:
+    class Recording(MemorySource):
+        waits: list[bool]
+
+        def commit(self, offsets: Mapping[tuple[str, int], int], *, wait: bool) -> None:
+            self.waits.append(wait)
+            super().commit(offsets, wait=wait)
+
+    source = Recording(partitions=1)
+    source.waits = []
+    app = hw.App("revoke")
+    app.add_listener(lambda event: None, name="noop")
+    app.listeners[0].bind(app.config)
+    runner = Runner(
+        app_name="revoke",
+        listeners=app.listeners,
+        source=source,
+        metrics=Metrics(),
+        retry=hw.RetryPolicy(),
+        timeout=60.0,
+        queue_events=100,
+        queue_bytes=1 << 20,
+        batch_size=10,
+        commit_interval=1.0,
+        shutdown_timeout=5.0,
+        metastore=lambda: None,
+    )
+    tp = ("apiary", 0)
+    runner._on_assign([tp])
+    batch = runner.tracker.open(tp, 5)
+    runner.tracker.release(batch)  # finished: offset 5 is committable
+    runner._on_revoke([tp])
+    assert source.waits == [False]
+    assert source.committed == {tp: 5}

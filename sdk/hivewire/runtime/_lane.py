@@ -1,15 +1,19 @@
 """A listener's worker ("lane"): its own thread and queue, events handled in order, retries, timeouts, dead letters.
 
-Each listener gets one lane (or ``concurrency`` lanes, each owning a share of the tables), so a listener
-that raises, hangs or is slow does not hold up the others. A lane keeps its backlog in memory up to its
-bounds (``hivewire.listener.queue.size`` events or ``hivewire.listener.queue.bytes``). Beyond them, while
-another lane is keeping up (``hivewire.listener.overflow=reread``, the default), it keeps only a
-:class:`Spill` per share, the share's batch and offsets, and reads those records again from the source with
-a :class:`~hivewire.source.Reader` of its own when it gets to them, until its backlog has drained to half of
-both bounds. So a listener far behind neither holds memory nor holds up the others; only the commits wait
-for it. When every lane is over its bounds (or with ``overflow=pause``, when any is) the runner pauses
-consumption instead: reading ahead for nobody would only be read twice. Within a lane events are handled
-one at a time in the order they were polled, spilled or not, which keeps the order of each table's events.
+Each listener gets one lane, so a listener that raises, hangs or is slow does not hold up the others. This
+module's :class:`Lane` handles its events one at a time on one thread (a sync listener of concurrency 1);
+:class:`~hivewire.runtime._scheduler.ScheduledLane` keeps the same intake (queue, bounds, spills) and runs
+N events at once, ordered per table (``concurrency`` > 1, or an ``async def`` listener).
+
+A lane keeps its backlog in memory up to its bounds (``hivewire.listener.queue.size`` events or
+``hivewire.listener.queue.bytes``). Beyond them, while another lane is keeping up
+(``hivewire.listener.overflow=reread``, the default), it keeps only a :class:`Spill` per share, the share's
+batch and offsets, and reads those records again from the source with a :class:`~hivewire.source.Reader` of
+its own when it gets to them, until its backlog has drained to half of both bounds. So a listener far behind
+neither holds memory nor holds up the others; only the commits wait for it. When every lane is over its
+bounds (or with ``overflow=pause``, when any is) the runner pauses consumption instead: reading ahead for
+nobody would only be read twice. Within a lane events are handled one at a time in the order they were
+polled, spilled or not, which keeps the order of each table's events.
 
 A call that raises is retried with exponential backoff (tenacity), then the record is dead-lettered with
 the error; the lane's share of the batch is released only after that, and the dead letter holds the batch

@@ -26,6 +26,7 @@ from typing import Any
 
 from hivewire.errors import DecodeError
 from hivewire.events import _apiary as apiary
+from hivewire.events._model import EventType
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._lane import (
     Backlog,
@@ -248,7 +249,7 @@ class Runner:
         batch = tracker.open(tp, end)
         self.positions[tp] = end
         self.committed.setdefault(tp, records[0].offset() or 0)  # where this consumer started reading
-        types: dict[str, int] = {}
+        types: dict[EventType, int] = {}
         shares: dict[Lane, list[Item]] = {}
         sizes: dict[Lane, int] = {}
         routes = self.routes
@@ -263,8 +264,8 @@ class Runner:
                 continue
             item = Item.of(tp, record, value, decoded)
             size = len(value)
-            name = decoded.event_type.value
-            types[name] = types.get(name, 0) + 1
+            event_type = decoded.event_type
+            types[event_type] = types.get(event_type, 0) + 1
             for listener, lane in routes:
                 if listener.accepts(decoded):
                     share = shares.get(lane)
@@ -277,8 +278,8 @@ class Runner:
             tracker.hold(batch)
             lane.submit(batch, share, sizes[lane], may_spill)
         tracker.release(batch)  # the dispatcher's own hold
-        for name, count in types.items():
-            self.metrics.by_type.labels(name).inc(count)
+        for event_type, count in types.items():
+            self.metrics.by_type.labels(event_type.value).inc(count)
 
     def _dead_letter_undecodable(self, batch: Batch, record: Record, reason: str) -> None:
         """Dead-letter an undecodable record; until the broker has it, it counts as the decoder's backlog."""

@@ -408,11 +408,7 @@ class ScheduledLane(Lane):
         except _Stopping:
             raise
         except Exception as error:
-            if isinstance(error, ListenerTimeout) and call == self._call_sync:
-                # The abandoned thread may still be using the slot's client: the slot gets a new one.
-                self._clients[slot] = self.services.metastore()
-                view = item.event(self._clients[slot])
-            if not await self._retry_event(batch, item, call, handler, view, error):
+            if not await self._retry_event(batch, item, slot, call, handler, view, error):
                 return
         self.failing = False
         self.metrics.handled.inc()
@@ -439,7 +435,14 @@ class ScheduledLane(Lane):
             del self._inflight[task_id]
 
     async def _retry_event(
-        self, batch: Batch, item: Item, call: _Call, handler: Handler, view: ListenerEvent, error: Exception
+        self,
+        batch: Batch,
+        item: Item,
+        slot: int,
+        call: _Call,
+        handler: Handler,
+        view: ListenerEvent,
+        error: Exception,
     ) -> bool:
         """Retry after a failed first call (tenacity, with the app's backoff); False if given up or revoked."""
         policy, tracker = self.policy, self.services.tracker
@@ -447,14 +450,24 @@ class ScheduledLane(Lane):
         attempts = 1
         replay = [error]  # tenacity's first attempt re-raises the failure that brought us here
 
+        last: list[BaseException] = [error]
+
         async def attempt() -> None:
-            nonlocal attempts
+            nonlocal attempts, view
             if replay:
                 raise replay.pop()
+            if isinstance(last[0], ListenerTimeout) and call == self._call_sync:
+                # The abandoned thread may still be using the slot's client: the slot gets a new one.
+                self._clients[slot] = self.services.metastore()
+                view = item.event(self._clients[slot])
             if not tracker.is_current(batch):
                 raise _Revoked
             attempts += 1
-            await self._call_once(call, handler, view)
+            try:
+                await self._call_once(call, handler, view)
+            except Exception as e:
+                last[0] = e
+                raise
 
         def before_sleep(state: RetryCallState) -> None:
             self.metrics.retried.inc()

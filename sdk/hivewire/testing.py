@@ -17,6 +17,7 @@ from hivewire.tools._testing import (
     make_partition,
     make_table,
     mock_kafka,
+    mock_listener,
     produce,
     run_app,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "make_partition",
     "make_table",
     "mock_kafka",
+    "mock_listener",
     "produce",
     "run_app",
 ]

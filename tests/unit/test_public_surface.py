@@ -89,6 +89,7 @@ SURFACE["hivewire.testing"] = {
     "make_partition",
     "make_table",
     "mock_kafka",
+    "mock_listener",
     "produce",
     "run_app",
 }

@@ -223,7 +223,7 @@ def test_a_listener_far_behind_spills_to_the_topic_and_holds_up_nobody(bound: st
         health = running.runner.health()
         spilled = sum(v["spilled"] for k, v in health["listeners"].items() if k.startswith("slow"))
         assert spilled > 0
-        assert sum(1 for _ in running.runner.lanes) == 3
+        assert sum(1 for _ in running.runner.lanes) == 2  # one lane per listener, whatever its concurrency
         assert sum(source.committed.values()) == 0  # the slow listener holds every commit back
         gate.set()
         wait_for(lambda: sum(source.committed.values()) == len(payloads), "everything to be handled and committed")

@@ -56,7 +56,9 @@ def test_run_app_goes_through_retries_and_dead_letters() -> None:
         seen.append(event.table_name or "")
 
     source = testing.run_app(
-        app, [testing.create_table_event("s", "ok"), testing.create_table_event("s", "bad"), b"garbage"]
+        app,
+        [testing.create_table_event("s", "ok"), testing.create_table_event("s", "bad"), b"garbage"],
+        raise_errors=False,
     )
     assert seen == ["ok"]
     assert attempts.count("bad") == 3
@@ -65,3 +67,31 @@ def test_run_app_goes_through_retries_and_dead_letters() -> None:
         "test_run_app_goes_through_retries_and_dead_letters.flaky",
     ]
     assert sum(source.committed.values()) == 3
+
+
+def test_run_app_raises_the_listeners_own_exception_by_default() -> None:
+    app = hw.App("t")
+
+    @app.on_create_table
+    def broken(event: hw.CreateTableEvent) -> None:
+        raise LookupError(f"no owner for {event.table_name}")
+
+    with pytest.raises(LookupError, match="no owner for orders"):
+        testing.run_app(app, [testing.create_table_event("s", "orders")])
+
+
+def test_mock_listener_records_the_events_its_filter_lets_through() -> None:
+    app = hw.App("t")
+    mock = testing.mock_listener(app, hw.EventType.CREATE_TABLE, db="sales")
+    testing.run_app(
+        app,
+        [
+            testing.create_table_event("sales", "orders"),
+            testing.create_table_event("hr", "people"),
+            testing.drop_table_event("sales", "orders"),
+        ],
+    )
+    mock.assert_called_once()
+    event = mock.call_args.args[0]
+    assert isinstance(event, hw.CreateTableEvent) and event.table_name == "orders"
+    assert app.listeners[0].name == "mock"

@@ -180,6 +180,22 @@ LISTENER_TIMEOUT = _key(
     "A call longer than this is a failed attempt (its thread is abandoned).",
     default="300000",
 )
+LISTENER_CONCURRENCY = _key(
+    RUNTIME,
+    "hivewire.listener.concurrency",
+    Integer(1),
+    "Events of one listener in flight at once, never two of one table (a listener's `concurrency=` overrides "
+    "it): threads for a plain function, tasks on the runtime's event loop for an `async def` one.",
+    default="1",
+)
+WORKERS = _key(
+    RUNTIME,
+    "hivewire.workers",
+    Integer(1),
+    "Processes `hivewire run` starts for the app, in one consumer group, supervised (a dead one is restarted); "
+    "worker i serves /metrics and /health on `endpoint.port` + i. For listeners that spend CPU.",
+    default="1",
+)
 MAX_ABANDONED_THREADS = _key(
     RUNTIME,
     "hivewire.listener.max.abandoned.threads",

@@ -17,14 +17,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import inspect
 import logging
 import signal
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from types import FrameType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
@@ -37,6 +38,7 @@ from hivewire.runtime._kafka import KafkaSource
 from hivewire.runtime._listener import (
     EventFilter,
     Listener,
+    ListenerOptions,
     ListenerTarget,
     MetaStoreEventListener,
     RetryPolicy,
@@ -47,6 +49,9 @@ from hivewire.runtime._metrics import HealthServer, Metrics
 from hivewire.runtime._runner import Runner
 from hivewire.runtime._settings import RuntimeSettings
 from hivewire.runtime._source import Source
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 log = logging.getLogger("hivewire.app")
 
@@ -66,6 +71,7 @@ class App(AppDecorators):
         self.config = Config(config)
         self._listeners: list[Listener] = []
         self._runner: Runner | None = None
+        self._failures: list[tuple[str, BaseException]] = []  # of the last run: (listener, exception)
         self._lock = threading.Lock()
         self.metrics: Metrics | None = None
 
@@ -77,31 +83,12 @@ class App(AppDecorators):
         return list(self._listeners)
 
     # -- registration ---------------------------------------------------------------------------------
-    def on(
-        self,
-        *types: EventType | str,
-        db: str | Iterable[str] | None = None,
-        table: str | Iterable[str] | None = None,
-        status: bool | None = True,
-        name: str | None = None,
-        timeout: float | None = None,
-        retry: RetryPolicy | None = None,
-        concurrency: int = 1,
-    ) -> Callable[[F], F]:
-        """Register the decorated function for ``types`` (all types when none is given), with glob filters."""
+    def on(self, *types: EventType | str, **options: Unpack[ListenerOptions]) -> Callable[[F], F]:
+        """Register the decorated function for ``types`` (all types when none is given), with glob filters
+        and the other :class:`~hivewire.runtime._listener.ListenerOptions`."""
 
         def decorator(fn: F) -> F:
-            self.add_listener(
-                fn,
-                types=types or None,
-                db=db,
-                table=table,
-                status=status,
-                name=name,
-                timeout=timeout,
-                retry=retry,
-                concurrency=concurrency,
-            )
+            self.add_listener(fn, types=types or None, **options)
             return fn
 
         return decorator
@@ -111,13 +98,7 @@ class App(AppDecorators):
         target: ListenerTarget,
         *,
         types: Iterable[EventType | str] | None = None,
-        db: str | Iterable[str] | None = None,
-        table: str | Iterable[str] | None = None,
-        status: bool | None = True,
-        name: str | None = None,
-        timeout: float | None = None,
-        retry: RetryPolicy | None = None,
-        concurrency: int = 1,
+        **options: Unpack[ListenerOptions],
     ) -> Listener:
         """Register a function, a :class:`MetaStoreEventListener` class or instance, or an import path.
 
@@ -136,14 +117,23 @@ class App(AppDecorators):
             default_types = overridden_types(type(target))
             default_name = type(target).__qualname__
         chosen = frozenset(EventType(t) for t in types) if types else default_types
+        unknown = set(options) - set(ListenerOptions.__annotations__)
+        if unknown:
+            known = sorted(ListenerOptions.__annotations__)
+            raise TypeError(f"unknown listener option(s) {sorted(unknown)}; the options are {known}")
         listener = Listener(
-            name=name or default_name,
+            name=options.get("name") or default_name,
             target=target,
             types=chosen,
-            filter=EventFilter(types=chosen, db=_tuple(db), table=_tuple(table), status=status),
-            retry=retry,
-            timeout=timeout,
-            concurrency=concurrency,
+            filter=EventFilter(
+                types=chosen,
+                db=_tuple(options.get("db")),
+                table=_tuple(options.get("table")),
+                status=options.get("status", True),
+            ),
+            retry=options.get("retry"),
+            timeout=options.get("timeout"),
+            concurrency=options.get("concurrency"),
         )
         with self._lock:
             if any(existing.name == listener.name for existing in self._listeners):
@@ -166,11 +156,14 @@ class App(AppDecorators):
             listener.bind(self.config)
             called.append(listener.name)
             try:
-                listener.handlers[event.event_type](event.copy())
+                result = listener.handlers[event.event_type](event.copy())
+                if event.event_type in listener.async_types:
+                    _run_coroutine(listener.name, result)
             except Exception as e:
                 errors[listener.name] = e
         if errors:
-            raise ListenerError(errors)
+            # Chained to the (first) listener's own exception, so a test's traceback ends in the listener.
+            raise ListenerError(errors) from next(iter(errors.values()))
         return called
 
     def run(
@@ -235,6 +228,7 @@ class App(AppDecorators):
                 max_abandoned=settings.max_abandoned_threads,
                 tune_gc=settings.tune_gc,
                 reread=settings.reread,
+                concurrency=settings.listener_concurrency,
             )
             if settings.endpoint_port:
                 server = _health_server(metrics, runner, settings.endpoint_port, settings.endpoint_address)
@@ -242,6 +236,7 @@ class App(AppDecorators):
                     "metrics and health on http://%s:%d/metrics and /health", settings.endpoint_address, server.port
                 )
             self._runner = runner
+            self._failures = runner.failures
             restore = _install_signal_handlers(runner) if handle_signals else None
             log.info("app %s running %d listener(s) on %r", self.name, len(self._listeners), source)
             runner.run()
@@ -262,6 +257,24 @@ class App(AppDecorators):
         runner = self._runner
         if runner is not None:
             runner.stop()
+
+
+def _run_coroutine(name: str, result: object) -> None:
+    """Run an async listener's coroutine to completion for :meth:`App.dispatch`."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(_awaited(result))
+        return
+    if inspect.iscoroutine(result):
+        result.close()
+    raise ListenerError(
+        {name: RuntimeError("app.dispatch() cannot run an async listener inside a running event loop; await it")}
+    )
+
+
+async def _awaited(result: object) -> None:
+    await cast("Awaitable[object]", result)
 
 
 def _tuple(value: str | Iterable[str] | None) -> str | tuple[str, ...] | None:

@@ -5,15 +5,17 @@ The decorators themselves, one per event type, are generated into :mod:`hivewire
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from hivewire.events._event import ListenerEvent
 from hivewire.events._types import EventType
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from hivewire.runtime._app import App
-    from hivewire.runtime._listener import RetryPolicy
+    from hivewire.runtime._listener import ListenerOptions
 
 E = TypeVar("E", bound=ListenerEvent)
 
@@ -45,16 +47,7 @@ class BoundOn(Generic[E]):
 
     @overload
     def __call__(
-        self,
-        /,
-        *,
-        db: str | Iterable[str] | None = None,
-        table: str | Iterable[str] | None = None,
-        status: bool | None = True,
-        name: str | None = None,
-        timeout: float | None = None,
-        retry: RetryPolicy | None = None,
-        concurrency: int = 1,
+        self, /, **options: Unpack[ListenerOptions]
     ) -> Callable[[Callable[[E], object]], Callable[[E], object]]: ...
 
     def __call__(self, fn: Callable[[E], object] | None = None, /, **options: Any) -> Any:

@@ -1,15 +1,19 @@
 """A listener's worker ("lane"): its own thread and queue, events handled in order, retries, timeouts, dead letters.
 
-Each listener gets one lane (or ``concurrency`` lanes, each owning a share of the tables), so a listener
-that raises, hangs or is slow does not hold up the others. A lane keeps its backlog in memory up to its
-bounds (``hivewire.listener.queue.size`` events or ``hivewire.listener.queue.bytes``). Beyond them, while
-another lane is keeping up (``hivewire.listener.overflow=reread``, the default), it keeps only a
-:class:`Spill` per share, the share's batch and offsets, and reads those records again from the source with
-a :class:`~hivewire.source.Reader` of its own when it gets to them, until its backlog has drained to half of
-both bounds. So a listener far behind neither holds memory nor holds up the others; only the commits wait
-for it. When every lane is over its bounds (or with ``overflow=pause``, when any is) the runner pauses
-consumption instead: reading ahead for nobody would only be read twice. Within a lane events are handled
-one at a time in the order they were polled, spilled or not, which keeps the order of each table's events.
+Each listener gets one lane, so a listener that raises, hangs or is slow does not hold up the others. This
+module's :class:`Lane` handles its events one at a time on one thread (a sync listener of concurrency 1);
+:class:`~hivewire.runtime._scheduler.ScheduledLane` keeps the same intake (queue, bounds, spills) and runs
+N events at once, ordered per table (``concurrency`` > 1, or an ``async def`` listener).
+
+A lane keeps its backlog in memory up to its bounds (``hivewire.listener.queue.size`` events or
+``hivewire.listener.queue.bytes``). Beyond them, while another lane is keeping up
+(``hivewire.listener.overflow=reread``, the default), it keeps only a :class:`Spill` per share, the share's
+batch and offsets, and reads those records again from the source with a :class:`~hivewire.source.Reader` of
+its own when it gets to them, until its backlog has drained to half of both bounds. So a listener far behind
+neither holds memory nor holds up the others; only the commits wait for it. When every lane is over its
+bounds (or with ``overflow=pause``, when any is) the runner pauses consumption instead: reading ahead for
+nobody would only be read twice. Within a lane events are handled one at a time in the order they were
+polled, spilled or not, which keeps the order of each table's events.
 
 A call that raises is retried with exponential backoff (tenacity), then the record is dead-lettered with
 the error; the lane's share of the batch is released only after that, and the dead letter holds the batch
@@ -41,7 +45,7 @@ from hivewire.events import _apiary as apiary
 from hivewire.events._apiary import Decoded
 from hivewire.events._model import ListenerEvent, Origin
 from hivewire.metastore import MetastoreClient
-from hivewire.runtime._listener import Listener, RetryPolicy
+from hivewire.runtime._listener import Handler, Listener, RetryPolicy
 from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._source import MemoryRecord, Reader, Record, Source, TopicPartition
 from hivewire.runtime._tracker import Batch, CommitTracker
@@ -91,11 +95,6 @@ class Spill(NamedTuple):
     events: int
 
 
-def share_of(decoded: Decoded, lanes: int) -> int:
-    """Which of a listener's ``lanes`` gets an event: always the same for a table, which keeps its order."""
-    return hash(decoded.qualified_name) % lanes
-
-
 class _Stopping(Exception):
     """The app is stopping: leave the current event unfinished (it is not committed)."""
 
@@ -131,6 +130,8 @@ class LaneServices:
     failing_bound: int = 500  # events a failing listener holds in memory: the runner's poll size
     pace_bound: int = 2000  # below this many queued events a listener needs more (Runner._pace)
     room: threading.Event = field(default_factory=threading.Event)  # set when one does
+    # The first failures given up on, (listener, exception): hivewire.testing.run_app raises the first.
+    failures: list[tuple[str, BaseException]] = field(default_factory=list)
 
 
 class Backlog:
@@ -170,7 +171,7 @@ class Lane:
     def __init__(self, listener: Listener, index: int, services: LaneServices) -> None:
         self.listener = listener
         self.index = index
-        self.name = listener.name if listener.concurrency == 1 else f"{listener.name}[{index}]"
+        self.name = listener.name
         self.services = services
         self.policy = listener.retry or services.retry
         self.timeout = listener.timeout or services.timeout
@@ -248,6 +249,12 @@ class Lane:
                 " and failing" if self.failing else "",
             )
         return self._spilling
+
+    @property
+    def outstanding(self) -> int:
+        """Events routed to this listener and not yet done with: queued (in memory or spilled), in hand, or
+        dead letters not yet acknowledged."""
+        return max(0, self.backlog.depth + self.letters.depth + self.spilled - self._index)
 
     @property
     def depth(self) -> int:
@@ -343,10 +350,7 @@ class Lane:
     # -- spilled shares -------------------------------------------------------------------------------
     def wants(self, decoded: Decoded) -> bool:
         """Whether the runner routes ``decoded`` to this lane."""
-        listener = self.listener
-        return listener.accepts(decoded) and (
-            listener.concurrency == 1 or share_of(decoded, listener.concurrency) == self.index
-        )
+        return self.listener.accepts(decoded)
 
     def _load(self, first: Spill) -> None:
         """Read ``first`` again, with the spills of its partition queued right after it (one read for all, up to
@@ -465,6 +469,7 @@ class Lane:
         epoch, current = tracker.epoch, tracker.is_current(batch)
         monotonic = time.monotonic
         handled = 0
+        finished: list[float] = []  # when each event was done: its latency, observed per event at the end
         self._share = work
         try:
             for i in range(start, len(items)):
@@ -492,6 +497,7 @@ class Lane:
                         self._started = None
                     if error is None:
                         handled += 1
+                        finished.append(monotonic())
                         self.failing = False
                         continue
                     self.metrics.failed.inc()
@@ -499,13 +505,15 @@ class Lane:
                 outcome = self._retry(gen, batch, item, view, handler, attempts, error)
                 attempts, error = 0, None
                 handled += outcome
+                finished.append(monotonic())
                 self.failing = not outcome
         except (_Stopping, _Superseded):
             return False
         finally:
             self.metrics.handled.inc(handled)
         self._share = None
-        self.metrics.latency.observe(monotonic() - batch.started)
+        self._index = 0
+        self.metrics.observe_latencies(batch.started, finished)
         self.backlog.add(-len(items), -size)
         tracker.release(batch)
         room = self.services.room
@@ -530,7 +538,7 @@ class Lane:
         # on the CPU the healthy listeners leave idle (bench_runtime.py's isolation modes measure it).
         time.sleep(0)
         if isinstance(error, DecodeError) or attempts >= policy.max_attempts:
-            return self._give_up(batch, record, error, attempts)
+            return self._give_up(batch, record, error, attempts, handler)
         replay = [error]  # tenacity's first attempt re-raises the failure that brought us here
 
         def attempt() -> None:
@@ -553,8 +561,8 @@ class Lane:
 
         def before_sleep(state: RetryCallState) -> None:
             self.metrics.retried.inc()
-            log.info(
-                "listener %s failed on %s (attempt %d of %d): %s; retrying",
+            log.debug(
+                "listener %s failed on %s (attempt %d of %d): %r; retrying",
                 self.name,
                 view,
                 self._attempt,
@@ -579,7 +587,7 @@ class Lane:
         except (_Stopping, _Superseded):
             raise  # not the listener's failure: _process stops this thread
         except Exception as final:
-            return self._give_up(batch, record, final, self._attempt)
+            return self._give_up(batch, record, final, self._attempt, handler)
 
     def _sleep(self, seconds: float) -> None:
         time.sleep(0)  # background priority (see _retry), also when the backoff is zero
@@ -596,20 +604,28 @@ class Lane:
         )
         return 0
 
-    def _give_up(self, batch: Batch, record: Record, error: BaseException, attempts: int) -> int:
+    def _give_up(
+        self, batch: Batch, record: Record, error: BaseException, attempts: int, handler: Handler | None = None
+    ) -> int:
         tracker = self.services.tracker
         if not tracker.is_current(batch):
             # The new owner reads the record again; a dead letter from here would be a second, wrong verdict.
             return self._revoked(record)
         self.metrics.dead_lettered.inc()
+        if len(self.services.failures) < 100:
+            self.services.failures.append((self.listener.name, error))
+        # The traceback once per event, at its final failure (retries log at DEBUG), and the line of the
+        # listener's own code in the message itself, where a log search finds it.
         log.error(
-            "listener %s gave up on %s/%s@%s after %d attempt(s): %r; dead-lettering",
+            "listener %s gave up on %s/%s@%s after %d attempt(s): %r at %s; dead-lettering",
             self.name,
             record.topic(),
             record.partition(),
             record.offset(),
             attempts,
             error,
+            where(error, handler),
+            exc_info=error,
         )
         headers = dead_letter_headers(self.services.app_name, self.listener.name, record, error, attempts)
         send_dead_letter(self.services.source, tracker, self.letters, batch, record, headers)
@@ -692,6 +708,23 @@ def dead_letter_headers(
         "hivewire.source.offset": str(record.offset()),
         "hivewire.source.timestamp": str(timestamp[1] if timestamp and timestamp[0] else ""),
     }
+
+
+def where(error: BaseException, handler: Handler | None) -> str:
+    """``file:line`` of the listener's own frame in ``error``'s traceback (the innermost frame of the
+    handler's file, else the innermost frame), or ``"?"`` when it has none."""
+    code = getattr(handler, "__code__", None)
+    home = code.co_filename if code is not None else None
+    found: str | None = None
+    last: str | None = None
+    tb = error.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        last = f"{filename}:{tb.tb_lineno}"
+        if filename == home:
+            found = last
+        tb = tb.tb_next
+    return found or last or "?"
 
 
 def _traceback(error: BaseException) -> str:

@@ -13,7 +13,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from hivewire.config._config import Config
 from hivewire.errors import ConfigError
@@ -80,6 +80,25 @@ def _glob(patterns: str | Iterable[str] | None) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in items), re.IGNORECASE)
 
 
+class ListenerOptions(TypedDict, total=False):
+    """How a listener is registered, besides its event types: the keywords of :meth:`hivewire.App.on`,
+    :meth:`~hivewire.App.add_listener` and the per-type decorators, declared once here.
+
+    ``db``/``table``: glob patterns (or lists of them); ``status``: deliver successful changes (True, the
+    default), failed ones (False) or both (None); ``name``: the listener's name (default: the function's or
+    class's); ``timeout``/``retry``: override the app's; ``concurrency``: events in flight at once (never two
+    of one table; default ``hivewire.listener.concurrency``).
+    """
+
+    db: str | Iterable[str] | None
+    table: str | Iterable[str] | None
+    status: bool | None
+    name: str | None
+    timeout: float | None
+    retry: RetryPolicy | None
+    concurrency: int | None
+
+
 @dataclass(frozen=True)
 class EventFilter:
     """Which events a listener receives: event types, database and table glob patterns, and status.
@@ -123,8 +142,8 @@ class Listener:
 
     ``target`` is what was registered (function, class, or instance); classes are constructed with the
     configuration by :meth:`bind`, afresh for every run of the app (a run ends with :meth:`close`).
-    ``retry``/``timeout`` of None mean the app's defaults. ``concurrency`` > 1 runs that many workers, each
-    owning a share of the tables, so order is still kept per table.
+    ``retry``/``timeout``/``concurrency`` of None mean the app's defaults. ``concurrency`` is how many of its
+    events may be in flight at once, never two of one table, so order is kept per table.
     """
 
     name: str
@@ -133,13 +152,14 @@ class Listener:
     filter: EventFilter
     retry: RetryPolicy | None = None
     timeout: float | None = None
-    concurrency: int = 1
+    concurrency: int | None = None
     handlers: dict[EventType, Handler] = field(default_factory=dict, repr=False)
     instance: Any = field(default=None, repr=False)
+    async_types: frozenset[EventType] = field(default=frozenset(), init=False, repr=False, compare=False)
     _bound_to: Config | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.concurrency < 1:
+        if self.concurrency is not None and self.concurrency < 1:
             raise ConfigError(f"{self.name}: concurrency", "must be at least 1")
         if not self.types:
             raise ConfigError(self.name, "listens to no event type: override an on_* method or name a type")
@@ -171,11 +191,13 @@ class Listener:
             self.handlers = {t: getattr(target, HANDLER_NAMES[t]) for t in self.types}
         else:
             self.handlers = dict.fromkeys(self.types, target)
+        self.async_types = frozenset(t for t, handler in self.handlers.items() if is_coroutine_function(handler))
 
     def close(self) -> None:
         """Close the instance (class-style listeners) and unbind, so the next :meth:`bind` starts afresh."""
         instance = self.instance
         self.handlers, self.instance, self._bound_to = {}, None, None
+        self.async_types = frozenset()
         close = getattr(instance, "close", None)
         if isinstance(instance, MetaStoreEventListener) and callable(close):
             close()
@@ -183,6 +205,13 @@ class Listener:
     def accepts(self, event: ListenerEvent | Decoded) -> bool:
         """Whether this listener wants ``event`` (or the decoded message the runtime routes before making one)."""
         return event.event_type in self.types and self.filter.matches(event)
+
+
+def is_coroutine_function(handler: Handler) -> bool:
+    """Whether calling ``handler`` gives a coroutine: an ``async def`` function or method, or an object whose
+    ``__call__`` is one."""
+    call = type(handler).__call__ if not inspect.isroutine(handler) else None
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call)
 
 
 def overridden_types(cls: type) -> frozenset[EventType]:

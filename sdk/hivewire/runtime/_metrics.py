@@ -5,9 +5,12 @@ Metric names (all prefixed ``hivewire_``): ``events_consumed_total``, ``events_u
 ``listener_events_retried_total{listener}``, ``listener_events_dead_lettered_total{listener}``,
 ``listener_timeouts_total{listener}``, ``listener_abandoned_threads{listener}``,
 ``listener_queue_depth{listener}``, ``listener_queue_bytes{listener}``, ``listener_spilled_events{listener}``,
-``listener_latency_seconds{listener}`` (from a partition's records being polled to the listener finishing
-its share of them: one observation per share),
-``consumer_lag{topic,partition}``, ``commits_total``, ``commit_failures_total``,
+``listener_latency_seconds{listener}`` (from a record being polled to the listener being done with it: one
+observation per event), ``listener_events_behind{listener}`` (from the end of the log to what the listener
+has handled: events not yet read plus those read and not yet done with by it),
+``events_by_type_total{event_type}``, ``build_info{version,python}``,
+``consumer_lag{topic,partition}`` (not yet read), ``consumer_committed_lag{topic,partition}`` (from the end
+of the log to the group's committed offset), ``commits_total``, ``commit_failures_total``,
 ``commit_pending_age_seconds``, ``dead_letter_failures_total``. Each App has its own registry, so several
 apps (or tests) in one process do not collide.
 
@@ -17,15 +20,19 @@ Drone Fly's Spring Actuator paths are served too (``/actuator/prometheus``, ``/a
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
+import platform
 import threading
 from collections.abc import Callable, Iterable
 from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, make_wsgi_app
+
+from hivewire._version import __version__
 
 log = logging.getLogger("hivewire.metrics")
 
@@ -90,15 +97,35 @@ class Metrics:
         )
         self.latency = Histogram(
             "hivewire_listener_latency_seconds",
-            "From a partition's records being polled to the listener finishing its share "
-            "of them (one observation per share).",
+            "From a record being polled to the listener being done with it (one observation per event).",
             ["listener"],
             registry=r,
             buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300),
         )
         self.lag = Gauge(
-            "hivewire_consumer_lag", "Records behind the end of the partition.", ["topic", "partition"], registry=r
+            "hivewire_consumer_lag",
+            "Records behind the end of the partition not yet read by this consumer.",
+            ["topic", "partition"],
+            registry=r,
         )
+        self.committed_lag = Gauge(
+            "hivewire_consumer_committed_lag",
+            "Records between the end of the partition and the group's committed offset: what a restart reads.",
+            ["topic", "partition"],
+            registry=r,
+        )
+        self.behind = Gauge(
+            "hivewire_listener_events_behind",
+            "Events from the end of the log to what the listener has handled: not yet read, or read and not "
+            "yet handled or dead-lettered by this listener.",
+            ["listener"],
+            registry=r,
+        )
+        self.by_type = Counter(
+            "hivewire_events_by_type", "Records read from the source, by event type.", ["event_type"], registry=r
+        )
+        self.build = Info("hivewire_build", "The hivewire version and Python of this process.", registry=r)
+        self.build.info({"version": __version__, "python": platform.python_version()})
         self.commits = Counter("hivewire_commits", "Offset commits sent to the source.", registry=r)
         self.commit_failures = Counter(
             "hivewire_commit_failures",
@@ -135,6 +162,30 @@ class ListenerMetrics:
         self.queue_bytes = metrics.queue_bytes.labels(name)
         self.spilled = metrics.spilled.labels(name)
         self.latency = metrics.latency.labels(name)
+        self.behind = metrics.behind.labels(name)
+        # prometheus_client's own bucket counters, to observe a share's events in one pass (observe_latencies)
+        self._bounds: list[float] | None = getattr(self.latency, "_upper_bounds", None)
+        self._buckets: list[Any] | None = getattr(self.latency, "_buckets", None)
+        self._sum: Any = getattr(self.latency, "_sum", None)
+
+    def observe_latencies(self, start: float, ends: list[float]) -> None:
+        """Observe ``end - start`` for every ``end``: one observation per event, applied per bucket at once
+        (a listener doing nothing handles an event in microseconds; an ``observe`` each would cost a tenth)."""
+        bounds, buckets, total = self._bounds, self._buckets, self._sum
+        if bounds is None or buckets is None or total is None or len(bounds) != len(buckets):
+            for end in ends:
+                self.latency.observe(end - start)
+            return
+        counts = [0] * len(bounds)
+        amount = 0.0
+        for end in ends:
+            value = end - start
+            amount += value
+            counts[bisect.bisect_left(bounds, value)] += 1  # the first bucket whose bound is >= value
+        for i, count in enumerate(counts):
+            if count:
+                buckets[i].inc(count)
+        total.inc(amount)
 
 
 class _Server(ThreadingMixIn, WSGIServer):

@@ -26,6 +26,7 @@ from typing import Any
 
 from hivewire.errors import DecodeError
 from hivewire.events import _apiary as apiary
+from hivewire.events._model import EventType
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._lane import (
     Backlog,
@@ -35,10 +36,10 @@ from hivewire.runtime._lane import (
     Watchdog,
     dead_letter_headers,
     send_dead_letter,
-    share_of,
 )
 from hivewire.runtime._listener import Listener, RetryPolicy
 from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._scheduler import EventLoop, ScheduledLane
 from hivewire.runtime._source import Record, Source, TopicPartition
 from hivewire.runtime._tracker import Batch, CommitTracker
 
@@ -88,6 +89,7 @@ class Runner:
         max_abandoned: int = 8,
         tune_gc: bool = True,
         reread: bool = True,
+        concurrency: int = 1,
     ) -> None:
         self.app_name = app_name
         self.source = source
@@ -119,15 +121,27 @@ class Runner:
             room=self.room,
         )
         self.reread = reread
-        self.routes: list[tuple[Listener, list[Lane]]] = [
-            (listener, [Lane(listener, i, services) for i in range(listener.concurrency)]) for listener in listeners
-        ]
-        self.lanes = [lane for _, lanes in self.routes for lane in lanes]
+        self.failures = services.failures
+        # A plain lane (one thread, events one after another) for a sync listener of concurrency 1; a
+        # scheduled one (N in flight, ordered per table, on the event loop) for the others.
+        self.loop: EventLoop | None = None
+        self.routes: list[tuple[Listener, Lane]] = []
+        for listener in listeners:
+            n = listener.concurrency or concurrency
+            if n == 1 and not listener.async_types:
+                self.routes.append((listener, Lane(listener, 0, services)))
+                continue
+            if self.loop is None:
+                self.loop = EventLoop()
+            self.routes.append((listener, ScheduledLane(listener, services, self.loop, n)))
+        self.lanes = [lane for _, lane in self.routes]
         self.watchdog = Watchdog(self.lanes, self.stopping)
         self.paused = False
         self.last_poll = time.monotonic()
         self.started = False
         self.assigned: set[TopicPartition] = set()
+        self.positions: dict[TopicPartition, int] = {}  # the next offset to read, per partition polled
+        self.committed: dict[TopicPartition, int] = {}  # the last offset committed (or read from), per partition
         # Undecodable records dead-lettered and not yet acknowledged: bounded like a listener's backlog.
         self.undelivered = Backlog(DECODER, queue_events, queue_bytes)
         # Any of these full pauses consumption: dead letters in flight (their records are held for resending),
@@ -164,6 +178,8 @@ class Runner:
 
     def _run(self) -> None:
         watchdog = self.watchdog
+        if self.loop is not None:
+            self.loop.start()
         for lane in self.lanes:
             lane.start()
         watchdog.start()
@@ -229,7 +245,11 @@ class Runner:
         over its bounds and ``may_spill``)."""
         tracker = self.tracker
         # A partition's records come in offset order.
-        batch = tracker.open(tp, (records[-1].offset() or 0) + 1)
+        end = (records[-1].offset() or 0) + 1
+        batch = tracker.open(tp, end)
+        self.positions[tp] = end
+        self.committed.setdefault(tp, records[0].offset() or 0)  # where this consumer started reading
+        types: dict[EventType, int] = {}
         shares: dict[Lane, list[Item]] = {}
         sizes: dict[Lane, int] = {}
         routes = self.routes
@@ -244,9 +264,10 @@ class Runner:
                 continue
             item = Item.of(tp, record, value, decoded)
             size = len(value)
-            for listener, lanes in routes:
+            event_type = decoded.event_type
+            types[event_type] = types.get(event_type, 0) + 1
+            for listener, lane in routes:
                 if listener.accepts(decoded):
-                    lane = lanes[0] if len(lanes) == 1 else lanes[share_of(decoded, len(lanes))]
                     share = shares.get(lane)
                     if share is None:
                         shares[lane] = share = []
@@ -257,6 +278,8 @@ class Runner:
             tracker.hold(batch)
             lane.submit(batch, share, sizes[lane], may_spill)
         tracker.release(batch)  # the dispatcher's own hold
+        for event_type, count in types.items():
+            self.metrics.by_type.labels(event_type.value).inc(count)
 
     def _dead_letter_undecodable(self, batch: Batch, record: Record, reason: str) -> None:
         """Dead-letter an undecodable record; until the broker has it, it counts as the decoder's backlog."""
@@ -308,6 +331,7 @@ class Runner:
         offsets = self.tracker.take_commits(everything)
         if offsets:
             self.source.commit(offsets, wait=wait)
+            self.committed.update(offsets)
             self.metrics.commits.inc()
 
     def _on_assign(self, partitions: list[TopicPartition]) -> None:
@@ -319,21 +343,38 @@ class Runner:
         log.info("revoked %s", sorted(partitions))
         final = self.tracker.revoke(partitions)
         if final:
-            self.source.commit(final, wait=True)
+            # Asynchronously: partitions revoked in an outage may already be lost, and a synchronous commit
+            # would hold the polling thread (and liveness) for as long as the broker is away. A commit that
+            # does not make it means those records are read again by the new owner (at least once).
+            self.source.commit(final, wait=False)
         self.assigned -= set(partitions)
-        for topic, partition in partitions:
+        for tp in partitions:
+            self.positions.pop(tp, None)
+            self.committed.pop(tp, None)
             # The new owner reports these partitions' lag; a stale value here would be double-counted forever.
-            try:
-                self.metrics.lag.remove(topic, str(partition))
-            except KeyError:
-                pass
+            for gauge in (self.metrics.lag, self.metrics.committed_lag):
+                try:
+                    gauge.remove(tp[0], str(tp[1]))
+                except KeyError:
+                    pass
 
     def _update_lag(self) -> None:
+        """The lag gauges: not yet read, not yet committed (per partition), and each listener's events behind."""
         try:
-            for (topic, partition), lag in self.source.lag().items():
-                self.metrics.lag.labels(topic, str(partition)).set(lag)
+            lags = self.source.lag()
         except Exception as e:  # lag is informational; never let it stop consumption
             log.debug("could not read consumer lag: %s", e)
+            return
+        metrics = self.metrics
+        for (topic, partition), lag in lags.items():
+            metrics.lag.labels(topic, str(partition)).set(lag)
+            tp = (topic, partition)
+            position, committed = self.positions.get(tp), self.committed.get(tp)
+            if position is not None and committed is not None:
+                metrics.committed_lag.labels(topic, str(partition)).set(lag + max(0, position - committed))
+        unread = sum(lags.values())
+        for lane in self.lanes:
+            lane.metrics.behind.set(unread + lane.outstanding)
 
     # -- shutdown -------------------------------------------------------------------------------------
     def _shutdown(self) -> None:
@@ -354,6 +395,8 @@ class Runner:
         except Exception as e:
             log.error("final commit failed (%s); uncommitted events will be read again on restart", e)
         finally:
+            if self.loop is not None:
+                self.loop.stop(max(1.0, deadline - time.monotonic()))
             self.source.close()
 
     # -- health ---------------------------------------------------------------------------------------

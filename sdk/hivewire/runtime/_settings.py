@@ -26,6 +26,7 @@ class RuntimeSettings:
     retry_multiplier: float
     retry_max_delay: float
     listener_timeout: float
+    listener_concurrency: int
     max_abandoned_threads: int
     queue_size: int
     queue_bytes: int
@@ -66,6 +67,7 @@ class RuntimeSettings:
             retry_multiplier=config.read(keys.RETRY_MULTIPLIER),
             retry_max_delay=config.read(keys.RETRY_MAX_DELAY),
             listener_timeout=config.read(keys.LISTENER_TIMEOUT),
+            listener_concurrency=config.read(keys.LISTENER_CONCURRENCY),
             max_abandoned_threads=config.read(keys.MAX_ABANDONED_THREADS),
             queue_size=config.read(keys.QUEUE_SIZE),
             queue_bytes=config.read(keys.QUEUE_BYTES),

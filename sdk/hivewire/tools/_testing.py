@@ -52,6 +52,8 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, overload
 from hivewire_thrift.hive_metastore import ttypes as hms
 
 if TYPE_CHECKING:
+    from unittest.mock import MagicMock
+
     from typing_extensions import Unpack
 
     from hivewire.events._model import (
@@ -69,6 +71,7 @@ if TYPE_CHECKING:
         ListenerEvent,
     )
     from hivewire.runtime._app import App
+    from hivewire.runtime._listener import ListenerOptions
     from hivewire.runtime._source import MemorySource
 
 _E = TypeVar("_E", bound="ListenerEvent")
@@ -603,6 +606,7 @@ def run_app(
     *,
     config: Mapping[str, str | int | float | bool] | None = None,
     partitions: int = 4,
+    raise_errors: bool = True,
 ) -> MemorySource:
     """Run ``app`` through the real runtime (workers, retries, dead letters, commits) on ``events``.
 
@@ -610,6 +614,10 @@ def run_app(
     as they are, so malformed messages can be tested too). Returns when every event is handled or
     dead-lettered; the returned :class:`~hivewire.source.MemorySource` holds ``dead_letters`` and
     ``committed``. ``config`` overrides settings (retries default to 3 attempts, 10 ms apart).
+
+    A listener that fails on an event after its retries makes ``run_app`` raise that listener's own exception
+    (the first one, once every event is done), so the test fails where the listener did; with
+    ``raise_errors=False`` it returns, and the failures are in ``dead_letters`` as in production.
     """
     from hivewire.config._config import Config
     from hivewire.events._apiary import encode
@@ -627,4 +635,29 @@ def run_app(
         **(config or {}),
     }
     app.run(source, config=Config.load(base={**app.config, **settings}, env={}), handle_signals=False)
+    failures = app._failures
+    if raise_errors and failures:
+        raise failures[0][1]
     return source
+
+
+def mock_listener(app: App, *types: EventType | str, **options: Unpack[ListenerOptions]) -> MagicMock:
+    """Register a :class:`unittest.mock.MagicMock` as a listener of ``types`` (all when none is given) and return
+    it, to assert on the events a filter lets through without writing a listener (FastStream's
+    ``handler.mock``)::
+
+        app = hw.App("orders-sync")
+        mock = hw.testing.mock_listener(app, hw.EventType.CREATE_TABLE, db="sales")
+        hw.testing.run_app(app, [hw.testing.create_table_event("sales", "orders")])
+        mock.assert_called_once()
+        assert mock.call_args.args[0].table_name == "orders"
+
+    ``options`` are those of :meth:`hivewire.App.on` (``db``, ``table``, ``status``, ``name``: "mock" unless
+    given, ...); the mock's ``side_effect`` makes it fail or do more.
+    """
+    from unittest.mock import MagicMock
+
+    options["name"] = options.get("name") or "mock"
+    mock = MagicMock(name=options["name"])
+    app.add_listener(mock, types=types or None, **options)
+    return mock

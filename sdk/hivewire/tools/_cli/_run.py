@@ -16,6 +16,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--instance-name", keys.INSTANCE_NAME),
     Flag("--endpoint-port", keys.ENDPOINT_PORT, metavar="PORT"),
     Flag("--endpoint-address", keys.ENDPOINT_ADDRESS, metavar="ADDRESS"),
+    Flag("--workers", keys.WORKERS, metavar="N"),
 )
 
 
@@ -54,6 +55,17 @@ def run(target: str | None, listeners: tuple[str, ...], **params: object) -> Non
         if listeners:
             known = config.optional(keys.LISTENER_LIST) or ()
             config = config.merged({keys.LISTENER_LIST.name: ",".join([*known, *listeners])})
+        workers = config.read(keys.WORKERS)
+        if workers > 1:
+            from hivewire.tools._supervisor import Supervisor, worker_command
+
+            supervisor = Supervisor(
+                worker_command(sys.argv[1:]),
+                workers,
+                port=config.read(keys.ENDPOINT_PORT),
+                shutdown_timeout=config.read(keys.SHUTDOWN_TIMEOUT),
+            )
+            sys.exit(supervisor.run())
         if app is None:
             app = App(config.read(keys.INSTANCE_NAME))
         app.run(config=config)

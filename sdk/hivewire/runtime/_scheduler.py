@@ -1,0 +1,552 @@
+"""Key-ordered scheduling: up to N events of one listener in flight at once, never two of one table.
+
+A listener with ``concurrency`` above 1, or an ``async def`` one, runs on a :class:`ScheduledLane` instead of
+a plain :class:`~hivewire.runtime._lane.Lane`. Its intake is the lane's (the same queue, bounds, spills and
+re-reads); its intake thread moves events into a per-table scheduler on the runtime's event loop
+(:class:`EventLoop`), at most ``window`` of them at a time, so spilled events are read again only when the
+scheduler gets near them. ``concurrency`` worker tasks take the next table that has an event and no event in
+flight, handle that one event, and put the table back at the end of the line if it has more: events of one
+table queue behind each other (their order holds), events of different tables overlap. This is the model of
+Confluent's parallel consumer (ordering by key, not by partition).
+
+A coroutine listener is awaited on the loop; a plain function runs on the lane's :class:`Pool` of threads,
+awaited from the loop. Retries (tenacity's ``AsyncRetrying``), timeouts, dead letters and metrics are the
+same for both: a coroutine that overruns the timeout is cancelled, a thread that does is abandoned (Python
+cannot kill it) and replaced, and either way the call is a failed attempt.
+
+A share of a batch is released to the :class:`~hivewire.runtime._tracker.CommitTracker` when its last event is
+handled or dead-lettered, whichever order they finish in, so the commit guarantee is the lane's: an offset
+is committed only when every earlier event is done with by every listener. One stuck table holds back the
+commits of its own partition only; the other tables (and partitions) keep flowing and committing until the
+stuck table's queued events fill the window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import cast
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from hivewire.errors import DecodeError
+from hivewire.events._model import ListenerEvent
+from hivewire.metastore import MetastoreClient
+from hivewire.runtime._lane import Item, Lane, LaneServices, ListenerTimeout, Resume, Spill
+from hivewire.runtime._listener import Handler, Listener
+from hivewire.runtime._tracker import Batch
+
+log = logging.getLogger("hivewire.runtime.scheduler")
+
+
+class EventLoop:
+    """The runtime's event loop, in a thread of its own: async listeners run here, and the schedulers."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="hivewire-loop", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            tasks = asyncio.all_tasks(self.loop)
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                self.loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            self.loop.close()
+
+    def call(self, fn: Callable[..., object], *args: object) -> None:
+        """Run ``fn(*args)`` on the loop (from any thread)."""
+        self.loop.call_soon_threadsafe(fn, *args)
+
+    def stop(self, timeout: float) -> None:
+        if self._thread.is_alive():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout)
+
+
+class _Job:
+    """One call of a sync listener, handed to a pool thread."""
+
+    __slots__ = ("arg", "cancelled", "fn", "future", "thread")
+
+    def __init__(self, fn: Handler, arg: ListenerEvent, future: asyncio.Future[None]) -> None:
+        self.fn, self.arg, self.future = fn, arg, future
+        self.thread: threading.Thread | None = None
+        self.cancelled = False
+
+
+class Pool:
+    """``size`` threads that run a sync listener's calls for the scheduler; a thread stuck past the timeout is
+    abandoned (it exits when its call returns, if ever) and a fresh one takes its place."""
+
+    def __init__(self, name: str, size: int, loop: asyncio.AbstractEventLoop) -> None:
+        self.name = name
+        self.size = size
+        self._loop = loop
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._abandoned: set[threading.Thread] = set()
+        self._lock = threading.Lock()
+        self._spawned = 0
+
+    def start(self) -> None:
+        for _ in range(self.size):
+            self._spawn()
+
+    def _spawn(self) -> None:
+        with self._lock:
+            self._spawned += 1
+            thread = threading.Thread(target=self._work, name=f"hivewire-{self.name}-{self._spawned}", daemon=True)
+            self._threads.append(thread)
+        thread.start()
+
+    def _work(self) -> None:
+        me = threading.current_thread()
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            job.thread = me
+            if job.cancelled:
+                continue
+            error: BaseException | None = None
+            try:
+                job.fn(job.arg)
+            except BaseException as e:  # handed to the awaiting task, which decides what it means
+                error = e
+            try:
+                self._loop.call_soon_threadsafe(_settle, job.future, error)
+            except RuntimeError:
+                return  # the loop is closed: the app has stopped
+            with self._lock:
+                if me in self._abandoned:
+                    return  # given up after a timeout: a replacement took this thread's place
+
+    async def call(self, fn: Handler, arg: ListenerEvent, timeout: float) -> None:
+        """Run ``fn(arg)`` on a pool thread; raise what it raised, or :class:`ListenerTimeout` after ``timeout``."""
+        future: asyncio.Future[None] = self._loop.create_future()
+        job = _Job(fn, arg, future)
+        self._jobs.put(job)
+        timer = self._loop.call_later(timeout, _time_out, future, self.name, timeout)
+        try:
+            await future
+        except ListenerTimeout:
+            self._give_up(job)
+            raise
+        except asyncio.CancelledError:
+            self._give_up(job)
+            raise
+        finally:
+            timer.cancel()
+
+    def _give_up(self, job: _Job) -> None:
+        job.cancelled = True
+        thread = job.thread
+        if thread is None:
+            return  # never started: skipped when taken
+        with self._lock:
+            self._abandoned.add(thread)
+        log.error("listener %s: a call did not return in time; abandoning its thread and starting a new one", self.name)
+        self._spawn()
+
+    @property
+    def abandoned(self) -> int:
+        """Threads given up after a timeout whose call still has not returned."""
+        with self._lock:
+            self._abandoned = {thread for thread in self._abandoned if thread.is_alive()}
+            return len(self._abandoned)
+
+    def stop(self) -> None:
+        with self._lock:
+            live = len(self._threads)
+            self._threads = []
+        for _ in range(live):
+            self._jobs.put(None)
+
+
+def _expire(task: asyncio.Task[None], expired: list[bool]) -> None:
+    expired.append(True)
+    task.cancel()
+
+
+def _time_out(future: asyncio.Future[None], name: str, timeout: float) -> None:
+    _settle(future, ListenerTimeout(f"{name} did not return within {timeout:g} s"))
+
+
+def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)
+
+
+_Call = Callable[[Handler, ListenerEvent], Awaitable[None]]
+
+
+class _Share:
+    """A lane's share of one batch, as the scheduler tracks it: released when its last event is done."""
+
+    __slots__ = ("batch", "remaining", "size", "total")
+
+    def __init__(self, batch: Batch, total: int, size: int) -> None:
+        self.batch, self.remaining, self.total, self.size = batch, total, total, size
+
+
+class _Stopping(Exception):
+    """The app is stopping: leave the event unfinished (it is not committed)."""
+
+
+class ScheduledLane(Lane):
+    """One listener's lane with ``concurrency`` events in flight (tasks on the loop; threads for sync calls)."""
+
+    def __init__(self, listener: Listener, services: LaneServices, loop: EventLoop, concurrency: int) -> None:
+        super().__init__(listener, 0, services)
+        self.concurrency = concurrency
+        self._loop = loop
+        # Events moved from the intake into the scheduler and not yet done: bounds what spills are loaded for.
+        # At most half the lane's bounds in the scheduler (the rest waits in the intake, or spills).
+        self.window = max(concurrency, min(services.queue_events // 2, max(1000, 16 * concurrency)))
+        self.window_bytes = max(1, services.queue_bytes // 2)
+        self._scheduled = 0  # events in the scheduler (queued per table or in flight) and their bytes
+        self._scheduled_bytes = 0
+        self._space = threading.Condition(threading.Lock())
+        self._tables: dict[str, deque[tuple[_Share, Item]]] = {}  # loop thread only
+        self._ready: asyncio.Queue[str | None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._workers: list[asyncio.Task[None]] = []
+        self._done = threading.Event()
+        self._inflight: dict[int, float] = {}  # id of the task -> when its call started
+        self._done_early = 0  # events done in shares not yet finished (for `outstanding`)
+        self._pool: Pool | None = None
+        # A metastore client per slot (one connection is for one call at a time; each opens on first use).
+        self._clients: list[MetastoreClient | None] = []
+        self._async_types = listener.async_types
+
+    # -- threads and tasks ----------------------------------------------------------------------------
+    def start(self) -> None:
+        self._clients = [self.services.metastore() for _ in range(self.concurrency)]
+        if len(self._async_types) < len(self.listener.handlers):
+            self._pool = Pool(self.name, self.concurrency, self._loop.loop)
+            self._pool.start()
+        self._loop.call(self._start_workers)
+        super().start()  # the intake thread
+
+    def _start_workers(self) -> None:
+        self._ready = asyncio.Queue()
+        self._stop = asyncio.Event()
+        self._workers = [asyncio.ensure_future(self._work(slot)) for slot in range(self.concurrency)]
+        if self.services.stopping.is_set():
+            self._stop_workers()
+
+    def wake(self) -> None:
+        super().wake()
+        if self.services.stopping.is_set():
+            try:
+                self._loop.call(self._stop_workers)
+            except RuntimeError:
+                pass  # the loop is already closed
+
+    def _stop_workers(self) -> None:
+        if self._stop is None or self._ready is None:
+            return
+        self._stop.set()
+        for _ in self._workers:
+            self._ready.put_nowait(None)
+
+    def join(self, timeout: float) -> bool:
+        """Wait for the intake thread and for the calls in flight to finish."""
+        deadline = time.monotonic() + timeout
+        intake = super().join(timeout)
+        done = self._done.wait(max(0.0, deadline - time.monotonic()))
+        if self._pool is not None:
+            self._pool.stop()
+        if done:
+            for client in self._clients:
+                if client is not None:
+                    client.close()
+        return intake and done
+
+    # -- intake: the lane's queue into the scheduler, within the window -------------------------------
+    def _run(self, gen: int, resume: Resume | None) -> None:
+        try:
+            while True:
+                work = self._next(gen)
+                if work is None:
+                    return
+                if isinstance(work, Spill):
+                    # Read it again only when the scheduler is down to what is in flight: what it reads is
+                    # then handled soon, instead of sitting in memory beside what was kept there.
+                    if not self._wait_for_space(self.concurrency, self.window_bytes):
+                        return
+                    self._load(work)
+                    continue
+                batch, items, size = work
+                share = _Share(batch, len(items), size)
+                start = 0
+                while start < len(items):
+                    taken = self._take_room(items, start)
+                    if not taken:
+                        return  # stopping: the share stays unfinished and is not committed
+                    self._loop.call(self._enqueue, share, items[start : start + taken])
+                    start += taken
+        except BaseException as e:
+            log.critical("listener %s's intake stopped by %r; stopping the app", self.name, e, exc_info=True)
+            self.services.fatal(e)
+
+    def _wait_for_space(self, events: int, size: int) -> bool:
+        """Wait until the scheduler holds fewer than ``events`` events and ``size`` bytes; False if stopping."""
+        stopping = self.services.stopping
+        with self._space:
+            while self._scheduled >= events or self._scheduled_bytes >= size:
+                if stopping.is_set():
+                    return False
+                self._space.wait(0.5)
+        return not stopping.is_set()
+
+    def _take_room(self, items: list[Item], start: int) -> int:
+        """Room in the scheduler for ``items[start:]``: waits for some, takes what fits (at least one); 0 if
+        stopping."""
+        if not self._wait_for_space(self.window, self.window_bytes):
+            return 0
+        with self._space:
+            end = start
+            while end < len(items) and self._scheduled < self.window and self._scheduled_bytes < self.window_bytes:
+                self._scheduled += 1
+                self._scheduled_bytes += len(items[end].value() or b"")
+                end += 1
+        return end - start
+
+    def _done_with(self, item: Item) -> None:
+        """An event left the scheduler (loop thread)."""
+        with self._space:
+            self._scheduled -= 1
+            self._scheduled_bytes -= len(item.value() or b"")
+            self._space.notify()
+
+    # -- the scheduler (loop thread) ------------------------------------------------------------------
+    def _enqueue(self, share: _Share, items: list[Item]) -> None:
+        tables, ready = self._tables, self._ready
+        assert ready is not None
+        for item in items:
+            key = item.decoded.qualified_name
+            waiting = tables.get(key)
+            if waiting is None:
+                tables[key] = deque([(share, item)])
+                ready.put_nowait(key)
+            else:
+                waiting.append((share, item))  # behind the table's event in flight or queued
+
+    async def _work(self, slot: int) -> None:
+        ready, stop, tables = self._ready, self._stop, self._tables
+        assert ready is not None and stop is not None
+        try:
+            while not stop.is_set():
+                key = await ready.get()
+                if key is None or stop.is_set():
+                    break
+                waiting = tables[key]
+                share, item = waiting.popleft()
+                try:
+                    await self._handle(share.batch, item, slot)
+                except _Stopping:
+                    break
+                if waiting:
+                    ready.put_nowait(key)  # the table's next event, after those of the tables waiting now
+                else:
+                    del tables[key]
+                self._done_with(item)
+                share.remaining -= 1
+                if share.remaining == 0:
+                    self._done_early -= share.total - 1
+                    self._finish(share)
+                else:
+                    self._done_early += 1
+        except asyncio.CancelledError:
+            pass
+        except BaseException as e:
+            log.critical("listener %s stopped by %r; stopping the app", self.name, e, exc_info=True)
+            self.services.fatal(e)
+        finally:
+            self._workers_left()
+
+    def _workers_left(self) -> None:
+        if all(task.done() or task is asyncio.current_task() for task in self._workers):
+            self._done.set()
+
+    def _finish(self, share: _Share) -> None:
+        self.backlog.add(-share.total, -share.size)
+        self.services.tracker.release(share.batch)
+        room = self.services.room
+        if not room.is_set() and self.backlog.depth < self.services.pace_bound:
+            room.set()
+
+    # -- one event ------------------------------------------------------------------------------------
+    async def _handle(self, batch: Batch, item: Item, slot: int) -> None:
+        """Handle one event in worker ``slot``: call, retry, dead-letter; return when it is done (or revoked)."""
+        if not self.services.tracker.is_current(batch):
+            return  # revoked: its new owner reads it again
+        view = item.event(self._clients[slot])
+        event_type = item.decoded.event_type
+        handler = self.listener.handlers[event_type]
+        call = self._call_async if event_type in self._async_types else self._call_sync
+        try:
+            await self._call_once(call, handler, view)  # the common case: one call, no retry machinery
+        except _Stopping:
+            raise
+        except Exception as error:
+            if not await self._retry_event(batch, item, slot, call, handler, view, error):
+                return
+        self.failing = False
+        self.metrics.handled.inc()
+        self.metrics.latency.observe(time.monotonic() - batch.started)
+
+    @property
+    def outstanding(self) -> int:
+        return max(0, self.backlog.depth + self.letters.depth + self.spilled - self._done_early)
+
+    async def _call_once(self, call: _Call, handler: Handler, view: ListenerEvent) -> None:
+        task_id = id(asyncio.current_task())
+        self._inflight[task_id] = time.monotonic()
+        try:
+            await call(handler, view)
+        except ListenerTimeout:
+            self.timeouts += 1
+            self.metrics.timeouts.inc()
+            self.metrics.failed.inc()
+            raise
+        except Exception:
+            self.metrics.failed.inc()
+            raise
+        finally:
+            del self._inflight[task_id]
+
+    async def _retry_event(
+        self,
+        batch: Batch,
+        item: Item,
+        slot: int,
+        call: _Call,
+        handler: Handler,
+        view: ListenerEvent,
+        error: Exception,
+    ) -> bool:
+        """Retry after a failed first call (tenacity, with the app's backoff); False if given up or revoked."""
+        policy, tracker = self.policy, self.services.tracker
+        self.failing = True
+        attempts = 1
+        replay = [error]  # tenacity's first attempt re-raises the failure that brought us here
+
+        last: list[BaseException] = [error]
+
+        async def attempt() -> None:
+            nonlocal attempts, view
+            if replay:
+                raise replay.pop()
+            if isinstance(last[0], ListenerTimeout) and call == self._call_sync:
+                # The abandoned thread may still be using the slot's client: the slot gets a new one.
+                self._clients[slot] = self.services.metastore()
+                view = item.event(self._clients[slot])
+            if not tracker.is_current(batch):
+                raise _Revoked
+            attempts += 1
+            try:
+                await self._call_once(call, handler, view)
+            except Exception as e:
+                last[0] = e
+                raise
+
+        def before_sleep(state: RetryCallState) -> None:
+            self.metrics.retried.inc()
+            log.debug(
+                "listener %s failed on %s (attempt %d of %d): %r; retrying",
+                self.name,
+                item,
+                attempts,
+                policy.max_attempts,
+                state.outcome.exception() if state.outcome else "?",
+            )
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(policy.max_attempts),
+            wait=lambda state: policy.delay(state.attempt_number),
+            retry=retry_if_exception(lambda e: not isinstance(e, (DecodeError, _Stopping, _Revoked))),
+            sleep=self._backoff,
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+        try:
+            await retrying(attempt)
+        except _Revoked:
+            self._revoked(item)
+            return False
+        except _Stopping:
+            raise
+        except Exception as final:
+            self._give_up(batch, item, final, attempts, handler)
+            return False
+        return True
+
+    async def _call_async(self, handler: Handler, view: ListenerEvent) -> None:
+        # The coroutine runs in the worker's own task (no task per event); a timer cancels it when it overruns.
+        task = asyncio.current_task()
+        assert task is not None
+        expired: list[bool] = []
+        timer = self._loop.loop.call_later(self.timeout, _expire, task, expired)
+        try:
+            await cast("Awaitable[object]", handler(view))
+        except asyncio.CancelledError:
+            if not expired:
+                raise  # the app is stopping
+            uncancel = getattr(task, "uncancel", None)  # Python 3.11+: the cancellation was ours, not the loop's
+            if uncancel is not None:
+                uncancel()
+            raise ListenerTimeout(f"{self.name} did not return within {self.timeout:g} s") from None
+        finally:
+            timer.cancel()
+
+    async def _call_sync(self, handler: Handler, view: ListenerEvent) -> None:
+        assert self._pool is not None
+        await self._pool.call(handler, view, self.timeout)
+
+    async def _backoff(self, seconds: float) -> None:
+        stop = self._stop
+        assert stop is not None
+        try:
+            await asyncio.wait_for(stop.wait(), seconds)
+        except asyncio.TimeoutError:
+            return
+        raise _Stopping
+
+    # -- what the runner and watchdog read ------------------------------------------------------------
+    @property
+    def busy_since(self) -> float | None:
+        starts = list(self._inflight.values())
+        return min(starts) if starts else None
+
+    @property
+    def abandoned_threads(self) -> int:
+        return self._pool.abandoned if self._pool is not None else 0
+
+    def check_timeout(self, now: float) -> None:
+        """Nothing to do: the scheduler times its calls out itself."""
+
+    def prune_abandoned(self) -> int:
+        return self.abandoned_threads
+
+
+class _Revoked(Exception):
+    """The record's partition was revoked: its new owner handles it; neither retry nor dead-letter it."""

@@ -263,7 +263,8 @@ def _dataframe(stack: LocalStack, echo: Callable[[str], None]) -> None:
     from hivewire.data._notebook import read_events
 
     events = read_events(bootstrap_servers=stack.bootstrap_servers, topic=stack.topic, progress=False)
-    if importlib.util.find_spec("pyspark") is not None:
+    # pyspark's createDataFrame from Arrow checks for pandas too
+    if importlib.util.find_spec("pyspark") is not None and importlib.util.find_spec("pandas") is not None:
         from pyspark.sql import SparkSession
 
         echo("the topic as a Spark DataFrame: hw.read_events(...).to_spark(spark)")

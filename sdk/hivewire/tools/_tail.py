@@ -11,7 +11,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from hivewire.config._kafka import KafkaValue, consumer_settings
@@ -26,6 +26,10 @@ log = logging.getLogger("hivewire.tail")
 
 #: Seconds to wait for the topic's metadata before saying Kafka cannot be reached.
 METADATA_TIMEOUT = 15.0
+
+
+class NoSuchTopic(HivewireError):
+    """The topic does not exist (for a dead-letter topic: nothing was ever dead-lettered)."""
 
 
 @dataclass(frozen=True)
@@ -67,12 +71,14 @@ class Filter:
 
 @dataclass(frozen=True)
 class Record:
-    """One message of the topic: where it was, its bytes, and its event (or why it did not decode)."""
+    """One message of the topic: where it was, its bytes, and its event (or why it did not decode), and its
+    headers (decoded as UTF-8, as the dead-letter headers are written)."""
 
     origin: Origin
     value: bytes
     event: ListenerEvent | None
     error: DecodeError | None
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 def tail(
@@ -130,10 +136,11 @@ def tail(
             assert partition is not None and position is not None  # a message without error has both
             value = message.value() or b""
             origin = Origin(topic, partition, position, message.timestamp()[1])
+            headers = {k: (v or b"").decode("utf-8", "replace") for k, v in message.headers() or ()}
             try:
-                yield Record(origin, value, apiary.decode(value, origin=origin), None)
+                yield Record(origin, value, apiary.decode(value, origin=origin), None, headers)
             except DecodeError as e:
-                yield Record(origin, value, None, e)
+                yield Record(origin, value, None, e, headers)
             if exit_at_end and partition in ends and position + 1 >= ends[partition]:
                 del ends[partition]
                 if not ends:
@@ -156,5 +163,5 @@ def _partitions(consumer: Consumer, bootstrap_servers: str, topic: str) -> list[
         ) from None
     found = metadata.topics.get(topic)
     if found is None or found.error is not None or not found.partitions:
-        raise HivewireError(f"topic {topic} does not exist on {bootstrap_servers}: check --topic")
+        raise NoSuchTopic(f"topic {topic} does not exist on {bootstrap_servers}: check --topic")
     return sorted(found.partitions)

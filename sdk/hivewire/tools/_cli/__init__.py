@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from hivewire._version import __version__
-from hivewire.tools._cli import _archive, _check_config, _demo, _discover, _local, _register, _run, _shim, _tail
+from hivewire.tools._cli import _archive, _check_config, _demo, _discover, _dlq, _local, _register, _run, _shim, _tail
 from hivewire.tools._cli._options import Flag, Group
 
 
@@ -24,7 +24,7 @@ def main() -> None:
 
 
 for _command in (_run.run, _demo.demo, _shim.shim, _shim.replay_rejected, _discover.discover, _register.register,
-                 _archive.archive, _check_config.check_config, _tail.tail, _local.local):  # fmt: skip
+                 _archive.archive, _check_config.check_config, _tail.tail, _local.local, _dlq.dlq):  # fmt: skip
     main.add_command(_command)
 
 #: Every flag of every command that reads the configuration, and the key each sets.
@@ -35,4 +35,5 @@ FLAGS: dict[str, tuple[Flag, ...]] = {
     "register": _register.FLAGS,
     "check-config": _check_config.FLAGS,
     "tail": _tail.FLAGS,
+    "dlq replay": _dlq.FLAGS,
 }

@@ -126,3 +126,12 @@ def test_old_spellings_still_work() -> None:
     ):
         help_text = _invoke(command, "--help").output
         assert all(a in help_text for a in args if a.startswith("--")), command
+
+
+def test_shell_completion_as_documented() -> None:
+    script = CliRunner().invoke(main, [], env={"_HIVEWIRE_COMPLETE": "bash_source"}, prog_name="hivewire")
+    assert "_hivewire_completion" in script.output and "complete " in script.output
+    words = {"_HIVEWIRE_COMPLETE": "bash_complete", "COMP_WORDS": "hivewire ta", "COMP_CWORD": "1"}
+    assert "plain,tail" in CliRunner().invoke(main, [], env=words, prog_name="hivewire").output
+    words = {"_HIVEWIRE_COMPLETE": "bash_complete", "COMP_WORDS": "hivewire tail --log-format ", "COMP_CWORD": "3"}
+    assert CliRunner().invoke(main, [], env=words, prog_name="hivewire").output.split() == ["plain,text", "plain,json"]

@@ -369,7 +369,13 @@ def paused_gc() -> Iterator[None]:
 def _batch(rows: list[tuple[object, ...]]) -> pa.RecordBatch:
     """One RecordBatch from row tuples: transposed in C, then one pyarrow conversion per column."""
     columns = zip(*rows, strict=True)
-    arrays = [pa.array(values, type=type_) for values, type_ in zip(columns, _TYPES, strict=True)]
+    n = len(rows)
+    # A column with no value in the batch (most of the ALTER-only ones) is made null at once: pyarrow's
+    # conversion of n Nones into a nested type costs as much as real values.
+    arrays = [
+        pa.nulls(n, type_) if values.count(None) == n else pa.array(values, type=type_)
+        for values, type_ in zip(columns, _TYPES, strict=True)
+    ]
     return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
 

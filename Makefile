@@ -19,9 +19,9 @@ $(BIN)/python:
 install: $(BIN)/python  ## create .venv and install hivewire with its test dependencies
 	$(BIN)/python -m pip install -q -e '.[test]'
 
-demo: $(BIN)/python  ## install hivewire and run the embedded demo (local metastore + shim + listener)
+demo: $(BIN)/python  ## install hivewire and run the demo: shim -> Kafka -> listener, ZooKeeper, a DataFrame
 	./dev/prereqs.sh
-	$(BIN)/python -m pip install -q -e '.[spark]'
+	$(BIN)/python -m pip install -q -e '.[spark,arrow]'
 	$(BIN)/hivewire demo
 
 test: install  ## install and run the whole test suite (unit + integration against real services)

@@ -286,6 +286,20 @@ def test_undecodable_items_are_rows(tmp_path: Path) -> None:
     assert (row["raw"], row["decode_error"], row["kafka_offset"], row["event_type"]) == (b"\xff", "not UTF-8", 0, None)
 
 
+def test_an_archive_of_an_earlier_version_gains_the_appended_columns(tmp_path: Path) -> None:
+    """The schema only appends: a table written before the ALTER change columns gets them, and keeps its rows."""
+    uri = str(tmp_path / "old")
+    first = SCHEMA.names.index("raw") + 1
+    old_schema = SCHEMA.empty_table().select(SCHEMA.names[:first]).schema
+    deltalake.DeltaTable.create(uri, old_schema, partition_by=["event_date"])
+    archiver = Archiver(KafkaSource("localhost:1", "t"), uri)
+    assert [f.name for f in archiver.table().schema().fields] == SCHEMA.names
+    archiver._add(0, Undecodable(Origin("t", 0, 0, T0_MS), b"\xff", "not UTF-8"))
+    archiver.flush()
+    (row,) = deltalake.DeltaTable(uri).to_pyarrow_table().to_pylist()
+    assert row["decode_error"] == "not UTF-8" and row["columns_added"] is None
+
+
 def test_refuses_a_foreign_table(tmp_path: Path) -> None:
     import pyarrow as pa
 

@@ -224,7 +224,11 @@ def test_summaries_show_the_key_facts_of_each_type() -> None:
         "partitions": partitions[1:],
         "delete data": "False",
     }
-    assert decoded("ON_ALTER_PARTITION")._summary() == {"table type": "EXTERNAL_TABLE", "partition": partitions[0]}
+    assert decoded("ON_ALTER_PARTITION")._summary() == {
+        "table type": "EXTERNAL_TABLE",
+        "partition": partitions[0],
+        "parameters": ["numRows: 100 -> 250"],  # the partition's statistics, updated by the ALTER
+    }
     assert decoded("ON_INSERT")._summary() == {
         "partition": "dt=2024-05-01",
         "files": [f"{base}/dt=2024-05-01/part-0000{i}.parquet" for i in (0, 1)],
@@ -244,7 +248,7 @@ def test_summaries_show_the_key_facts_of_each_type() -> None:
     assert altered == {
         "table type": "MANAGED_TABLE",
         "partition": "dt=1 at s3://elsewhere",
-        "previously": f"dt=1 at {t.sd.location}/dt=1",
+        "previous location": f"{t.sd.location}/dt=1",
     }
     moved = AlterDatabaseEvent(
         old_database=make_database("s", location="s3://a"), new_database=make_database("s", location="s3://b")

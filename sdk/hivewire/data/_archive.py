@@ -242,6 +242,13 @@ class Archiver:
                     log.info("creating %s raced another writer (%s); loading it", self.table_uri, e)
                     continue
             names = [f.name for f in table.schema().fields]
+            if names != SCHEMA.names and names == SCHEMA.names[: len(names)]:
+                # An archive of an earlier version: the schema only ever gains columns at its end.
+                missing = SCHEMA.remove_metadata().empty_table().select(SCHEMA.names[len(names) :]).schema
+                table.alter.add_columns(list(deltalake.Schema.from_arrow(missing).fields))
+                log.info("%s: added the columns of this version: %s", self.table_uri, ", ".join(missing.names))
+                table = deltalake.DeltaTable(self.table_uri, storage_options=self.storage_options)
+                names = [f.name for f in table.schema().fields]
             if names != SCHEMA.names:
                 raise ConfigError(
                     "table",

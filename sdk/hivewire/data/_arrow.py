@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from typing import Literal, NamedTuple
 
 from hivewire.errors import DecodeError, PrerequisiteError
+from hivewire.events._changes import Changes, changes
 from hivewire.events._description import EventSpec, Kind
 from hivewire.events._event import ListenerEvent, Origin
 from hivewire.events._types import TYPES, EventType
@@ -35,6 +36,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 _FIELD_SCHEMA = pa.struct([("name", pa.string()), ("type", pa.string()), ("comment", pa.string())])
 _STR_MAP = pa.map_(pa.string(), pa.string())
+_RETYPED = pa.struct([("name", pa.string()), ("old_type", pa.string()), ("new_type", pa.string())])
+_PARAMETER_CHANGE = pa.struct([("key", pa.string()), ("old_value", pa.string()), ("new_value", pa.string())])
 
 #: ``(name, Arrow type, description)`` of every column, in order. :data:`SCHEMA` and the table in
 #: ``docs/data.md`` are generated from this; new columns are only ever appended (the schema is stable).
@@ -120,6 +123,29 @@ COLUMNS: tuple[tuple[str, pa.DataType, str], ...] = (
         "decoded event. Such rows keep `raw` and the Kafka columns.",
     ),
     ("raw", pa.binary(), "The message exactly as read (Apiary JSON bytes); null for events built in Python."),
+    (
+        "columns_added",
+        pa.list_(_FIELD_SCHEMA),
+        "`ALTER_TABLE`/`ALTER_PARTITION` only: data columns in the new object and not the old (by name).",
+    ),
+    ("columns_removed", pa.list_(_FIELD_SCHEMA), "`ALTER_*` only: data columns in the old object and not the new."),
+    (
+        "columns_retyped",
+        pa.list_(_RETYPED),
+        "`ALTER_*` only: columns in both whose type changed, as `{name, old_type, new_type}`.",
+    ),
+    (
+        "parameters_changed",
+        pa.list_(_PARAMETER_CHANGE),
+        "`ALTER_*` only: the object's parameters added (`old_value` null), removed (`new_value` null) or changed, "
+        "without those the metastore rewrites on every ALTER (`transient_lastDdlTime`, `last_modified_*`).",
+    ),
+    (
+        "old_location",
+        pa.string(),
+        "`ALTER_*` only: the old table's (or partition's) location; compare with `location` "
+        "(`partition_locations` for a partition).",
+    ),
 )
 
 #: The schema of every table :func:`to_arrow` returns. All columns are nullable.
@@ -202,6 +228,7 @@ def _objects(event: ListenerEvent) -> tuple[object, ...]:
     keys: list[tuple[str | None, str | None, str | None]] | None = None
     table_type = cols = values = locations = old_values = old_name = new_name = None
     table_parameters = delete_data = files = None
+    altered: Changes | None = None
     # (Events built in Python may leave objects out: a missing one leaves its columns null.)
     if roles.table is not None:
         table = getattr(event, roles.table)
@@ -209,6 +236,7 @@ def _objects(event: ListenerEvent) -> tuple[object, ...]:
             old: Table | None = getattr(event, roles.old_table)
             if old is not None and table is not None and (old.dbName, old.tableName) != (table.dbName, table.tableName):
                 old_name, new_name = f"{old.dbName}.{old.tableName}", f"{table.dbName}.{table.tableName}"
+            altered = changes(old, table)
     if roles.partitions is not None:
         parts: list[Partition] = getattr(event, roles.partitions)
         values = [list(p.values or ()) for p in parts]
@@ -222,6 +250,7 @@ def _objects(event: ListenerEvent) -> tuple[object, ...]:
             old_part: Partition | None = getattr(event, roles.old_partition)
             if old_part is not None:
                 old_values = list(old_part.values or ())
+            altered = changes(old_part, new)
     elif roles.key_values is not None:
         # The message carries names only; InsertEvent.table would call the metastore, so it is not read here.
         key_values: dict[str, str] = getattr(event, roles.key_values)
@@ -260,10 +289,23 @@ def _objects(event: ListenerEvent) -> tuple[object, ...]:
         table_parameters,
         delete_data,
         files,
+        *(_NO_CHANGES if altered is None else _changed(altered)),
     )
 
 
-_NO_OBJECTS = (None,) * 12
+_NO_CHANGES = (None,) * 5
+_NO_OBJECTS = (None,) * 12 + _NO_CHANGES
+
+
+def _changed(altered: Changes) -> tuple[object, ...]:
+    """The columns from ``columns_added`` to ``old_location``."""
+    return (
+        altered.columns_added,
+        altered.columns_removed,
+        altered.columns_retyped,
+        altered.parameters,
+        altered.old_location,
+    )
 
 
 def _event_row(event: ListenerEvent, on_error: str) -> tuple[object, ...]:
@@ -284,15 +326,26 @@ def _event_row(event: ListenerEvent, on_error: str) -> tuple[object, ...]:
         *_kafka(event.origin),
         *objects[:9],
         dict(parameters),
-        *objects[9:],
+        *objects[9:12],
         parameters.get("hive.version"),
         error,
         event.raw,
+        *objects[12:],
     )
 
 
 def _undecodable_row(item: Undecodable) -> tuple[object, ...]:
-    return (None, None, None, None, None, *_kafka(item.origin), *_NO_OBJECTS, None, None, item.error, item.raw)
+    return (
+        *(None, None, None, None, None),
+        *_kafka(item.origin),
+        *_NO_OBJECTS[:9],
+        None,
+        *_NO_OBJECTS[9:12],
+        None,
+        item.error,
+        item.raw,
+        *_NO_CHANGES,
+    )
 
 
 @contextlib.contextmanager
@@ -316,7 +369,13 @@ def paused_gc() -> Iterator[None]:
 def _batch(rows: list[tuple[object, ...]]) -> pa.RecordBatch:
     """One RecordBatch from row tuples: transposed in C, then one pyarrow conversion per column."""
     columns = zip(*rows, strict=True)
-    arrays = [pa.array(values, type=type_) for values, type_ in zip(columns, _TYPES, strict=True)]
+    n = len(rows)
+    # A column with no value in the batch (most of the ALTER-only ones) is made null at once: pyarrow's
+    # conversion of n Nones into a nested type costs as much as real values.
+    arrays = [
+        pa.nulls(n, type_) if values.count(None) == n else pa.array(values, type=type_)
+        for values, type_ in zip(columns, _TYPES, strict=True)
+    ]
     return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
 

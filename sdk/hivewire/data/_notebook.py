@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import importlib
+import importlib.util
 import logging
 import time
 from collections import Counter
@@ -126,10 +127,68 @@ class EventList(list[ListenerEvent]):
         )
         return (
             f"<div class='hivewire-events'><p><b>{len(self):,} events</b></p>"
+            f"{timeline_svg(self)}"
             f"<table><tr><th>type</th><th>events</th></tr>{counts}</table>"
             "<table><tr><th>time (UTC)</th><th>type</th><th>object</th><th>status</th><th>origin</th></tr>"
             f"{''.join(rows)}</table>{more}{failures}</div>"
         )
+
+
+def progress_bar() -> Any:
+    """tqdm's notebook bar when ipywidgets is installed, else its text bar: ``tqdm.auto`` without ipywidgets
+    warns (a red TqdmWarning in Jupyter) on every call."""
+    if importlib.util.find_spec("ipywidgets") is not None:
+        from tqdm.auto import tqdm
+
+        return tqdm
+    from tqdm.std import tqdm as text_tqdm
+
+    return text_tqdm
+
+
+#: Colours of the event types in :func:`timeline_svg` (a colour-blind-safe palette), in order of frequency.
+_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+_BUCKETS = 40
+
+
+def timeline_svg(events: Iterable[ListenerEvent], width: int = 600, height: int = 120) -> str:
+    """Events over time by type: an inline SVG of stacked bars (one per time bucket), with a legend. Empty
+    when fewer than two events carry a Kafka timestamp."""
+    stamped = [(e.origin.timestamp, e.event_type.value) for e in events if e.origin and e.origin.timestamp]
+    if len(stamped) < 2:
+        return ""
+    first, last = min(t for t, _ in stamped), max(t for t, _ in stamped)
+    span = max(last - first, 1)
+    buckets: list[Counter[str]] = [Counter() for _ in range(_BUCKETS)]
+    for ms, kind in stamped:
+        buckets[min((ms - first) * _BUCKETS // span, _BUCKETS - 1)][kind] += 1
+    kinds = [k for k, _ in Counter(kind for _, kind in stamped).most_common()]
+    colour = {k: _PALETTE[i % len(_PALETTE)] for i, k in enumerate(kinds)}
+    tallest = max(sum(b.values()) for b in buckets)
+    plot = height - 20
+    bar = width / _BUCKETS
+    shapes = []
+    for i, bucket in enumerate(buckets):
+        y = float(plot)
+        for kind in kinds:
+            n = bucket.get(kind, 0)
+            if n:
+                h = n * plot / tallest
+                y -= h
+                shapes.append(
+                    f"<rect x='{i * bar:.1f}' y='{y:.1f}' width='{bar - 1:.1f}' height='{h:.1f}' "
+                    f"fill='{colour[kind]}'><title>{html.escape(kind)}: {n}</title></rect>"
+                )
+    labels = (
+        f"<text x='0' y='{height - 4}' font-size='10'>{_when(first)}</text>"
+        f"<text x='{width}' y='{height - 4}' font-size='10' text-anchor='end'>{_when(last)}</text>"
+        f"<text x='{width}' y='10' font-size='10' text-anchor='end'>max {tallest:,} per bar</text>"
+    )
+    legend = " ".join(f"<span style='color:{colour[k]}'>&#9632;</span>&nbsp;{html.escape(k)}" for k in kinds)
+    return (
+        f"<svg class='hivewire-timeline' width='{width}' height='{height}' role='img' "
+        f"aria-label='events over time by type'>{''.join(shapes)}{labels}</svg><p>{legend}</p>"
+    )
 
 
 def _when(ms: int) -> str:
@@ -335,7 +394,8 @@ def read_events(
     or the read fails; librdkafka's own log lines go to the ``hivewire.kafka.librdkafka`` logger at DEBUG.
     """
     from confluent_kafka import Consumer, KafkaError, KafkaException
-    from tqdm.auto import tqdm
+
+    tqdm = progress_bar()
 
     if source is not None:
         if bootstrap_servers is not None or topic is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hivewire.errors import HivewireError
+from hivewire.events._changes import changes
 from hivewire.events._description import Kind
 from hivewire.events._event import Facts, ListenerEvent
 from hivewire.events._logmessage import parse_message
@@ -91,22 +92,24 @@ def alter_table_summary(event: AlterTableEvent) -> Facts:
     old, new = event.old_table, event.new_table
     old_name = (getattr(old, "dbName", None), getattr(old, "tableName", None))
     renamed = old_name != (getattr(new, "dbName", None), getattr(new, "tableName", None))
-    moved = _location(old) != _location(new)
-    return _facts(
-        renamed_from=".".join(map(str, old_name)) if renamed else None,
+    return {
+        **_facts(renamed_from=".".join(map(str, old_name)) if renamed else None),
         **_table_facts(new),
-        previous_location=_location(old) if moved else None,
-    )
+        **changes(old, new).facts(),
+    }
 
 
 def alter_partition_summary(event: AlterPartitionEvent) -> Facts:
     table, old, new = event.table, event.old_partition, event.new_partition
-    before, after = _partition_facts(table, old), _partition_facts(table, new)
-    return _facts(
-        table_type=getattr(table, "tableType", None),
-        partition=after,
-        previously=before if before != after else None,
-    )
+    before, after = _partition_name(table, old), _partition_name(table, new)
+    return {
+        **_facts(
+            table_type=getattr(table, "tableType", None),
+            partition=_partition_facts(table, new),
+            renamed_from=before if before != after else None,
+        ),
+        **changes(old, new).facts(),
+    }
 
 
 def insert_summary(event: InsertEvent) -> Facts:

@@ -6,47 +6,42 @@ Shared conventions (flags that set declared keys, ``--config``, ``--set``, usage
 
 from __future__ import annotations
 
-import logging
-import sys
-
 import click
 
 from hivewire._version import __version__
 from hivewire.tools._cli import (
     _archive,
     _bridge,
+    _check_config,
     _coordination,
     _demo,
     _discover,
+    _dlq,
     _listener,
+    _local,
     _register,
     _run,
     _shim,
     _sideline,
     _status,
+    _tail,
 )
-from hivewire.tools._cli._options import Flag
+from hivewire.tools._cli._options import Flag, Group
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="hivewire")
-@click.option(
-    "--log-level",
-    default="INFO",
-    show_default=True,
-    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
-    help="Level of hivewire's log output (on stderr).",
-)
-def main(log_level: str) -> None:
-    """hivewire: Python functions as Hive Metastore event listeners, and an event-publishing HMS shim."""
-    logging.basicConfig(
-        level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+def main() -> None:
+    """hivewire: Python functions as Hive Metastore event listeners, and an event-publishing HMS shim.
+
+    --log-level and --log-format are accepted before or after any command's name. Shell completion:
+    eval "$(_HIVEWIRE_COMPLETE=bash_source hivewire)" (zsh_source, fish_source), see docs/cli.md.
+    """
 
 
 for _command in (_run.run, _demo.demo, _shim.shim, _shim.replay_rejected, _discover.discover, _register.register,
-                 _archive.archive, _status.status, _listener.listener, _sideline.sideline,
-                 _bridge.bridge):  # fmt: skip
+                 _archive.archive, _check_config.check_config, _tail.tail, _local.local, _dlq.dlq,
+                 _status.status, _listener.listener, _sideline.sideline, _bridge.bridge):  # fmt: skip
     main.add_command(_command)
 
 #: Every flag of every command that reads the configuration, and the key each sets.
@@ -55,6 +50,9 @@ FLAGS: dict[str, tuple[Flag, ...]] = {
     "shim": _shim.FLAGS,
     "archive": _archive.FLAGS,
     "register": _register.FLAGS,
+    "check-config": _check_config.FLAGS,
+    "tail": _tail.FLAGS,
+    "dlq replay": _dlq.FLAGS,
     "status": _coordination.FLAGS,
     "listener": _coordination.FLAGS,
     "sideline": _coordination.FLAGS,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import click
 
@@ -10,14 +11,19 @@ from hivewire.config import _keys as keys
 from hivewire.errors import ConfigError, HivewireError
 from hivewire.tools._cli._options import Flag, kafka_flags, load, options, stop_on_signals, usage
 
+
+def _old_spellings(flag: Flag) -> Flag:
+    """Earlier releases spelled --group and -X as --group-id and --consumer-config."""
+    old = {"--group": ("--group-id",), "--kafka-property": ("--consumer-config",)}
+    return replace(flag, aliases=old.get(flag.option, ()))
+
+
 FLAGS: tuple[Flag, ...] = (
-    *kafka_flags(),
+    *(_old_spellings(flag) for flag in kafka_flags(group=keys.ARCHIVE_GROUP_ID)),
     Flag("--table", keys.ARCHIVE_TABLE, metavar="PATH"),
     Flag("--app-id", keys.ARCHIVE_APP_ID),
-    Flag("--group-id", keys.ARCHIVE_GROUP_ID),
     Flag("--flush-events", keys.ARCHIVE_FLUSH_EVENTS, metavar="N"),
     Flag("--flush-seconds", keys.ARCHIVE_FLUSH_INTERVAL, metavar="SECONDS"),
-    Flag("--consumer-config", prefix=keys.CONSUMER_PREFIX, short="-X", metavar="KEY=VALUE"),
     Flag("--storage-option", prefix=keys.ARCHIVE_STORAGE_PREFIX, metavar="KEY=VALUE"),
 )
 

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import click
 
 from hivewire.config import _keys as keys
 from hivewire.errors import ConfigError, HivewireError
-from hivewire.tools._cli._options import Flag, load, options, stop_on_signals, usage
+from hivewire.tools._cli._options import Flag, kafka_flags, load, options, stop_on_signals, usage
+
+
+def _old_spellings(flag: Flag) -> Flag:
+    """Earlier releases spelled --bootstrap-servers and -X as --kafka-bootstrap-servers and --producer-property."""
+    old = {"--bootstrap-servers": ("--kafka-bootstrap-servers",), "--kafka-property": ("--producer-property",)}
+    return replace(flag, aliases=old.get(flag.option, ()))
+
 
 FLAGS: tuple[Flag, ...] = (
     Flag("--upstream", keys.SHIM_UPSTREAM, metavar="URIS"),
@@ -19,11 +27,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--bind", keys.SHIM_BIND),
     Flag("--advertise", keys.SHIM_ADVERTISE, metavar="HOST:PORT"),
     Flag("--framed", keys.SHIM_FRAMED, switch="true"),
-    Flag("--kafka-bootstrap-servers", keys.BOOTSTRAP_SERVERS, metavar="HOST:PORT,..."),
-    Flag("--topic", keys.TOPIC),
+    *(_old_spellings(flag) for flag in kafka_flags(prefix=keys.SHIM_PRODUCER_PREFIX, consumer=False)),
     Flag("--spool-dir", keys.SHIM_SPOOL_DIR, metavar="DIR"),
     Flag("--spool-fsync", keys.SHIM_SPOOL_FSYNC),
-    Flag("--producer-property", prefix=keys.SHIM_PRODUCER_PREFIX, metavar="KEY=VALUE"),
     Flag("--partition-by-old-name", keys.SHIM_PARTITION_BY_OLD_NAME, switch="true"),
     Flag("--zookeeper", keys.SHIM_ZOOKEEPER, metavar="QUORUM"),
     Flag("--namespace", keys.SHIM_NAMESPACE),
@@ -49,7 +55,7 @@ def shim(**params: object) -> None:
     """Front a Hive Metastore: relay every call, publish an event for every change. Runs until SIGTERM/SIGINT.
 
     Give the metastores (--upstream) or where to discover them (--upstream-zookeeper or --upstream-hive-site);
-    with --kafka-bootstrap-servers and --topic, changes are published as Apiary events.
+    with --bootstrap-servers and --topic, changes are published as Apiary events.
     """
     from hivewire_shim import Shim
     from hivewire_shim.server import ShimSettings
@@ -64,7 +70,7 @@ def shim(**params: object) -> None:
         sinks = settings.sinks()
         if not sinks:
             logging.getLogger("hivewire_shim").warning(
-                "no --kafka-bootstrap-servers/--topic: the shim relays calls but publishes no events"
+                "no --bootstrap-servers/--topic: the shim relays calls but publishes no events"
             )
         server = Shim(target, sinks=sinks, **settings.keywords())
         server.start()

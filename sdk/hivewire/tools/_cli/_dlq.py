@@ -1,0 +1,99 @@
+"""``hivewire dlq replay``: send dead letters back through the listener that gave up on them."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from hivewire.config import _keys as keys
+from hivewire.errors import ConfigError, HivewireError
+from hivewire.tools._cli._options import Flag, Group, kafka_flags, load, options, usage
+
+FLAGS: tuple[Flag, ...] = (
+    *(f for f in kafka_flags() if f.option not in ("--group", "--from-beginning")),
+    Flag("--dlq-topic", keys.DEAD_LETTER_TOPIC),
+)
+
+
+@click.group(cls=Group)
+def dlq() -> None:
+    """Dead letters: the messages listeners gave up on (docs/runtime.md, "Dead letters")."""
+
+
+@dlq.command()
+@click.argument("target", metavar="MODULE:APP")
+@click.option("--listener", "listeners", multiple=True, metavar="PATTERN", help="Only letters of these listeners.")
+@click.option("--error", "errors", multiple=True, metavar="TEXT", help="Only letters whose error contains TEXT.")
+@click.option("--type", "types", multiple=True, metavar="EVENT_TYPE", help="Only this event type (repeatable).")
+@click.option("--db", "databases", multiple=True, metavar="PATTERN", help="Only databases matching (sales_*).")
+@click.option("--table", "tables", multiple=True, metavar="PATTERN", help="Only tables matching, by name or db.table.")
+@click.option("--from-offset", type=click.IntRange(0), default=0, help="Skip letters before this offset.")
+@click.option("--dry-run", is_flag=True, help="List the letters that would be replayed; call nothing.")
+@options(FLAGS)
+def replay(
+    target: str,
+    listeners: tuple[str, ...],
+    errors: tuple[str, ...],
+    types: tuple[str, ...],
+    databases: tuple[str, ...],
+    tables: tuple[str, ...],
+    from_offset: int,
+    dry_run: bool,
+    **params: object,
+) -> None:
+    """Call, for each dead letter, the app's listener that gave up on it (once, no retries), and report.
+
+    Reads the dead-letter topic (hivewire.dead.letter.topic, default <topic>.dlq) from its start to its end
+    now, joining no group. Letters that fail again stay where they are; the exit status is 1 if any did.
+    """
+    from hivewire.runtime._app import App
+    from hivewire.runtime._listener import load_object
+    from hivewire.tools._deadletters import Selection
+    from hivewire.tools._deadletters import replay as replay_letters
+    from hivewire.tools._tail import Filter, NoSuchTopic, tail
+
+    try:
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        app = load_object(target if ":" in target else f"{target}:app")
+        if callable(app) and not isinstance(app, App):
+            app = app()
+        if not isinstance(app, App):
+            raise click.ClickException(f"{target} is a {type(app).__name__}, not a hivewire.App")
+        config = load(FLAGS, params, base=app.config)
+        bootstrap_servers = config.read(keys.BOOTSTRAP_SERVERS)
+        topic = config.optional(keys.DEAD_LETTER_TOPIC) or f"{config.read(keys.TOPIC)}.dlq"
+        selection = Selection(listeners, errors, Filter.of(types, databases, tables), from_offset)
+    except ConfigError as e:
+        raise usage(e, FLAGS) from e
+    counts = {"replayed": 0, "failed": 0, "skipped": 0, "selected": 0}
+    letters = tail(
+        bootstrap_servers,
+        topic,
+        consumer_config=config.with_prefix(keys.CONSUMER_PREFIX.name),
+        from_beginning=True,
+        exit_at_end=True,
+    )
+    try:
+        for outcome in replay_letters(app, letters, selection, config=config, dry_run=dry_run):
+            counts[outcome.result] += 1
+            event = outcome.record.event
+            where = f"{outcome.record.origin} {event.event_type.value if event else '-'} "
+            where += f"{event.qualified_name if event else '-'} -> {outcome.listener or '?'}"
+            click.echo(f"{outcome.result:<8} {where}" + (f": {outcome.detail}" if outcome.detail else ""))
+            if outcome.traceback:
+                click.echo(outcome.traceback.rstrip(), err=True)
+    except NoSuchTopic:
+        click.echo(f"{topic} does not exist: nothing was dead-lettered there", err=True)
+        return
+    except HivewireError as e:
+        raise click.ClickException(str(e)) from e
+    finally:
+        for listener in app.listeners:
+            listener.close()
+    summary = ", ".join(f"{n} {what}" for what, n in counts.items() if n or what in ("replayed", "failed"))
+    click.echo(f"{topic}: {summary}", err=True)
+    if counts["failed"]:
+        sys.exit(1)

@@ -1,0 +1,163 @@
+"""Every local service of a hivewire deployment in one object: ``hivewire local`` and ``hivewire demo``.
+
+A :class:`LocalStack` starts a Hive Metastore and a ZooKeeper from pyspark's jars, a Kafka-protocol broker
+(librdkafka's mock cluster, which lives as long as the process that owns it: keep the stack's process
+running) with the Apiary topic, and the hivewire shim in front of the metastore, publishing every change to
+the topic and registered in ZooKeeper as Hive 4 metastores register. :meth:`LocalStack.environment` holds the
+environment variables that point ``hivewire run``, ``tail``, ``archive`` and ``discover`` at it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import tempfile
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from hivewire.errors import HivewireError
+from hivewire.tools._local import LocalMetastore, LocalZooKeeper
+
+if TYPE_CHECKING:
+    from confluent_kafka import Producer
+
+    from hivewire_shim import Shim
+
+# The mock cluster announces itself at INFO ("Mock cluster enabled: ..."): not news to the user who asked for it.
+_QUIET_KAFKA = logging.getLogger("hivewire.local.kafka")
+_QUIET_KAFKA.setLevel(logging.WARNING)
+
+#: The namespace the shim registers in, Hive's default.
+NAMESPACE = "hive_metastore"
+
+
+class LocalKafka:
+    """librdkafka's mock cluster: a Kafka-protocol broker in this process, up until :meth:`close`.
+
+    :attr:`bootstrap_servers` is its address. :meth:`create_topic` makes a topic with its partitions.
+    """
+
+    def __init__(self, num_brokers: int = 1) -> None:
+        from confluent_kafka import Producer
+
+        self._owner: Producer | None = Producer(
+            {
+                "test.mock.num.brokers": num_brokers,
+                "bootstrap.servers": "",
+                "logger": _QUIET_KAFKA,
+            }
+        )
+        brokers = self._owner.list_topics(timeout=10).brokers.values()
+        self.bootstrap_servers = ",".join(f"{b.host}:{b.port}" for b in sorted(brokers, key=lambda b: b.id))
+
+    def create_topic(self, topic: str) -> int:
+        """Make ``topic`` (the mock cluster creates a topic on first mention, with 4 partitions); return its
+        partition count."""
+        if self._owner is None:
+            raise HivewireError("the local Kafka is closed")
+        found = self._owner.list_topics(topic, timeout=10).topics.get(topic)
+        if found is None or found.error is not None:
+            raise HivewireError(f"the local Kafka did not create {topic}: {found.error if found else 'no reply'}")
+        return len(found.partitions)
+
+    def close(self) -> None:
+        owner, self._owner = self._owner, None
+        if owner is not None:
+            owner.flush(5)
+            del owner
+
+
+class LocalStack:
+    """A metastore, ZooKeeper, Kafka (``topic``, :attr:`partitions`) and, with ``shim``, the shim in front of
+    the metastore.
+
+    Start with :meth:`start` or ``with``; each service runs on a free loopback port; their state lives in
+    ``workdir`` (a temporary directory by default, removed on :meth:`stop`).
+    """
+
+    def __init__(self, *, topic: str = "apiary", shim: bool = True, workdir: str | None = None) -> None:
+        self.topic = topic
+        self.partitions = 0
+        self._with_shim = shim
+        self._tmp = None if workdir else tempfile.TemporaryDirectory(prefix="hivewire-local-")
+        self.workdir = Path(workdir or (self._tmp.name if self._tmp else "."))
+        self.metastore = LocalMetastore(workdir=self.workdir / "metastore")
+        self.zookeeper = LocalZooKeeper(workdir=self.workdir / "zookeeper")
+        self.kafka: LocalKafka | None = None
+        self.shim: Shim | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        if self.kafka is None:
+            raise HivewireError("the local stack is not started")
+        return self.kafka.bootstrap_servers
+
+    @property
+    def metastore_uri(self) -> str:
+        """Where clients should connect: the shim when there is one (so changes become events)."""
+        return self.shim.uri if self.shim is not None else self.metastore.uri
+
+    def start(self) -> LocalStack:
+        """Start every service (the two Java servers side by side); on a failure, stop what started."""
+        (self.workdir / "metastore").mkdir(parents=True, exist_ok=True)
+        (self.workdir / "zookeeper").mkdir(parents=True, exist_ok=True)
+        try:
+            errors: list[BaseException] = []
+
+            def start_zookeeper() -> None:
+                try:
+                    self.zookeeper.start()
+                except BaseException as e:  # reported below, in the caller's thread
+                    errors.append(e)
+
+            zookeeper = threading.Thread(target=start_zookeeper, name="hivewire-local-zookeeper")
+            zookeeper.start()
+            self.metastore.start()
+            zookeeper.join()
+            if errors:
+                raise errors[0]
+            self.kafka = LocalKafka()
+            self.partitions = self.kafka.create_topic(self.topic)
+            if self._with_shim:
+                from hivewire_shim import KafkaSink, Shim
+
+                sink = KafkaSink(self.kafka.bootstrap_servers, self.topic, self.workdir / "shim-spool")
+                self.shim = Shim(self.metastore.uri, sinks=[sink], zookeeper=self.zookeeper.quorum).start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def environment(self) -> dict[str, str]:
+        """Environment variables that point hivewire's commands (and ``hw.App.run``) at this stack."""
+        env = {
+            "APIARY_BOOTSTRAP_SERVERS": self.bootstrap_servers,
+            "APIARY_KAFKA_TOPIC_NAME": self.topic,
+            "METASTORE_THRIFT_URIS": self.metastore_uri,
+        }
+        return env
+
+    def stop(self) -> None:
+        """Stop every service and remove the temporary state."""
+        if self.shim is not None:
+            with contextlib.suppress(Exception):
+                self.shim.stop(10)
+            self.shim = None
+        if self.kafka is not None:
+            self.kafka.close()
+            self.kafka = None
+        self.metastore.stop()
+        self.zookeeper.stop()
+        if self._tmp is not None:
+            with contextlib.suppress(OSError):
+                self._tmp.cleanup()
+
+    def __enter__(self) -> LocalStack:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

@@ -1,0 +1,167 @@
+"""Reading the Apiary topic as it grows, for ``hivewire tail``: a ``kcat`` that knows the events.
+
+The reader assigns every partition of the topic itself: it joins no consumer group and commits nothing, so
+it never moves a listener's offsets or takes part in a rebalance.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import threading
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from hivewire.config._kafka import KafkaValue, consumer_settings
+from hivewire.errors import ConfigError, DecodeError, HivewireError
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import EventType, ListenerEvent, Origin
+
+if TYPE_CHECKING:
+    from confluent_kafka import Consumer
+
+log = logging.getLogger("hivewire.tail")
+
+#: Seconds to wait for the topic's metadata before saying Kafka cannot be reached.
+METADATA_TIMEOUT = 15.0
+
+
+class NoSuchTopic(HivewireError):
+    """The topic does not exist (for a dead-letter topic: nothing was ever dead-lettered)."""
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which events to show: any of ``types`` (all when empty), databases and tables matching any of the
+    shell-style patterns (``sales_*``; all when empty). Tables match by name or ``db.table``."""
+
+    types: frozenset[EventType] = frozenset()
+    databases: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, types: Iterable[str] = (), databases: Iterable[str] = (), tables: Iterable[str] = ()) -> Filter:
+        """From the names a user types: ``ALTER_TABLE``, ``alter_table`` or ``alter-table``."""
+        chosen = set()
+        for name in types:
+            key = name.strip().upper().replace("-", "_")
+            try:
+                chosen.add(EventType[key])
+            except KeyError:
+                known = ", ".join(t.name for t in EventType)
+                raise ConfigError("--type", f"no event type {name!r}; one of {known}") from None
+        return cls(frozenset(chosen), tuple(databases), tuple(tables))
+
+    def __call__(self, event: ListenerEvent) -> bool:
+        if self.types and event.event_type not in self.types:
+            return False
+        db = (event.db_name or "").lower()
+        if self.databases and not any(fnmatch.fnmatchcase(db, p.lower()) for p in self.databases):
+            return False
+        if self.tables:
+            table = (event.table_name or "").lower()
+            names = (table, f"{db}.{table}")
+            return event.table_name is not None and any(
+                fnmatch.fnmatchcase(n, p.lower()) for p in self.tables for n in names
+            )
+        return True
+
+
+@dataclass(frozen=True)
+class Record:
+    """One message of the topic: where it was, its bytes, and its event (or why it did not decode), and its
+    headers (decoded as UTF-8, as the dead-letter headers are written)."""
+
+    origin: Origin
+    value: bytes
+    event: ListenerEvent | None
+    error: DecodeError | None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def tail(
+    bootstrap_servers: str,
+    topic: str,
+    *,
+    consumer_config: Mapping[str, KafkaValue] | None = None,
+    from_beginning: bool = False,
+    exit_at_end: bool = False,
+    stop: threading.Event | None = None,
+) -> Iterator[Record]:
+    """Yield the topic's messages as they arrive, from each partition's end (or beginning), until ``stop`` is
+    set or, with ``exit_at_end``, every partition is read up to where it ended when the call began.
+
+    ``consumer_config`` holds ``apiary.messaging.consumer.*`` settings (security, ...): translated as the
+    runtime translates them; ``group.id`` and commit settings are overridden, since nothing is committed.
+    Raises :class:`~hivewire.errors.HivewireError` when Kafka cannot be reached or the topic does not exist.
+    """
+    from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaException, TopicPartition
+
+    raw = dict(consumer_config or {})
+    start_at_beginning = from_beginning or str(raw.pop("auto.offset.reset", "")).lower() in ("earliest", "smallest")
+    conf: dict[str, KafkaValue] = {
+        **consumer_settings(raw).config,
+        "bootstrap.servers": bootstrap_servers,
+        "group.id": f"hivewire-tail-{uuid.uuid4()}",  # librdkafka needs one; never joined or committed
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "logger": logging.getLogger("hivewire.kafka.tail"),
+    }
+    try:
+        consumer = Consumer(conf)
+    except KafkaException as e:
+        raise ConfigError("apiary.messaging.consumer.*", str(e.args[0] if e.args else e)) from None
+    try:
+        partitions = _partitions(consumer, bootstrap_servers, topic)
+        ends: dict[int, int] = {}
+        if exit_at_end:
+            for p in partitions:
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=METADATA_TIMEOUT)
+                if high > (low if start_at_beginning else high):
+                    ends[p] = high
+            if not ends:
+                return
+        offset = OFFSET_BEGINNING if start_at_beginning else OFFSET_END
+        consumer.assign([TopicPartition(topic, p, offset) for p in partitions])
+        while not (stop is not None and stop.is_set()):
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            if message.error() is not None:
+                log.warning("reading %s: %s", topic, message.error())
+                continue
+            partition, position = message.partition(), message.offset()
+            assert partition is not None and position is not None  # a message without error has both
+            value = message.value() or b""
+            origin = Origin(topic, partition, position, message.timestamp()[1])
+            headers = {k: (v or b"").decode("utf-8", "replace") for k, v in message.headers() or ()}
+            try:
+                yield Record(origin, value, apiary.decode(value, origin=origin), None, headers)
+            except DecodeError as e:
+                yield Record(origin, value, None, e, headers)
+            if exit_at_end and partition in ends and position + 1 >= ends[partition]:
+                del ends[partition]
+                if not ends:
+                    return
+    except KafkaException as e:
+        raise HivewireError(f"reading {topic} from {bootstrap_servers}: {e.args[0] if e.args else e}") from None
+    finally:
+        consumer.close()
+
+
+def _partitions(consumer: Consumer, bootstrap_servers: str, topic: str) -> list[int]:
+    from confluent_kafka import KafkaException
+
+    try:
+        metadata = consumer.list_topics(topic, timeout=METADATA_TIMEOUT)
+    except KafkaException:
+        raise HivewireError(
+            f"cannot reach Kafka at {bootstrap_servers} (waited {METADATA_TIMEOUT:.0f} s): check "
+            "--bootstrap-servers, the network and the security settings (-X security.protocol=...)"
+        ) from None
+    found = metadata.topics.get(topic)
+    if found is None or found.error is not None or not found.partitions:
+        raise NoSuchTopic(f"topic {topic} does not exist on {bootstrap_servers}: check --topic")
+    return sorted(found.partitions)

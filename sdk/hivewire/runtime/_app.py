@@ -23,7 +23,7 @@ import inspect
 import logging
 import signal
 import threading
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -52,6 +52,8 @@ from hivewire.runtime._source import Source
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from hivewire.runtime._membership import Membership
 
 log = logging.getLogger("hivewire.app")
 
@@ -229,6 +231,7 @@ class App(AppDecorators):
                 tune_gc=settings.tune_gc,
                 reread=settings.reread,
                 concurrency=settings.listener_concurrency,
+                membership=_membership(config, settings.instance_name, self._listeners),
             )
             if settings.endpoint_port:
                 server = _health_server(metrics, runner, settings.endpoint_port, settings.endpoint_address)
@@ -291,6 +294,19 @@ def _metastore_factory(config: Config) -> Callable[[], MetastoreClient | None]:
     uris = discovery.metastore_uris_from_conf(config, shared=True)
     options = ClientOptions.from_config(config).keywords()
     return lambda: MetastoreClient(uris, **options)
+
+
+def _membership(config: Config, app: str, listeners: Sequence[Listener]) -> Membership | None:
+    """This instance's membership of ``app`` (named as its consumer group is), when coordination is configured;
+    without ``hivewire.coordination.zookeeper`` nothing of coordination (or kazoo) is imported."""
+    if not config.optional(keys.COORDINATION_ZOOKEEPER):
+        return None
+    from hivewire.coordination._settings import CoordinationSettings
+    from hivewire.runtime._membership import Membership
+
+    coordination = CoordinationSettings.from_config(config)
+    where = coordination.zookeeper.quorum if coordination.zookeeper else "ZooKeeper"
+    return Membership(coordination.connect, app, [listener.name for listener in listeners], where=where)
 
 
 def _health_server(metrics: Metrics, runner: Runner, port: int, address: str) -> HealthServer:

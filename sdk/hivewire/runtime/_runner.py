@@ -22,7 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hivewire.errors import DecodeError
 from hivewire.events import _apiary as apiary
@@ -42,6 +42,9 @@ from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._scheduler import EventLoop, ScheduledLane
 from hivewire.runtime._source import Record, Source, TopicPartition
 from hivewire.runtime._tracker import Batch, CommitTracker
+
+if TYPE_CHECKING:  # imported only when coordination is configured
+    from hivewire.runtime._membership import Membership
 
 log = logging.getLogger("hivewire.runtime.runner")
 
@@ -90,8 +93,10 @@ class Runner:
         tune_gc: bool = True,
         reread: bool = True,
         concurrency: int = 1,
+        membership: Membership | None = None,
     ) -> None:
         self.app_name = app_name
+        self.membership = membership
         self.source = source
         self.metrics = metrics
         self.batch_size = batch_size
@@ -184,6 +189,8 @@ class Runner:
             lane.start()
         watchdog.start()
         self.source.open(self._on_assign, self._on_revoke)
+        if self.membership is not None:
+            self.membership.start()
         self.started = True
         next_commit = next_lag = time.monotonic()
         try:
@@ -338,6 +345,8 @@ class Runner:
         log.info("assigned %s", sorted(partitions))
         self.assigned |= set(partitions)
         self.tracker.assign(partitions)
+        if self.membership is not None:
+            self.membership.hold(self.assigned)
 
     def _on_revoke(self, partitions: list[TopicPartition]) -> None:
         log.info("revoked %s", sorted(partitions))
@@ -348,6 +357,8 @@ class Runner:
             # does not make it means those records are read again by the new owner (at least once).
             self.source.commit(final, wait=False)
         self.assigned -= set(partitions)
+        if self.membership is not None:
+            self.membership.hold(self.assigned)
         for tp in partitions:
             self.positions.pop(tp, None)
             self.committed.pop(tp, None)
@@ -375,6 +386,8 @@ class Runner:
         unread = sum(lags.values())
         for lane in self.lanes:
             lane.metrics.behind.set(unread + lane.outstanding)
+        if self.membership is not None:
+            self.membership.lag({lane.name: unread + lane.outstanding for lane in self.lanes})
 
     # -- shutdown -------------------------------------------------------------------------------------
     def _shutdown(self) -> None:
@@ -398,6 +411,8 @@ class Runner:
             if self.loop is not None:
                 self.loop.stop(max(1.0, deadline - time.monotonic()))
             self.source.close()
+            if self.membership is not None:
+                self.membership.close()
 
     # -- health ---------------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:

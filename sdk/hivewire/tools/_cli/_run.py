@@ -17,6 +17,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--endpoint-port", keys.ENDPOINT_PORT, metavar="PORT"),
     Flag("--endpoint-address", keys.ENDPOINT_ADDRESS, metavar="ADDRESS"),
     Flag("--workers", keys.WORKERS, metavar="N"),
+    # Coordination: join the app's group (`hivewire status` lists this instance).
+    Flag("--zookeeper", keys.COORDINATION_ZOOKEEPER, metavar="QUORUM"),
+    Flag("--root", keys.COORDINATION_ROOT, metavar="ZNODE"),
 )
 
 

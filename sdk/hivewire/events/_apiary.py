@@ -247,12 +247,16 @@ def read(data: bytes | bytearray | memoryview | str) -> Decoded:
         db_name, table_name = _names_from_object(env, spec, db_name, table_name)
     status = env.status
     parameters = env.parameters
+    if parameters is None:
+        parameters = _NO_PARAMETERS
+    elif None in parameters.values():  # a null value (Apiary 5.0.x): the setting is absent, so is the key
+        parameters = {k: v for k, v in parameters.items() if v is not None}
     return Decoded(
         spec.event_type,
         db_name,
         table_name,
         True if status is None else status,
-        _NO_PARAMETERS if parameters is None else parameters,
+        parameters,
         data,
         env,
         spec,

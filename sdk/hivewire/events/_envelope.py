@@ -39,7 +39,8 @@ class Envelope(msgspec.Struct, forbid_unknown_fields=False, tag_field="eventType
 
     databaseName: str | None = None
     status: bool | None = None
-    parameters: dict[str, str] | None = None
+    # Apiary 5.0.x listeners wrote "hive.metastore.uris": null when the metastore had no such setting.
+    parameters: dict[str, str | None] | None = None
     environmentContext: Raw = Raw()
 
 

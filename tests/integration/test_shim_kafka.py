@@ -8,6 +8,7 @@ on that port towards a mock broker (librdkafka then follows the brokers' own add
 from __future__ import annotations
 
 import collections
+import struct
 import contextlib
 import json
 import os
@@ -96,13 +97,22 @@ def consume(bootstrap: str, topic: str, expected: int, timeout: float = 120) -> 
         consumer.close()
 
 
+def assert_apiary_key(message: Any) -> None:
+    """The record's key is Apiary's: the event time in milliseconds as an 8-byte big-endian long (the
+    Java listener's ``LongSerializer``), the same time as the record's timestamp."""
+    key = message.key()
+    assert key is not None and len(key) == 8
+    assert struct.unpack(">q", key)[0] == message.timestamp()[1]
+
+
 def check_order(messages: list[Any], tables: list[str], per_table: int) -> None:
     """Each table's partitions arrived once each, in the order they were added, on Apiary's partition."""
     seen: dict[str, list[int]] = collections.defaultdict(list)
     for m in sorted(messages, key=lambda m: (m.partition(), m.offset())):
         event = apiary.decode(m.value())
         assert isinstance(event, AddPartitionEvent) and event.status
-        assert m.key() is None and m.partition() == apiary.partition_for(event.qualified_name, PARTITIONS)
+        assert_apiary_key(m)
+        assert m.partition() == apiary.partition_for(event.qualified_name, PARTITIONS)
         seen[event.table_name or ""] += [int(p.values[0]) for p in event.partitions]
     assert sorted(seen) == sorted(tables)
     for table in tables:
@@ -155,7 +165,7 @@ def test_events_are_apiary_json_on_apiarys_partitions(
     messages = consume(kafka, topic, 3)
     by_partition: dict[int, list[Any]] = collections.defaultdict(list)
     for m in sorted(messages, key=lambda m: m.offset()):
-        assert m.key() is None
+        assert_apiary_key(m)
         by_partition[m.partition()].append(apiary.decode(m.value()))
     old_name = by_partition[apiary.partition_for(f"{db}.orders", PARTITIONS)]
     new_name = by_partition[apiary.partition_for(f"{db}.orders_v2", PARTITIONS)]  # a rename goes by the new name

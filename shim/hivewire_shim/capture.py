@@ -123,6 +123,11 @@ class Plan:
                     reply.error,
                 )
             return
+        if not reply.ok and not reply.answered:
+            # A TApplicationException (above all "Invalid method name", which clients probing for newer
+            # methods get from Hive 2.3): the metastore ran no handler, so it fired nothing.
+            log.debug("%s failed (%s): no event", header, reply.error)
+            return
         if reply.ok or capture.options.publish_failures:
             try:
                 events = change.events(capture.lookup, reply.ok, reply.result, capture.params)
@@ -130,6 +135,8 @@ class Plan:
                 log.exception("building the events of %s failed; none published", header)
                 events = []
             for event in events:
-                capture.publish(event)
+                # A call that worked may fire status=false events too (what an ifNotExists add skipped).
+                if event.status or capture.options.publish_failures:
+                    capture.publish(event)
         elif reply.error:
             log.debug("%s failed (%s): no event", header, reply.error)

@@ -163,8 +163,8 @@ class KafkaSink:
     """Apiary JSON to a Kafka ``topic``, partitioned like Apiary's producer, through a :class:`Spool`.
 
     :meth:`publish` encodes the event and appends it to the spool in ``spool_dir``; a sender thread reads
-    the spool in order, produces each record to ``partition_for(key, partition count)`` with Apiary's record key (the event
-    time in ms as an 8-byte big-endian long; it plays no part in the placement), and
+    the spool in order, produces each record to ``partition_for(key, partition count)`` with Apiary's
+    record key (the event time in ms as an 8-byte big-endian long; it plays no part in the placement), and
     acknowledges it in the spool on its delivery report. While Kafka is unreachable the spool grows and
     the sender keeps trying; on start, whatever the spool holds past its acknowledged marker is sent
     first. ``producer_config`` adds to or overrides :data:`PRODUCER_DEFAULTS` (librdkafka keys).

@@ -8,12 +8,12 @@ on that port towards a mock broker (librdkafka then follows the brokers' own add
 from __future__ import annotations
 
 import collections
-import struct
 import contextlib
 import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading

@@ -25,7 +25,7 @@ from hivewire.errors import ConfigError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import ListenerEvent
 from hivewire_shim.sinks import partition_key
-from hivewire_shim.spool import FsyncPolicy, Spool, SpoolRecord, write_all
+from hivewire_shim.spool import PRIVATE_FILE, FsyncPolicy, Spool, SpoolRecord, write_all
 
 if TYPE_CHECKING:
     from confluent_kafka import Producer
@@ -116,7 +116,7 @@ def _refused_for_good() -> frozenset[int]:
 
 def _append_line(path: Path, line: bytes) -> None:
     """Append ``line`` to ``path`` durably, or raise OSError with the file as it was (no torn line)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
     try:
         size = os.fstat(fd).st_size
         try:

@@ -3,7 +3,9 @@
 Each client connection gets its own upstream connection, opened on its first call, so whatever a client
 sets on its connection (``set_ugi``, ``setMetaConf``) applies to its calls only, exactly as without the
 shim. Calls are handled one at a time, as Thrift clients make them (a oneway call such as fb303
-``shutdown`` gets no reply and may be followed at once by the next call).
+``shutdown`` gets no reply and may be followed at once by the next call). A call of any other method sent
+as a ONEWAY message is carried out as a call (a change publishes its event with the final state); the
+metastore's reply is read and not relayed, so the connection stays in step.
 
 Replies to calls the shim does not model are relayed as they arrive. The reply to a change is read in
 full first and relayed only once its event was published (see :mod:`hivewire_shim.capture`), so a
@@ -39,6 +41,7 @@ from typing import Any
 from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException
 
+from hivewire_shim.budget import Budget
 from hivewire_shim.capture import Capture, Plan
 from hivewire_shim.reply import Reply
 from hivewire_shim.upstream import Upstream, UpstreamUnavailable
@@ -62,6 +65,18 @@ __all__ = ["ClientGone", "Connection"]
 
 log = logging.getLogger(__name__)
 _I32 = struct.Struct(">i")
+
+
+#: Methods the IDL declares ``oneway`` (fb303 ``shutdown``): the server sends no reply to them.
+REPLYLESS_METHODS = frozenset(
+    name
+    for name in dir(ThriftHiveMetastore.Iface)
+    if not name.startswith("_") and not hasattr(ThriftHiveMetastore.Client, f"recv_{name}")
+)
+
+
+def _discard(piece: bytes) -> None:
+    return None
 
 
 class ClientGone(Exception):
@@ -151,6 +166,7 @@ class Connection:
         count: Callable[[str, bool], None],
         max_message_bytes: int,
         send_timeout: float = 600.0,
+        budget: Budget | None = None,
     ) -> None:
         self.sock = sock
         self.peer = peer
@@ -158,7 +174,7 @@ class Connection:
         self._capture = capture
         self._count = count
         self._max = max_message_bytes
-        self._reader = MessageReader(sock, side=f"client {peer}", max_message_bytes=max_message_bytes)
+        self._reader = MessageReader(sock, side=f"client {peer}", max_message_bytes=max_message_bytes, budget=budget)
         self._framed = False
         self._up: socket.socket | None = None
         self._up_reader: MessageReader | None = None
@@ -183,6 +199,7 @@ class Connection:
                     self._handle(*request)
                 finally:
                     self.busy = False
+                    self._reader.release()
         except ClientGone as e:
             log.info("client %s went away mid-call (%s); connection closed", self.peer, e)
         except PeerClosed as e:
@@ -197,6 +214,7 @@ class Connection:
         except Exception:
             log.exception("client %s: unexpected error; closing its connection", self.peer)
         finally:
+            self._reader.release()
             self.close()
 
     def close(self) -> None:
@@ -268,7 +286,11 @@ class Connection:
         reply: Reply | None = None
         try:
             plan = self._capture.plan(header, body)
-            out = _Outbox(self._client_send, hold=plan is not None)
+            # A call sent as ONEWAY waits for no reply, but the metastore answers every method that is not
+            # oneway in the IDL whatever the message type: its reply is read (so the connection stays in
+            # step and a change's event has the final state) and not relayed.
+            send = self._client_send if header.type != ONEWAY else _discard
+            out = _Outbox(send, hold=plan is not None)
             reply = self._forward(header, body, None, out) if plan is None else self._carry_out(plan, body, out)
             if out.gone is not None:
                 raise out.gone
@@ -295,7 +317,8 @@ class Connection:
                 reply = self._forward(plan.header, body, plan.result_class, out)
                 plan.publish(reply)
         finally:
-            self._client_send_all(out.held)
+            if plan.header.type != ONEWAY:
+                self._client_send_all(out.held)
         return reply
 
     def _remember_setting(self, name: str, body: bytes) -> None:
@@ -319,7 +342,7 @@ class Connection:
     def _forward(self, header: Header, body: bytes, result_class: Any, out: _Outbox) -> Reply:
         """Send one call upstream and pass its reply to ``out``, decoded as ``result_class`` if one is given;
         a failed upstream becomes a TApplicationException for the client."""
-        oneway = header.type == ONEWAY
+        replyless = header.name in REPLYLESS_METHODS
         for attempt in (1, 2):
             try:
                 self._ensure_upstream()
@@ -334,7 +357,7 @@ class Connection:
                     continue
                 return self._fail(header, f"hivewire shim: upstream {self._up_uri} failed: {e}", out)
             break
-        if oneway:
+        if replyless:
             return Reply(header, True)
         try:
             return self._relay(out.put, result_class)

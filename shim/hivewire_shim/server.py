@@ -16,20 +16,25 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import errno
 import logging
+import os
 import socket
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict
 
+from hivewire._ratelimit import RateLimit
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
 from hivewire.config._key import Key
 from hivewire.errors import ConfigError
 from hivewire.metastore import UriResolver, format_address
+from hivewire_shim.budget import Budget
 from hivewire_shim.capture import Capture, EventOptions
 from hivewire_shim.connection import Connection
+from hivewire_shim.health import Health, HealthEndpoint
 from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, Lookup
 from hivewire_shim.sinks import Sink, fan_out
 from hivewire_shim.spool import FsyncPolicy
@@ -94,6 +99,10 @@ class Shim:
         lookup_connections: int = 16,
         client_send_timeout: float = 600.0,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
+        max_connections: int = 1000,
+        max_buffered_bytes: int = 512 << 20,
+        health_port: int | None = None,
+        health_host: str = "127.0.0.1",
     ) -> None:
         if max_message_bytes < 1024:
             raise ConfigError(
@@ -139,6 +148,15 @@ class Shim:
         #: IDL nor the upstream knows are counted together under :data:`UNKNOWN_METHOD`.
         self.calls: collections.Counter[str] = collections.Counter()
         self.port = 0
+        self.max_connections = max_connections
+        self.budget = Budget(max_buffered_bytes)
+        self.health = Health()
+        self.health_port = health_port
+        self.health_host = health_host
+        self._health_endpoint: HealthEndpoint | None = None
+        self._trouble_log = RateLimit(60)
+        self._full_log = RateLimit(60)
+        self._spare: int | None = None
 
     @classmethod
     def from_settings(cls, settings: ShimSettings, *, sinks: Sequence[Sink] | None = None) -> Shim:
@@ -187,6 +205,11 @@ class Shim:
         self._listener = listener
         self.port = listener.getsockname()[1]
         self.upstream.exclude(self.uri)
+        with contextlib.suppress(OSError):
+            self._spare = os.open(os.devnull, os.O_RDONLY)
+        if self.health_port is not None:
+            self._health_endpoint = HealthEndpoint(self.health_host, self.health_port, self.health_report)
+            log.info("shim health on http://%s:%d/health", self.health_host, self._health_endpoint.port)
         self._accept_thread = threading.Thread(target=self._accept_loop, name=f"hivewire-shim-{self.port}", daemon=True)
         self._accept_thread.start()
         log.info("hivewire shim listening on %s:%d, relaying to %s", self.host, self.port, self.upstream.describe())
@@ -197,16 +220,62 @@ class Shim:
         return self
 
     def _accept_loop(self) -> None:
+        """Accept connections until stopped. Nothing ends it but :meth:`stop`: when descriptors or threads
+        run out, it refuses connections (accepts and closes them, with a spare descriptor kept for that),
+        backs off, logs one line a minute and reports DOWN on ``/health`` until a connection is served again."""
         assert self._listener is not None
+        backoff = 0.0
         while not self._stopping.is_set():
             try:
-                sock, addr = self._listener.accept()
-            except OSError:
-                if self._stopping.is_set():
-                    return
-                log.exception("accept failed; continuing")
+                trouble = self._accept_one()
+            except Exception as e:  # never let the accept thread die
+                trouble = f"{type(e).__name__}: {e}"
+            if trouble is None:
+                backoff = 0.0
+                lasted = self.health.fine()
+                if lasted is not None:
+                    log.warning("accepting connections again after %.1f s", lasted)
                 continue
-            peer = f"{addr[0]}:{addr[1]}"
+            if self._stopping.is_set():
+                return
+            self.health.trouble(trouble)
+            if count := self._trouble_log.due():
+                log.error(
+                    "cannot serve new connections (%s; %d time(s) since the last such line); refusing them "
+                    "and retrying with backoff; /health reports DOWN until it recovers",
+                    trouble,
+                    count,
+                )
+            backoff = min(1.0, max(0.05, backoff * 2))
+            self._stopping.wait(backoff)
+
+    def _accept_one(self) -> str | None:
+        """Accept one connection and start serving it; what went wrong, or None."""
+        assert self._listener is not None
+        try:
+            sock, addr = self._listener.accept()
+        except OSError as e:
+            if self._stopping.is_set():
+                return "stopping"
+            if e.errno in (errno.EMFILE, errno.ENFILE):
+                self._refuse_with_spare()
+            return f"accept failed: {e}"
+        peer = f"{addr[0]}:{addr[1]}"
+        with self._lock:
+            full = len(self._connections) >= self.max_connections
+        if full:
+            self._refuse(sock)
+            if count := self._full_log.due():
+                log.warning(
+                    "refused a connection from %s: %d connections are open, the limit (%s); %d refused since "
+                    "the last such line",
+                    peer,
+                    self.max_connections,
+                    keys.SHIM_MAX_CONNECTIONS.name,
+                    count,
+                )
+            return None
+        try:
             conn = Connection(
                 sock,
                 peer,
@@ -215,11 +284,44 @@ class Shim:
                 count=self._count,
                 max_message_bytes=self.max_message_bytes,
                 send_timeout=self.client_send_timeout,
+                budget=self.budget,
             )
             thread = threading.Thread(target=self._serve, args=(conn,), name=f"hivewire-shim-conn-{peer}", daemon=True)
             with self._lock:
                 self._connections[conn] = thread
+        except Exception as e:
+            self._refuse(sock)
+            return f"could not set up a connection: {e}"
+        try:
             thread.start()
+        except (RuntimeError, MemoryError, OSError) as e:  # "can't start new thread": pids or memory limit
+            with self._lock:
+                self._connections.pop(conn, None)
+            self._refuse(sock)
+            return f"could not start a thread: {e}"
+        return None
+
+    def _refuse(self, sock: socket.socket) -> None:
+        self.health.refuse()
+        with contextlib.suppress(OSError):
+            sock.close()
+
+    def _refuse_with_spare(self) -> None:
+        """Out of descriptors: free the spare one, accept and close a waiting connection (so its client
+        hears no rather than hanging), take the spare back."""
+        if self._spare is None:
+            return
+        os.close(self._spare)
+        self._spare = None
+        try:
+            sock, _ = self._listener.accept() if self._listener is not None else (None, None)
+            if sock is not None:
+                self._refuse(sock)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                self._spare = os.open(os.devnull, os.O_RDONLY)
 
     def _serve(self, conn: Connection) -> None:
         try:
@@ -237,6 +339,26 @@ class Shim:
     def read_failures(self) -> int:
         """The shim's own reads of the upstream that failed or timed out (their events carry stand-ins)."""
         return self.lookup.failures
+
+    @property
+    def health_url(self) -> str | None:
+        """Where ``/health`` is served (None: no endpoint)."""
+        if self._health_endpoint is None:
+            return None
+        return f"http://{format_address(self.health_host, self._health_endpoint.port)}/health"
+
+    def health_report(self) -> dict[str, object]:
+        """What ``/health`` answers: UP while connections are accepted, else DOWN with the reason."""
+        problem = self.health.problem
+        return {
+            "status": "UP" if problem is None else "DOWN",
+            "problem": problem,
+            "connections": self.connections,
+            "max_connections": self.max_connections,
+            "refused_connections": self.health.refused,
+            "buffered_request_bytes": self.budget.held,
+            "refused_requests": self.budget.refused,
+        }
 
     @property
     def connections(self) -> int:
@@ -257,6 +379,12 @@ class Shim:
             self._listener.close()
         if self._accept_thread is not None:
             self._accept_thread.join(5)
+        if self._health_endpoint is not None:
+            self._health_endpoint.close()
+        if self._spare is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._spare)
+            self._spare = None
         with self._lock:
             connections = dict(self._connections)
         for conn in connections:
@@ -336,6 +464,10 @@ class ShimKeywords(TypedDict):
     lookup_connections: int
     client_send_timeout: float
     read_timeout: float
+    max_connections: int
+    max_buffered_bytes: int
+    health_port: int | None
+    health_host: str
 
 
 @dataclass(frozen=True)
@@ -372,6 +504,10 @@ class ShimSettings:
     lookup_connections: int
     client_send_timeout: float
     read_timeout: float
+    max_connections: int
+    max_buffered_bytes: int
+    health_port: int | None
+    health_host: str
     publish: PublishSettings | None
 
     @classmethod
@@ -420,6 +556,10 @@ class ShimSettings:
             lookup_connections=config.read(keys.SHIM_LOOKUP_CONNECTIONS),
             client_send_timeout=config.read(keys.SHIM_CLIENT_SEND_TIMEOUT),
             read_timeout=config.read(keys.SHIM_READ_TIMEOUT),
+            max_connections=config.read(keys.SHIM_MAX_CONNECTIONS),
+            max_buffered_bytes=config.read(keys.SHIM_MAX_BUFFERED),
+            health_port=config.read(keys.SHIM_HEALTH_PORT) or None,
+            health_host=config.read(keys.SHIM_HEALTH_HOST),
             publish=publish if bootstrap_servers and topic else None,
         )
 
@@ -466,6 +606,10 @@ class ShimSettings:
             lookup_connections=self.lookup_connections,
             client_send_timeout=self.client_send_timeout,
             read_timeout=self.read_timeout,
+            max_connections=self.max_connections,
+            max_buffered_bytes=self.max_buffered_bytes,
+            health_port=self.health_port,
+            health_host=self.health_host,
         )
 
 

@@ -28,10 +28,13 @@ from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException, TType
 from thrift.transport import TTransport
 
+from hivewire_shim.budget import Budget, OverBudget
+
 try:
     from thrift.protocol import fastbinary as _fastbinary
 except ImportError:  # pragma: no cover - depends on how thrift was installed
     _fastbinary = None
+
 
 __all__ = [
     "CALL",
@@ -173,9 +176,18 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
     """
 
     def __init__(
-        self, sock: socket.socket, *, side: str, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, chunk: int = 65536
+        self,
+        sock: socket.socket,
+        *,
+        side: str,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        chunk: int = 65536,
+        budget: Budget | None = None,
     ) -> None:
         self._sock = sock
+        self._budget = budget
+        #: Bytes taken from ``budget`` since the last :meth:`release`.
+        self.taken = 0
         self.side = side
         self._chunk = chunk
         self._max = max_message_bytes
@@ -340,6 +352,18 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
                 raise PeerClosed(f"{self.side}: {e}", started=self._started or pending > 0 or got > 0) from e
             if not piece:
                 raise PeerClosed(f"{self.side} closed the connection", started=self._started or pending > 0 or got > 0)
+            if self._budget is not None:
+                try:
+                    self._budget.take(len(piece))
+                except OverBudget as e:
+                    raise WireError(f"{self.side}: request refused: {e}") from e
+                self.taken += len(piece)
             pieces.append(piece)
             got += len(piece)
         return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+    def release(self) -> None:
+        """Give back to the budget what this reader took (its request is over)."""
+        if self._budget is not None:
+            self._budget.give(self.taken)
+        self.taken = 0

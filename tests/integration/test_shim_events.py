@@ -429,3 +429,35 @@ def test_a_client_that_leaves_before_its_reply_still_gets_its_event_published(pr
     (added,) = probe.new_events(1)
     assert added.event_type == EventType.ADD_PARTITION and added.partitions[0].values == ["left"]
     assert probe.direct.get_partition_names(probe.db, "gone") == ["dt=left"]
+
+
+def test_changes_sent_as_oneway_messages_are_carried_out_and_the_connection_stays_in_step(probe: Probe) -> None:
+    """A client may send a change as a ONEWAY message: the metastore still replies (only fb303's oneway methods
+    do not), so the shim reads that reply, publishes the event with the final state and relays nothing."""
+    probe.direct.create_table(probe.table("ow"))
+    table = probe.direct.get_table(probe.db, "ow")
+    request = b""
+    for i in range(20):
+        table.parameters = {**(table.parameters or {}), "step": str(i)}
+        buf = TTransport.TMemoryBuffer()
+        TBinaryProtocol.TBinaryProtocol(buf).writeMessageBegin("alter_table", TMessageType.ONEWAY, i)
+        args = T.alter_table_args(dbname=probe.db, tbl_name="ow", new_tbl=table)
+        request += bytes(buf.getvalue()) + _fastbinary.encode_binary(
+            args, [T.alter_table_args, T.alter_table_args.thrift_spec]
+        )
+    buf = TTransport.TMemoryBuffer()
+    TBinaryProtocol.TBinaryProtocol(buf).writeMessageBegin("get_table", TMessageType.CALL, 99)
+    request += bytes(buf.getvalue()) + _fastbinary.encode_binary(
+        T.get_table_args(dbname=probe.db, tbl_name="ow"), [T.get_table_args, T.get_table_args.thrift_spec]
+    )
+    host, port = probe.shim.uri.removeprefix("thrift://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=120) as sock:
+        sock.sendall(request)
+        reader = MessageReader(sock, side="shim")
+        header = reader.read_header()
+        assert (header.name, header.type, header.seqid) == ("get_table", TMessageType.REPLY, 99)
+        assert reader.decode_struct(T.get_table_result).success.parameters["step"] == "19"
+    events = probe.new_events(20)
+    assert kinds(events) == [EventType.ALTER_TABLE] * 20
+    assert [e.new_table.parameters["step"] for e in events] == [str(i) for i in range(20)]
+    assert [e.old_table.parameters.get("step") for e in events] == [None] + [str(i) for i in range(19)]

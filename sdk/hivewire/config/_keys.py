@@ -552,6 +552,30 @@ SHIM_LOOKUP_CONNECTIONS = _key(
     "Connections to the upstream kept for the shim's own reads.",
     default="16",
 )
+SHIM_MAX_CONNECTIONS = _key(
+    SHIM,
+    "hivewire.shim.max.connections",
+    Integer(1),
+    "Client connections served at once; more are closed as they arrive (a WARNING, at most one a minute).",
+    default="1000",
+)
+SHIM_MAX_BUFFERED = _key(
+    SHIM,
+    "hivewire.shim.max.buffered.bytes",
+    Integer(1024),
+    "Bytes of client requests all connections may hold at once; a request that would pass it is refused.",
+    default=str(512 * 1024 * 1024),
+)
+SHIM_HEALTH_PORT = _key(
+    SHIM,
+    "hivewire.shim.health.port",
+    Integer(0),
+    "Port of the shim's /health endpoint (JSON; 503 while it cannot accept connections); 0: none.",
+    default="0",
+)
+SHIM_HEALTH_HOST = _key(
+    SHIM, "hivewire.shim.health.host", Text("address"), "Address the /health endpoint listens on.", default="127.0.0.1"
+)
 
 # -- the archive ---------------------------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The bytes of client requests the shim holds at once, across all connections, and their limit.
 
-Each connection's reader takes from the budget what it receives of a request and gives it back once the
-call is over; a request that would take the total past the limit is refused (its connection is closed and
+Each connection's reader takes from the budget twice what it receives of a request (its pieces and the
+joined whole are both in memory while it is assembled, so the limit bounds memory) and gives it back once
+the call is over; a request that would take the total past the limit is refused (its connection is closed and
 a WARNING, at most one a minute, says which setting to raise), so many large requests at once cannot run
 the shim out of memory.
 """

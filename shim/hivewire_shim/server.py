@@ -19,8 +19,10 @@ import dataclasses
 import errno
 import logging
 import os
+import select
 import socket
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict
@@ -100,7 +102,7 @@ class Shim:
         client_send_timeout: float = 600.0,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         max_connections: int = 1000,
-        max_buffered_bytes: int = 512 << 20,
+        max_buffered_bytes: int = 1 << 30,
         health_port: int | None = None,
         health_host: str = "127.0.0.1",
     ) -> None:
@@ -247,7 +249,31 @@ class Shim:
                     count,
                 )
             backoff = min(1.0, max(0.05, backoff * 2))
-            self._stopping.wait(backoff)
+            self._refuse_for(backoff)
+
+    def _refuse_for(self, seconds: float) -> None:
+        """Refuse every connection that arrives in the next ``seconds`` (clients hear no at once instead of
+        waiting in the backlog while the shim cannot serve them)."""
+        listener = self._listener
+        assert listener is not None
+        deadline = time.monotonic() + seconds
+        while not self._stopping.is_set() and (left := deadline - time.monotonic()) > 0:
+            try:
+                readable, _, _ = select.select([listener], [], [], left)
+            except (OSError, ValueError):
+                self._stopping.wait(left)
+                return
+            if not readable:
+                continue
+            try:
+                sock, _ = listener.accept()
+            except OSError as e:
+                if e.errno in (errno.EMFILE, errno.ENFILE) and self._spare is not None:
+                    self._refuse_with_spare()
+                else:
+                    self._stopping.wait(min(left, 0.05))
+                continue
+            self._refuse(sock)
 
     def _accept_one(self) -> str | None:
         """Accept one connection and start serving it; what went wrong, or None."""

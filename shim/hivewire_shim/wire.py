@@ -353,11 +353,12 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
             if not piece:
                 raise PeerClosed(f"{self.side} closed the connection", started=self._started or pending > 0 or got > 0)
             if self._budget is not None:
+                # Twice: a request's pieces and the joined whole are both in memory while it is assembled.
                 try:
-                    self._budget.take(len(piece))
+                    self._budget.take(2 * len(piece))
                 except OverBudget as e:
                     raise WireError(f"{self.side}: request refused: {e}") from e
-                self.taken += len(piece)
+                self.taken += 2 * len(piece)
             pieces.append(piece)
             got += len(piece)
         return pieces[0] if len(pieces) == 1 else b"".join(pieces)

@@ -563,8 +563,8 @@ SHIM_MAX_BUFFERED = _key(
     SHIM,
     "hivewire.shim.max.buffered.bytes",
     Integer(1024),
-    "Bytes of client requests all connections may hold at once; a request that would pass it is refused.",
-    default=str(512 * 1024 * 1024),
+    "Memory all connections may hold for client requests (twice the bytes received); a request past it is refused.",
+    default=str(1024 * 1024 * 1024),
 )
 SHIM_HEALTH_PORT = _key(
     SHIM,

@@ -75,6 +75,10 @@ REPLYLESS_METHODS = frozenset(
 )
 
 
+#: What :meth:`Connection._read_request` returns for a request it refused (and answered).
+_REFUSED = object()
+
+
 def _discard(piece: bytes) -> None:
     return None
 
@@ -194,6 +198,10 @@ class Connection:
                 request = self._read_request()
                 if request is None:
                     return
+                if request is _REFUSED:
+                    self._reader.release()
+                    continue
+                assert isinstance(request, tuple)
                 self.busy = True
                 try:
                     self._handle(*request)
@@ -245,7 +253,30 @@ class Connection:
         log.debug("client %s: %s transport", self.peer, "framed" if self._framed else "buffered")
         return True
 
-    def _read_request(self) -> tuple[Header, bytes] | None:
+    def _refuse_request(self, size: int) -> None:
+        """No room for a framed request of ``size`` bytes: read it through without keeping it, and answer
+        with a TApplicationException that says why (the connection stays in step)."""
+        r = self._reader
+        r.charging = False
+        try:
+            parsed = parse_header(r.peek(min(size, 4096)))
+            r.skip_bytes(size)
+        finally:
+            r.charging = True
+        if parsed is None:
+            raise WireError("a frame shorter than its message header")
+        header = parsed[0]
+        budget = r.budget
+        assert budget is not None  # only a reader with a budget refuses
+        message = (
+            f"hivewire shim: request of {size} bytes refused: the shim holds too much of other clients' requests "
+            f"({budget.setting}={budget.limit}); retry later"
+        )
+        log.warning("client %s: %s refused: %d bytes, no room (%s)", self.peer, header, size, message)
+        if header.type != ONEWAY:
+            self._client_send(frame(application_exception(header, TApplicationException.INTERNAL_ERROR, message)))
+
+    def _read_request(self) -> tuple[Header, bytes] | object | None:
         r = self._reader
         r.message_start()
         try:
@@ -253,6 +284,9 @@ class Connection:
                 size = r.read_i32()
                 if size <= 0 or size > self._max:
                     raise WireError(f"frame length {size}")
+                if not r.reserve(2 * size):
+                    self._refuse_request(size)
+                    return _REFUSED
                 body = r.read_exact(size)
                 parsed = parse_header(body)
                 if parsed is None:

@@ -8,7 +8,10 @@ restart it if it never recovers).
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -54,6 +57,43 @@ class Health:
         return self.problem is None
 
 
+class _Server(HTTPServer):
+    """An HTTP server that still answers when the process is out of descriptors: it keeps a spare one,
+    frees it to accept a request and takes it back once the request is answered."""
+
+    def server_activate(self) -> None:
+        super().server_activate()
+        self._spare: int | None = _spare()
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        try:
+            return super().get_request()
+        except OSError as e:
+            if e.errno not in (errno.EMFILE, errno.ENFILE) or self._spare is None:
+                raise
+            os.close(self._spare)
+            self._spare = None
+            return super().get_request()
+
+    def shutdown_request(self, request: Any) -> None:
+        super().shutdown_request(request)
+        if self._spare is None:
+            self._spare = _spare()
+
+    def server_close(self) -> None:
+        super().server_close()
+        if self._spare is not None:
+            os.close(self._spare)
+            self._spare = None
+
+
+def _spare() -> int | None:
+    try:
+        return os.open(os.devnull, os.O_RDONLY)
+    except OSError:
+        return None
+
+
 class HealthEndpoint:
     """Serves ``GET /health`` on ``host:port`` (port 0: a free one, see :attr:`port`) from ``report()``:
     a dict with ``status`` ``"UP"`` (200) or anything else (503)."""
@@ -77,7 +117,7 @@ class HealthEndpoint:
             def log_message(self, format: str, *args: Any) -> None:
                 return None
 
-        self._server = HTTPServer((host, port), Handler)
+        self._server = _Server((host, port), Handler)
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, name="hivewire-shim-health", daemon=True)
         self._thread.start()

@@ -33,6 +33,7 @@ import contextlib
 import logging
 import select
 import socket
+import ssl
 import struct
 import time
 from collections.abc import Callable
@@ -74,6 +75,9 @@ REPLYLESS_METHODS = frozenset(
     if not name.startswith("_") and not hasattr(ThriftHiveMetastore.Client, f"recv_{name}")
 )
 
+
+#: Seconds a client may take over its TLS handshake.
+_HANDSHAKE_TIMEOUT = 30.0
 
 #: What :meth:`Connection._read_request` returns for a request it refused (and answered).
 _REFUSED = object()
@@ -192,6 +196,8 @@ class Connection:
     # -- the loop -----------------------------------------------------------------------------------------
     def run(self) -> None:
         try:
+            if isinstance(self.sock, ssl.SSLSocket) and not self._handshake():
+                return
             if not self._detect_transport():
                 return
             while True:
@@ -234,6 +240,18 @@ class Connection:
         """Make the connection end after its current call (the shim is stopping)."""
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RD)
+
+    def _handshake(self) -> bool:
+        """The TLS handshake with the client (bounded: a silent client must not hold its thread for long)."""
+        assert isinstance(self.sock, ssl.SSLSocket)
+        try:
+            self.sock.settimeout(_HANDSHAKE_TIMEOUT)
+            self.sock.do_handshake()
+            self.sock.settimeout(None)
+        except (OSError, ssl.SSLError) as e:
+            log.info("client %s: TLS handshake failed (%s); connection closed", self.peer, e)
+            return False
+        return True
 
     def _detect_transport(self) -> bool:
         """Buffered (the message starts at once) or framed (a length first); False if the client left."""

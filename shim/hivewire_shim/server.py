@@ -21,6 +21,7 @@ import logging
 import os
 import select
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Sequence
@@ -40,6 +41,7 @@ from hivewire_shim.health import Health, HealthEndpoint
 from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, Lookup
 from hivewire_shim.sinks import Sink, fan_out
 from hivewire_shim.spool import FsyncPolicy
+from hivewire_shim.tls import client_context, server_context
 from hivewire_shim.upstream import Upstream, discovery_of
 from hivewire_shim.wire import DEFAULT_MAX_MESSAGE_BYTES
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
@@ -105,6 +107,8 @@ class Shim:
         max_buffered_bytes: int = 1 << 30,
         health_port: int | None = None,
         health_host: str = "127.0.0.1",
+        ssl_context: ssl.SSLContext | None = None,
+        upstream_ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         if max_message_bytes < 1024:
             raise ConfigError(
@@ -117,8 +121,15 @@ class Shim:
         self.upstream = (
             upstream
             if isinstance(upstream, Upstream)
-            else Upstream(upstream, framed=framed, connect_timeout=connect_timeout, timeout=timeout)
+            else Upstream(
+                upstream,
+                framed=framed,
+                connect_timeout=connect_timeout,
+                timeout=timeout,
+                ssl_context=upstream_ssl_context,
+            )
         )
+        self.ssl_context = ssl_context
         # The namespace given, else a DiscoveryConfig's own, else Hive's default.
         namespace = namespace or (None if zookeeper is None or isinstance(zookeeper, str) else zookeeper.namespace)
         namespace = namespace or "hive_metastore"
@@ -287,6 +298,14 @@ class Shim:
                 self._refuse_with_spare()
             return f"accept failed: {e}"
         peer = f"{addr[0]}:{addr[1]}"
+        if self.ssl_context is not None:
+            # The handshake runs on the connection's thread (Connection.run), not here: a slow or silent client
+            # must not hold up accepting.
+            try:
+                sock = self.ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+            except (OSError, ValueError) as e:
+                self._refuse(sock)
+                return f"could not set up TLS for a connection: {e}"
         with self._lock:
             full = len(self._connections) >= self.max_connections
         if full:
@@ -494,6 +513,8 @@ class ShimKeywords(TypedDict):
     max_buffered_bytes: int
     health_port: int | None
     health_host: str
+    ssl_context: ssl.SSLContext | None
+    upstream_ssl_context: ssl.SSLContext | None
 
 
 @dataclass(frozen=True)
@@ -534,6 +555,13 @@ class ShimSettings:
     max_buffered_bytes: int
     health_port: int | None
     health_host: str
+    ssl_certfile: str | None
+    ssl_keyfile: str | None
+    ssl_ca: str | None
+    upstream_ssl: bool
+    upstream_ssl_ca: str | None
+    upstream_ssl_certfile: str | None
+    upstream_ssl_keyfile: str | None
     publish: PublishSettings | None
 
     @classmethod
@@ -586,6 +614,13 @@ class ShimSettings:
             max_buffered_bytes=config.read(keys.SHIM_MAX_BUFFERED),
             health_port=config.read(keys.SHIM_HEALTH_PORT) or None,
             health_host=config.read(keys.SHIM_HEALTH_HOST),
+            ssl_certfile=config.optional(keys.SHIM_SSL_CERTFILE),
+            ssl_keyfile=config.optional(keys.SHIM_SSL_KEYFILE),
+            ssl_ca=config.optional(keys.SHIM_SSL_CA),
+            upstream_ssl=config.read(keys.SHIM_UPSTREAM_SSL),
+            upstream_ssl_ca=config.optional(keys.SHIM_UPSTREAM_SSL_CA),
+            upstream_ssl_certfile=config.optional(keys.SHIM_UPSTREAM_SSL_CERTFILE),
+            upstream_ssl_keyfile=config.optional(keys.SHIM_UPSTREAM_SSL_KEYFILE),
             publish=publish if bootstrap_servers and topic else None,
         )
 
@@ -636,6 +671,12 @@ class ShimSettings:
             max_buffered_bytes=self.max_buffered_bytes,
             health_port=self.health_port,
             health_host=self.health_host,
+            ssl_context=server_context(self.ssl_certfile, self.ssl_keyfile, self.ssl_ca) if self.ssl_certfile else None,
+            upstream_ssl_context=(
+                client_context(self.upstream_ssl_ca, self.upstream_ssl_certfile, self.upstream_ssl_keyfile)
+                if self.upstream_ssl
+                else None
+            ),
         )
 
 

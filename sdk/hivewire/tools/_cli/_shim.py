@@ -44,6 +44,11 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--max-buffered-bytes", keys.SHIM_MAX_BUFFERED, metavar="BYTES"),
     Flag("--health-port", keys.SHIM_HEALTH_PORT),
     Flag("--health-bind", keys.SHIM_HEALTH_HOST),
+    Flag("--ssl-certfile", keys.SHIM_SSL_CERTFILE, metavar="PEM"),
+    Flag("--ssl-keyfile", keys.SHIM_SSL_KEYFILE, metavar="PEM"),
+    Flag("--ssl-ca", keys.SHIM_SSL_CA, metavar="PEM"),
+    Flag("--upstream-ssl", keys.SHIM_UPSTREAM_SSL, switch="true"),
+    Flag("--upstream-ssl-ca", keys.SHIM_UPSTREAM_SSL_CA, metavar="PEM"),
 )
 
 

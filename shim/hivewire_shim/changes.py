@@ -44,6 +44,7 @@ from hivewire_thrift.hive_metastore import ttypes as hms
 __all__ = [
     "DDL_TIME",
     "INCOMPLETE",
+    "OUTCOME",
     "TRANSACTION_ACTIVE",
     "AddPartitions",
     "AlterDatabase",
@@ -72,6 +73,9 @@ TRANSACTION_ACTIVE = "HIVE_METASTORE_TRANSACTION_ACTIVE"
 
 #: Hive's ``hive_metastoreConstants.DDL_TIME``: the metastore sets it on a change when the client did not.
 DDL_TIME = "transient_lastDdlTime"
+
+#: The event parameter that marks the events of a change whose outcome is unknown (value ``unknown``).
+OUTCOME = "hivewire.shim.outcome"
 
 #: The event parameter naming the objects that stand in for ones the shim could not read (comma-separated:
 #: ``table``, ``old_table``, ``partitions``, ``old_partitions``, ``tables``, ``database``, ``old_database``).
@@ -150,6 +154,13 @@ class Change:
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         raise NotImplementedError
+
+    def outcome_unknown(self, look: Lookup, params: Params) -> list[ListenerEvent]:
+        """The events of this change when nobody knows whether the metastore made it (the shim was killed
+        between forwarding it and publishing, or the upstream failed after taking it): what the metastore's
+        state shows now, as if it succeeded, or the request's objects where that state has nothing."""
+        self.before(look)
+        return self.events(look, True, None, params)
 
     # -- reads that may fail ------------------------------------------------------------------------------
     def _read(self, read: Callable[[], _T], stand_in: Callable[[], _T], part: str) -> _T:
@@ -257,6 +268,12 @@ class AlterTable(Change):
             )
         ]
 
+    def outcome_unknown(self, look: Lookup, params: Params) -> list[ListenerEvent]:
+        self.before(look)
+        if self.old is None:  # renamed already: the new table under the old name stands in
+            self.old = _table_like(self.new_table, self.db, self.name)
+        return self.events(look, True, None, params)
+
     def _changed_by_the_metastore(self) -> bool:
         """Whether the metastore changes the client's new table before storing it, so it must be read back:
         a rename moves a managed table's location, a missing ``transient_lastDdlTime`` is set, and the
@@ -284,6 +301,12 @@ class DropTable(Change):
 
     def before(self, look: Lookup) -> None:
         self.table = self._read_table(look, self.db, self.name)
+
+    def outcome_unknown(self, look: Lookup, params: Params) -> list[ListenerEvent]:
+        self.before(look)
+        if self.table is None:  # dropped already: a table with only its names stands in
+            self.table = _table(self.db, self.name)
+        return self.events(look, True, None, params)
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
@@ -345,6 +368,10 @@ class AddPartitions(Change):
                 set,
                 "partitions",
             )
+
+    def outcome_unknown(self, look: Lookup, params: Params) -> list[ListenerEvent]:
+        # Every requested partition, as stored if it is there now (what existed before cannot be told).
+        return self.events(look, True, None, params)
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         table = self._read_table(look, self.db, self.name)
@@ -521,6 +548,12 @@ class DropPartitions(Change):
                 "partitions",
             )
 
+    def outcome_unknown(self, look: Lookup, params: Params) -> list[ListenerEvent]:
+        self.before(look)
+        if self.table is not None and not self.by_expression and not self.parts:
+            self.parts = self._requested()  # dropped already: partitions with the values named stand in
+        return self.events(look, True, None, params)
+
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
             return []
@@ -693,6 +726,12 @@ class DropDatabase(Change):
         self.tables = self._read(
             lambda: look.tables(self.name, names), lambda: [_table(self.name, n) for n in names], "tables"
         )
+
+    def outcome_unknown(self, look: Lookup, params: Params) -> list[ListenerEvent]:
+        self.before(look)
+        if self.database is None:  # dropped already (its tables' events cannot be told)
+            self.database = hms.Database(name=self.name)
+        return self.events(look, True, None, params)
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.database is None:

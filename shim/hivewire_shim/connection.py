@@ -366,8 +366,12 @@ class Connection:
         try:
             with plan.locked():
                 plan.read_before()
-                reply = self._forward(plan.header, body, plan.result_class, out)
-                plan.publish(reply)
+                plan.intend(body)
+                try:
+                    reply = self._forward(plan.header, body, plan.result_class, out)
+                    plan.publish(reply)
+                finally:
+                    plan.done()
         finally:
             if plan.header.type != ONEWAY:
                 self._client_send_all(out.held)

@@ -38,6 +38,7 @@ from hivewire_shim.budget import Budget
 from hivewire_shim.capture import Capture, EventOptions
 from hivewire_shim.connection import Connection
 from hivewire_shim.health import Health, HealthEndpoint
+from hivewire_shim.intents import Intents
 from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, Lookup
 from hivewire_shim.sinks import Sink, fan_out
 from hivewire_shim.spool import FsyncPolicy
@@ -109,6 +110,8 @@ class Shim:
         health_host: str = "127.0.0.1",
         ssl_context: ssl.SSLContext | None = None,
         upstream_ssl_context: ssl.SSLContext | None = None,
+        intent_dir: str | os.PathLike[str] | None = None,
+        intent_fsync: bool = False,
     ) -> None:
         if max_message_bytes < 1024:
             raise ConfigError(
@@ -148,7 +151,8 @@ class Shim:
         self.max_message_bytes = max_message_bytes
         self.read_timeout = read_timeout
         self.lookup = Lookup(lambda: self.upstream.client(read_timeout), size=lookup_connections, timeout=read_timeout)
-        self.capture = Capture(self.lookup, fan_out(self.sinks), self.settings)
+        self.intents = Intents(intent_dir, fsync=intent_fsync) if intent_dir is not None else None
+        self.capture = Capture(self.lookup, fan_out(self.sinks), self.settings, self.intents)
         self._listener: socket.socket | None = None
         self._accept_thread: threading.Thread | None = None
         self._connections: dict[Connection, threading.Thread] = {}
@@ -210,6 +214,8 @@ class Shim:
         """Listen and serve in background threads; register in ZooKeeper if configured."""
         if self._listener is not None:
             return self
+        # Before any new change: the events of the changes the last run may have left without them.
+        self.capture.reconcile()
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         listener = socket.socket(family, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -437,6 +443,8 @@ class Shim:
         for thread in connections.values():
             thread.join(timeout)
         self.lookup.close()
+        if self.intents is not None:
+            self.intents.close()
         for sink in self.sinks:
             try:
                 sink.close(timeout)
@@ -515,6 +523,8 @@ class ShimKeywords(TypedDict):
     health_host: str
     ssl_context: ssl.SSLContext | None
     upstream_ssl_context: ssl.SSLContext | None
+    intent_dir: str | None
+    intent_fsync: bool
 
 
 @dataclass(frozen=True)
@@ -677,6 +687,8 @@ class ShimSettings:
                 if self.upstream_ssl
                 else None
             ),
+            intent_dir=self.publish.spool_dir if self.publish is not None else None,
+            intent_fsync=self.publish is not None and self.publish.fsync == "always",
         )
 
 

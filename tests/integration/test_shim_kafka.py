@@ -415,6 +415,5 @@ def test_five_kill_9_with_four_writers_leave_no_change_without_an_event(
     missing = {name: sorted(applied[name] - seen[name]) for name in applied if applied[name] - seen[name]}
     assert missing == {}, f"changes in the metastore without an event: {missing} ({unknown} unknown-outcome events)"
     assert sum(map(len, applied.values())) > 40 and failures  # the kills did land mid-stream
-    print(
-        f"{sum(map(len, applied.values()))} partitions added, {dict(failures)} calls cut off, {unknown} unknown-outcome events"
-    )
+    added = sum(map(len, applied.values()))
+    print(f"{added} partitions added, {dict(failures)} calls cut off, {unknown} unknown-outcome events")

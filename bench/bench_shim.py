@@ -1,11 +1,14 @@
-"""What the shim costs a client: get_table latency and a bulk get_partitions, direct vs through the shim.
+"""What the shim costs a client: get_table latency, a bulk get_partitions and the latency of a change
+(``alter_table``), direct vs through the shim.
 
-Usage: python bench/bench_shim.py [--uri thrift://host:port] [--calls 2000] [--partitions 5000] [--rounds 5]
-       [--json] [--update-readme]
+Usage: python bench/bench_shim.py [--uri thrift://host:port] [--calls 2000] [--changes 300] [--partitions 5000]
+       [--rounds 5] [--json] [--update-readme]
 
 Without --uri a local Hive Metastore is started from pyspark's jars. The shim runs as ``hivewire shim`` in
-its own process (as in production), so it does not share this interpreter with the benchmark's client.
-Direct and shim calls alternate round by round, so the machine's noise falls on both alike.
+its own process (as in production), so it does not share this interpreter with the benchmark's client; it
+publishes to librdkafka's mock Kafka cluster through its spool, so a change's reply waits for its event
+to be on disk, as in production. Direct and shim calls alternate round by round, so the machine's noise
+falls on both alike.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,13 +29,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import Output, add_output_options, hivewire_module, interleaved
 
 import hivewire as hw
-from hivewire.testing import make_database, make_partition, make_table
+from hivewire.testing import make_database, make_partition, make_table, mock_kafka
 
 _local = hivewire_module("hivewire.tools", "hivewire.local")
 LocalMetastore, free_port = _local.LocalMetastore, _local.free_port
 
 
-def start_shim(upstream: str) -> tuple[subprocess.Popen[bytes], str]:
+def start_shim(upstream: str, bootstrap: str, spool: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -47,6 +51,12 @@ def start_shim(upstream: str) -> tuple[subprocess.Popen[bytes], str]:
             "127.0.0.1",
             "--port",
             str(port),
+            "--kafka-bootstrap-servers",
+            bootstrap,
+            "--topic",
+            "bench-shim",
+            "--spool-dir",
+            spool,
         ],
         stderr=subprocess.DEVNULL,
     )
@@ -96,6 +106,24 @@ def latencies(clients: dict[str, hw.MetastoreClient], calls: int, rounds: int) -
     return out
 
 
+def change_latencies(clients: dict[str, hw.MetastoreClient], calls: int, rounds: int) -> dict[str, list[float]]:
+    """alter_table of a partitioned table (one parameter changed each call), as Spark's ALTER TABLE makes it."""
+    out: dict[str, list[float]] = {name: [] for name in clients}
+    table = next(iter(clients.values())).raw.get_table("bench_shim", "t")
+    n = 0
+    for _ in range(rounds):
+        for name, client in clients.items():
+            raw = client.raw
+            samples = out[name]
+            for _ in range(calls // rounds):
+                n += 1
+                table.parameters["bench"] = str(n)
+                started = time.perf_counter()
+                raw.alter_table("bench_shim", "t", table)
+                samples.append(time.perf_counter() - started)
+    return out
+
+
 def cpu_seconds(pid: int) -> tuple[float, float] | None:
     """(user + system, user) CPU seconds of a process so far (Linux /proc), or None elsewhere."""
     try:
@@ -115,6 +143,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--uri")
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--changes", type=int, default=300)
     parser.add_argument("--partitions", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=5)
     add_output_options(parser)
@@ -127,7 +156,9 @@ def run(args: argparse.Namespace, out: Output) -> None:
     with contextlib.ExitStack() as stack:
         uri = args.uri or stack.enter_context(LocalMetastore()).uri
         prepare(uri, args.partitions)
-        proc, shim_uri = start_shim(uri)
+        bootstrap = stack.enter_context(mock_kafka())
+        spool = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-shim-spool-"))
+        proc, shim_uri = start_shim(uri, bootstrap, spool)
         stack.callback(proc.wait, 30)
         stack.callback(proc.terminate)
         clients = {
@@ -175,6 +206,23 @@ def run(args: argparse.Namespace, out: Output) -> None:
         out.figure("get_table p50, shim / direct", p50_ratio, "ratio", "lower")
         out.figure("get_table p99, shim / direct", p99_ratio, "ratio", "lower")
         out.figure("get_partitions bulk, shim / direct", bulk_ratio, "ratio", "lower")
+
+        for client in clients.values():
+            change_latencies({"warm": client}, 50, 1)
+        changes = change_latencies(clients, args.changes, args.rounds)
+        c50 = {name: percentile(v, 0.50) * 1000 for name, v in changes.items()}
+        c99 = {name: percentile(v, 0.99) * 1000 for name, v in changes.items()}
+        print(f"\nalter_table latency, {args.changes} changes each, interleaved in {args.rounds} rounds")
+        for name in changes:
+            print(f"  {name:<8} p50 {c50[name]:7.3f} ms   p99 {c99[name]:7.3f} ms")
+        change_ratio = c50["shim"] / c50["direct"]
+        print(
+            f"  alter_table p50 shim / direct {change_ratio:5.2f} (target <= 1.5; "
+            f"+{c50['shim'] - c50['direct']:.1f} ms per change, the event spooled before the reply)"
+        )
+        for name in changes:
+            out.figure(f"alter_table p50, {name}", c50[name], "ms", "lower")
+        out.figure("alter_table p50, shim / direct", change_ratio, "ratio", "lower")
         if cpu_before and cpu_after:
             shim_calls = len(lat["shim"])
             total = (cpu_after[0] - cpu_before[0]) / shim_calls * 1e6

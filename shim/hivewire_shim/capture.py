@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hivewire.events._model import ListenerEvent
-from hivewire_shim.changes import Change, DropDatabase
+from hivewire_shim.changes import OUTCOME, Change, DropDatabase
+from hivewire_shim.intents import Intents
 from hivewire_shim.locks import Locks
 from hivewire_shim.lookup import Lookup
 from hivewire_shim.methods import MODELED_METHODS, change_for
@@ -58,11 +59,16 @@ class Capture:
     ``publish``; ``lookup`` makes the shim's own reads of the upstream."""
 
     def __init__(
-        self, lookup: Lookup, publish: Callable[[ListenerEvent], None], options: EventOptions = EventOptions()
+        self,
+        lookup: Lookup,
+        publish: Callable[[ListenerEvent], None],
+        options: EventOptions = EventOptions(),
+        intents: Intents | None = None,
     ) -> None:
         self.lookup = lookup
         self.publish = publish
         self.options = options
+        self.intents = intents
         self.params = {"hive.version": options.hive_version}
         self.locks = Locks()
 
@@ -85,18 +91,72 @@ class Capture:
             log.warning("could not model %s; forwarding it without an event", header, exc_info=True)
             return None
 
+    def reconcile(self) -> int:
+        """Publish the events of the changes the last run forwarded without publishing their events (the
+        intents it left), marked ``hivewire.shim.outcome=unknown``; returns how many there were."""
+        if self.intents is None:
+            return 0
+        pending = self.intents.pending()
+        for intent_id, (method, body) in sorted(pending.items()):
+            parsed = parse_header(body)
+            plan = self.plan(parsed[0], body) if parsed is not None else None
+            if plan is not None:
+                with plan.locked():
+                    plan.publish_outcome_unknown(f"the shim stopped before publishing the event of {method}")
+            self.intents.end(intent_id)
+        if pending:
+            log.warning(
+                "%d change(s) were forwarded by the last run without their events being published (it was killed "
+                "or crashed); published what the metastore shows now, marked %s=unknown",
+                len(pending),
+                OUTCOME,
+            )
+        return len(pending)
+
 
 class Plan:
     """How one modeled call runs (see the module docstring): what it locks, what it reads before, what its
     reply decodes as (:attr:`result_class`, a generated ``*_result``) and what it publishes."""
 
-    __slots__ = ("_capture", "change", "header", "result_class")
+    __slots__ = ("_capture", "_intent", "change", "header", "result_class")
 
     def __init__(self, capture: Capture, header: Header, change: Change) -> None:
         self._capture = capture
         self.header = header
         self.change = change
         self.result_class: Any = getattr(_service, f"{header.name}_result")
+        self._intent: int | None = None
+
+    def intend(self, body: bytes) -> None:
+        """Write down, before the call is forwarded, that it is about to be (see :mod:`hivewire_shim.intents`)."""
+        intents = self._capture.intents
+        if intents is not None:
+            try:
+                self._intent = intents.begin(self.header.name, body)
+            except OSError:
+                log.exception("could not write down the intent of %s; forwarding it all the same", self.header)
+
+    def done(self) -> None:
+        """Cross out the intent: the call's events are published (or it made no change)."""
+        intents, intent = self._capture.intents, self._intent
+        if intents is not None and intent is not None:
+            self._intent = None
+            try:
+                intents.end(intent)
+            except OSError:
+                log.exception("could not cross out the intent of %s", self.header)
+
+    def publish_outcome_unknown(self, why: str) -> None:
+        """Publish the events of a change that may or may not have been made, marked as such."""
+        capture = self._capture
+        try:
+            events = self.change.outcome_unknown(capture.lookup, {**capture.params, OUTCOME: "unknown"})
+        except Exception:
+            log.exception("building the events of %s (outcome unknown) failed; none published", self.header)
+            return
+        log.warning("%s; published %d event(s) marked %s=unknown", why, len(events), OUTCOME)
+        for event in events:
+            capture.publish(event)
 
     def locked(self) -> contextlib.AbstractContextManager[None]:
         """Hold the keys of what the call changes exclusively, and of what must not change meanwhile shared."""
@@ -114,14 +174,16 @@ class Plan:
         capture, header, change = self._capture, self.header, self.change
         if not reply.from_upstream:
             if reply.maybe_applied:
-                # A status=false event would be wrong if the change was made, a status=true one if not.
-                log.warning(
-                    "%s: the upstream failed after the call was sent, so %s may or may not have been made; "
-                    "no event is published for it (%s)",
-                    header,
-                    change,
-                    reply.error,
+                # Neither status would be true: the change may or may not have been made.
+                self.publish_outcome_unknown(
+                    f"{header}: the upstream failed after the call was sent, so {change} may or may not have "
+                    f"been made ({reply.error})"
                 )
+            return
+        if not reply.ok and not reply.answered:
+            # A TApplicationException (above all "Invalid method name", which clients probing for newer
+            # methods get from Hive 2.3): the metastore ran no handler, so it fired nothing.
+            log.debug("%s failed (%s): no event", header, reply.error)
             return
         if reply.ok or capture.options.publish_failures:
             try:
@@ -130,6 +192,8 @@ class Plan:
                 log.exception("building the events of %s failed; none published", header)
                 events = []
             for event in events:
-                capture.publish(event)
+                # A call that worked may fire status=false events too (what an ifNotExists add skipped).
+                if event.status or capture.options.publish_failures:
+                    capture.publish(event)
         elif reply.error:
             log.debug("%s failed (%s): no event", header, reply.error)

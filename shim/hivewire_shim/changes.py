@@ -42,7 +42,10 @@ from hivewire_shim.names import database_key, partition_name, partition_spec, sp
 from hivewire_thrift.hive_metastore import ttypes as hms
 
 __all__ = [
+    "DDL_TIME",
     "INCOMPLETE",
+    "OUTCOME",
+    "TRANSACTION_ACTIVE",
     "AddPartitions",
     "AlterDatabase",
     "AlterPartitions",
@@ -64,6 +67,16 @@ log = logging.getLogger(__name__)
 Params = dict[str, str]
 _T = TypeVar("_T")
 
+#: The parameter Hive 2.3+ adds to the events it fires from a transaction's end (``MetaStoreListenerNotifier``):
+#: "true" only for the tables a server-side cascading ``drop_database`` drops inside its own transaction.
+TRANSACTION_ACTIVE = "HIVE_METASTORE_TRANSACTION_ACTIVE"
+
+#: Hive's ``hive_metastoreConstants.DDL_TIME``: the metastore sets it on a change when the client did not.
+DDL_TIME = "transient_lastDdlTime"
+
+#: The event parameter that marks the events of a change whose outcome is unknown (value ``unknown``).
+OUTCOME = "hivewire.shim.outcome"
+
 #: The event parameter naming the objects that stand in for ones the shim could not read (comma-separated:
 #: ``table``, ``old_table``, ``partitions``, ``old_partitions``, ``tables``, ``database``, ``old_database``).
 INCOMPLETE = "hivewire.shim.incomplete"
@@ -74,6 +87,31 @@ def copy_struct(obj: _T) -> _T:
     new = object.__new__(type(obj))
     new.__dict__.update(obj.__dict__)
     return new
+
+
+def _txn(params: Params, active: bool = False) -> Params:
+    """``params`` with :data:`TRANSACTION_ACTIVE`, as the metastore adds it to this kind of event."""
+    return {**params, TRANSACTION_ACTIVE: "true" if active else "false"}
+
+
+def as_fired(sent: Any, stored: Any, *, location: bool = True, create_time: bool = True) -> Any:
+    """The object the metastore's event carries: the client's own ``sent`` object as the metastore changed it
+    in place before storing it (``createTime``, ``parameters`` with ``transient_lastDdlTime`` and statistics,
+    a default ``sd.location``), taken from ``stored``, the same object read back. Every other field stays as
+    the client sent it, unset ones included (a read-back would turn them into ``[]``, ``{}`` or defaults).
+    Without a read-back (``stored`` None) it is ``sent``; without a storage descriptor, ``stored``."""
+    if stored is None:
+        return sent
+    if sent.sd is None:
+        return stored
+    out = copy_struct(sent)
+    if create_time:
+        out.createTime = stored.createTime
+    out.parameters = stored.parameters
+    if location and stored.sd is not None and stored.sd.location != sent.sd.location:
+        out.sd = copy_struct(sent.sd)
+        out.sd.location = stored.sd.location
+    return out
 
 
 def _table(db: str, name: str) -> Any:
@@ -116,6 +154,13 @@ class Change:
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         raise NotImplementedError
+
+    def outcome_unknown(self, look: Lookup, params: Params) -> list[ListenerEvent]:
+        """The events of this change when nobody knows whether the metastore made it (the shim was killed
+        between forwarding it and publishing, or the upstream failed after taking it): what the metastore's
+        state shows now, as if it succeeded, or the request's objects where that state has nothing."""
+        self.before(look)
+        return self.events(look, True, None, params)
 
     # -- reads that may fail ------------------------------------------------------------------------------
     def _read(self, read: Callable[[], _T], stand_in: Callable[[], _T], part: str) -> _T:
@@ -179,10 +224,15 @@ class CreateTable(Change):
         self.keys, self.shared = _table_locks((self.db, self.name))
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
+        # The metastore fires its event with the client's table (privileges included, which it never returns)
+        # as it changed it; a failed create fires the table as sent.
         stored = self._read(lambda: look.table(self.db, self.name), _none, "table") if ok else None
         return [
             CreateTableEvent(
-                table=stored or self.table, status=ok, environment_context=self.env, parameters=self._params(params)
+                table=as_fired(self.table, stored),
+                status=ok,
+                environment_context=self.env,
+                parameters=_txn(self._params(params)),
             )
         ]
 
@@ -205,16 +255,41 @@ class AlterTable(Change):
         if self.old is None:
             log.warning("alter of %s.%s: no old table to report (it did not exist before)", self.db, self.name)
             return []
-        stored = self._read(lambda: look.table(self.new_db, self.new_name), _none, "table") if ok else None
+        # The event's new table is the client's as the metastore changed it (its createTime is not stored).
+        read_back = ok and self._changed_by_the_metastore()
+        stored = self._read(lambda: look.table(self.new_db, self.new_name), _none, "table") if read_back else None
         return [
             AlterTableEvent(
                 old_table=self.old,
-                new_table=stored or self.new_table,
+                new_table=as_fired(self.new_table, stored, create_time=False),
                 status=ok,
                 environment_context=self.env,
-                parameters=self._params(params),
+                parameters=_txn(self._params(params)),
             )
         ]
+
+    def outcome_unknown(self, look: Lookup, params: Params) -> list[ListenerEvent]:
+        self.before(look)
+        if self.old is None:  # renamed already: the new table under the old name stands in
+            self.old = _table_like(self.new_table, self.db, self.name)
+        return self.events(look, True, None, params)
+
+    def _changed_by_the_metastore(self) -> bool:
+        """Whether the metastore changes the client's new table before storing it, so it must be read back:
+        a rename moves a managed table's location, a missing ``transient_lastDdlTime`` is set, and the
+        statistics of an unpartitioned table are computed again (``HiveAlterHandler.alterTable``) unless
+        the context says ``DO_NOT_UPDATE_STATS`` or it is a view."""
+        new = self.new_table
+        if new.sd is None or (self.new_db.lower(), self.new_name.lower()) != (self.db.lower(), self.name.lower()):
+            return True
+        if not (new.parameters or {}).get(DDL_TIME):
+            return True
+        if new.tableType == "VIRTUAL_VIEW":
+            return False
+        context = (self.env.properties or {}) if self.env is not None else {}
+        if context.get("DO_NOT_UPDATE_STATS") == "true":
+            return False
+        return not (new.partitionKeys and self.old.partitionKeys)
 
 
 class DropTable(Change):
@@ -227,6 +302,12 @@ class DropTable(Change):
     def before(self, look: Lookup) -> None:
         self.table = self._read_table(look, self.db, self.name)
 
+    def outcome_unknown(self, look: Lookup, params: Params) -> list[ListenerEvent]:
+        self.before(look)
+        if self.table is None:  # dropped already: a table with only its names stands in
+            self.table = _table(self.db, self.name)
+        return self.events(look, True, None, params)
+
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
             return []
@@ -236,7 +317,7 @@ class DropTable(Change):
                 delete_data=self.delete_data,
                 status=ok,
                 environment_context=self.env,
-                parameters=self._params(params),
+                parameters=_txn(self._params(params)),
             )
         ]
 
@@ -288,36 +369,48 @@ class AddPartitions(Change):
                 "partitions",
             )
 
+    def outcome_unknown(self, look: Lookup, params: Params) -> list[ListenerEvent]:
+        # Every requested partition, as stored if it is there now (what existed before cannot be told).
+        return self.events(look, True, None, params)
+
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         table = self._read_table(look, self.db, self.name)
         if table is None:
             return []
-        if not ok:
-            added = self.parts
-        elif (carried := self.stored_from(result)) is not None:
-            added = carried
-        elif table.partitionKeys is None:  # a stand-in table: the request's partitions are all we know
-            added = self.parts
+        p = _txn(self._params(params))
+
+        def event(parts: list[Any], status: bool) -> ListenerEvent:
+            return AddPartitionEvent(
+                table=table, partitions=parts, status=status, environment_context=self.env, parameters=p
+            )
+
+        if not ok:  # HMSHandler.add_partitions_core: every requested partition, as sent
+            return [event(self.parts, False)]
+        if table.partitionKeys is None:  # a stand-in table: the request's partitions are all we know
+            return [event(self.parts, True)]
+        keys = [k.name for k in table.partitionKeys]
+        named = self._named(table)
+        new = [(part, name) for part, name in named if name not in self.existing]
+        carried = self.stored_from(result)
+        if carried is not None:
+            stored = {partition_name(keys, c.values): c for c in carried}
+        elif new:
+            stored = self._read(
+                lambda: {
+                    partition_name(keys, c.values): c for c in look.partitions(self.db, self.name, [n for _, n in new])
+                },
+                dict,
+                "partitions",
+            )
         else:
-            new = [(p, n) for p, n in self._named(table) if n not in self.existing]
-            requested = [p for p, _ in new]
-            added = (
-                self._read(
-                    lambda: look.partitions(self.db, self.name, [n for _, n in new]), lambda: requested, "partitions"
-                )
-                or requested
-            )
-        if not added:
-            return []
-        return [
-            AddPartitionEvent(
-                table=table,
-                partitions=list(added),
-                status=ok,
-                environment_context=self.env,
-                parameters=self._params(params),
-            )
-        ]
+            stored = {}
+        # The metastore fires the client's partitions as it changed them, and does so even when an
+        # ifNotExists request added none; the ones it skipped follow in a status=false event, as sent.
+        out = [event([as_fired(part, stored.get(name)) for part, name in new], True)]
+        skipped = [part for part, name in named if name in self.existing]
+        if skipped:
+            out.append(event(skipped, False))
+        return out
 
 
 class AlterPartitions(Change):
@@ -387,7 +480,7 @@ class AlterPartitions(Change):
                 AlterPartitionEvent(
                     table=self.table,
                     old_partition=old,
-                    new_partition=stored.get(tuple(new.values or []), new),
+                    new_partition=as_fired(new, stored.get(tuple(new.values or [])), create_time=False),
                     status=ok,
                     environment_context=self.env,
                     parameters=self._params(params),
@@ -455,6 +548,12 @@ class DropPartitions(Change):
                 "partitions",
             )
 
+    def outcome_unknown(self, look: Lookup, params: Params) -> list[ListenerEvent]:
+        self.before(look)
+        if self.table is not None and not self.by_expression and not self.parts:
+            self.parts = self._requested()  # dropped already: partitions with the values named stand in
+        return self.events(look, True, None, params)
+
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.table is None:
             return []
@@ -484,7 +583,7 @@ class DropPartitions(Change):
                 delete_data=self.delete_data,
                 status=ok,
                 environment_context=self.env,
-                parameters=self._params(params),
+                parameters=_txn(self._params(params)),
             )
             for p in dropped
         ]
@@ -532,7 +631,7 @@ class ExchangePartitions(Change):
             return []
         names = self.names
         added = self._read(lambda: look.partitions(self.dst_db, self.dst, names), list, "partitions") if ok else []
-        p = self._params(params)
+        p = _txn(self._params(params))
         out: list[ListenerEvent] = [
             AddPartitionEvent(table=dst_table, partitions=added or self.parts, status=ok, parameters=p)
         ]
@@ -552,8 +651,18 @@ class CreateDatabase(Change):
         self.keys = (database_key(self.name),)
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
+        if not ok and (result is None or result.o3 is None):
+            # An existing database or a bad name is refused before HMSHandler.create_database_core fires
+            # anything; only a failure inside it (a MetaException) fires a status=false event.
+            return []
+        # The event has the client's database with the location the metastore gave it (an unset owner type
+        # stays unset, though the metastore stores USER).
         stored = self._read(lambda: look.database(self.name), _none, "database") if ok else None
-        return [CreateDatabaseEvent(database=stored or self.database, status=ok, parameters=self._params(params))]
+        database = self.database
+        if stored is not None and stored.locationUri != database.locationUri:
+            database = copy_struct(database)
+            database.locationUri = stored.locationUri
+        return [CreateDatabaseEvent(database=database, status=ok, parameters=_txn(self._params(params)))]
 
 
 class AlterDatabase(Change):
@@ -618,15 +727,25 @@ class DropDatabase(Change):
             lambda: look.tables(self.name, names), lambda: [_table(self.name, n) for n in names], "tables"
         )
 
+    def outcome_unknown(self, look: Lookup, params: Params) -> list[ListenerEvent]:
+        self.before(look)
+        if self.database is None:  # dropped already (its tables' events cannot be told)
+            self.database = hms.Database(name=self.name)
+        return self.events(look, True, None, params)
+
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if self.database is None:
             return []
         out: list[ListenerEvent] = []
-        p = self._params(params)
+        p = _txn(self._params(params))
         if ok and self.tables is None:
             log.warning("%s: its tables could not be read before the drop; their DROP_TABLE events are missing", self)
         if ok:  # a failed cascade rolled back: no table was dropped
-            out += [DropTableEvent(table=t, delete_data=False, status=True, parameters=p) for t in self.tables or []]
+            # drop_database_core drops them inside its own transaction: the only events where it is "true".
+            inner = _txn(self._params(params), active=True)
+            out += [
+                DropTableEvent(table=t, delete_data=False, status=True, parameters=inner) for t in self.tables or []
+            ]
         if self.database_events:
             out.append(DropDatabaseEvent(database=self.database, status=ok, parameters=p))
         return out
@@ -641,6 +760,7 @@ class Insert(Change):
     ) -> None:
         self.db, self.name = _names(db, table)
         self.inserts, self.successful = inserts, successful
+        self.sent_names = (db, table)  # the InsertEvent names the table as the request did, case and all
         self.keys, self.shared = _table_locks((self.db, self.name))
 
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
@@ -649,7 +769,7 @@ class Insert(Change):
         # Unreadable: the partition values cannot be named, so they are left out (noted in the parameters).
         table = self._read(lambda: look.table(self.db, self.name), _none, "table")
         keys = [k.name for k in table.partitionKeys or []] if table is not None else []
-        db, name = (table.dbName, table.tableName) if table is not None else (self.db, self.name)
+        db, name = self.sent_names
         out: list[ListenerEvent] = []
         for values, files, checksums in self.inserts:
             key_values = dict(zip(keys, values, strict=False)) if values else {}

@@ -3,7 +3,9 @@
 Each client connection gets its own upstream connection, opened on its first call, so whatever a client
 sets on its connection (``set_ugi``, ``setMetaConf``) applies to its calls only, exactly as without the
 shim. Calls are handled one at a time, as Thrift clients make them (a oneway call such as fb303
-``shutdown`` gets no reply and may be followed at once by the next call).
+``shutdown`` gets no reply and may be followed at once by the next call). A call of any other method sent
+as a ONEWAY message is carried out as a call (a change publishes its event with the final state); the
+metastore's reply is read and not relayed, so the connection stays in step.
 
 Replies to calls the shim does not model are relayed as they arrive. The reply to a change is read in
 full first and relayed only once its event was published (see :mod:`hivewire_shim.capture`), so a
@@ -31,6 +33,7 @@ import contextlib
 import logging
 import select
 import socket
+import ssl
 import struct
 import time
 from collections.abc import Callable
@@ -39,6 +42,7 @@ from typing import Any
 from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException
 
+from hivewire_shim.budget import Budget
 from hivewire_shim.capture import Capture, Plan
 from hivewire_shim.reply import Reply
 from hivewire_shim.upstream import Upstream, UpstreamUnavailable
@@ -62,6 +66,25 @@ __all__ = ["ClientGone", "Connection"]
 
 log = logging.getLogger(__name__)
 _I32 = struct.Struct(">i")
+
+
+#: Methods the IDL declares ``oneway`` (fb303 ``shutdown``): the server sends no reply to them.
+REPLYLESS_METHODS = frozenset(
+    name
+    for name in dir(ThriftHiveMetastore.Iface)
+    if not name.startswith("_") and not hasattr(ThriftHiveMetastore.Client, f"recv_{name}")
+)
+
+
+#: Seconds a client may take over its TLS handshake.
+_HANDSHAKE_TIMEOUT = 30.0
+
+#: What :meth:`Connection._read_request` returns for a request it refused (and answered).
+_REFUSED = object()
+
+
+def _discard(piece: bytes) -> None:
+    return None
 
 
 class ClientGone(Exception):
@@ -151,6 +174,7 @@ class Connection:
         count: Callable[[str, bool], None],
         max_message_bytes: int,
         send_timeout: float = 600.0,
+        budget: Budget | None = None,
     ) -> None:
         self.sock = sock
         self.peer = peer
@@ -158,7 +182,7 @@ class Connection:
         self._capture = capture
         self._count = count
         self._max = max_message_bytes
-        self._reader = MessageReader(sock, side=f"client {peer}", max_message_bytes=max_message_bytes)
+        self._reader = MessageReader(sock, side=f"client {peer}", max_message_bytes=max_message_bytes, budget=budget)
         self._framed = False
         self._up: socket.socket | None = None
         self._up_reader: MessageReader | None = None
@@ -172,17 +196,24 @@ class Connection:
     # -- the loop -----------------------------------------------------------------------------------------
     def run(self) -> None:
         try:
+            if isinstance(self.sock, ssl.SSLSocket) and not self._handshake():
+                return
             if not self._detect_transport():
                 return
             while True:
                 request = self._read_request()
                 if request is None:
                     return
+                if request is _REFUSED:
+                    self._reader.release()
+                    continue
+                assert isinstance(request, tuple)
                 self.busy = True
                 try:
                     self._handle(*request)
                 finally:
                     self.busy = False
+                    self._reader.release()
         except ClientGone as e:
             log.info("client %s went away mid-call (%s); connection closed", self.peer, e)
         except PeerClosed as e:
@@ -197,6 +228,7 @@ class Connection:
         except Exception:
             log.exception("client %s: unexpected error; closing its connection", self.peer)
         finally:
+            self._reader.release()
             self.close()
 
     def close(self) -> None:
@@ -208,6 +240,18 @@ class Connection:
         """Make the connection end after its current call (the shim is stopping)."""
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RD)
+
+    def _handshake(self) -> bool:
+        """The TLS handshake with the client (bounded: a silent client must not hold its thread for long)."""
+        assert isinstance(self.sock, ssl.SSLSocket)
+        try:
+            self.sock.settimeout(_HANDSHAKE_TIMEOUT)
+            self.sock.do_handshake()
+            self.sock.settimeout(None)
+        except (OSError, ssl.SSLError) as e:
+            log.info("client %s: TLS handshake failed (%s); connection closed", self.peer, e)
+            return False
+        return True
 
     def _detect_transport(self) -> bool:
         """Buffered (the message starts at once) or framed (a length first); False if the client left."""
@@ -227,7 +271,30 @@ class Connection:
         log.debug("client %s: %s transport", self.peer, "framed" if self._framed else "buffered")
         return True
 
-    def _read_request(self) -> tuple[Header, bytes] | None:
+    def _refuse_request(self, size: int) -> None:
+        """No room for a framed request of ``size`` bytes: read it through without keeping it, and answer
+        with a TApplicationException that says why (the connection stays in step)."""
+        r = self._reader
+        r.charging = False
+        try:
+            parsed = parse_header(r.peek(min(size, 4096)))
+            r.skip_bytes(size)
+        finally:
+            r.charging = True
+        if parsed is None:
+            raise WireError("a frame shorter than its message header")
+        header = parsed[0]
+        budget = r.budget
+        assert budget is not None  # only a reader with a budget refuses
+        message = (
+            f"hivewire shim: request of {size} bytes refused: the shim holds too much of other clients' requests "
+            f"({budget.setting}={budget.limit}); retry later"
+        )
+        log.warning("client %s: %s refused: %d bytes, no room (%s)", self.peer, header, size, message)
+        if header.type != ONEWAY:
+            self._client_send(frame(application_exception(header, TApplicationException.INTERNAL_ERROR, message)))
+
+    def _read_request(self) -> tuple[Header, bytes] | object | None:
         r = self._reader
         r.message_start()
         try:
@@ -235,6 +302,9 @@ class Connection:
                 size = r.read_i32()
                 if size <= 0 or size > self._max:
                     raise WireError(f"frame length {size}")
+                if not r.reserve(2 * size):
+                    self._refuse_request(size)
+                    return _REFUSED
                 body = r.read_exact(size)
                 parsed = parse_header(body)
                 if parsed is None:
@@ -268,7 +338,11 @@ class Connection:
         reply: Reply | None = None
         try:
             plan = self._capture.plan(header, body)
-            out = _Outbox(self._client_send, hold=plan is not None)
+            # A call sent as ONEWAY waits for no reply, but the metastore answers every method that is not
+            # oneway in the IDL whatever the message type: its reply is read (so the connection stays in
+            # step and a change's event has the final state) and not relayed.
+            send = self._client_send if header.type != ONEWAY else _discard
+            out = _Outbox(send, hold=plan is not None)
             reply = self._forward(header, body, None, out) if plan is None else self._carry_out(plan, body, out)
             if out.gone is not None:
                 raise out.gone
@@ -292,10 +366,15 @@ class Connection:
         try:
             with plan.locked():
                 plan.read_before()
-                reply = self._forward(plan.header, body, plan.result_class, out)
-                plan.publish(reply)
+                plan.intend(body)
+                try:
+                    reply = self._forward(plan.header, body, plan.result_class, out)
+                    plan.publish(reply)
+                finally:
+                    plan.done()
         finally:
-            self._client_send_all(out.held)
+            if plan.header.type != ONEWAY:
+                self._client_send_all(out.held)
         return reply
 
     def _remember_setting(self, name: str, body: bytes) -> None:
@@ -319,7 +398,7 @@ class Connection:
     def _forward(self, header: Header, body: bytes, result_class: Any, out: _Outbox) -> Reply:
         """Send one call upstream and pass its reply to ``out``, decoded as ``result_class`` if one is given;
         a failed upstream becomes a TApplicationException for the client."""
-        oneway = header.type == ONEWAY
+        replyless = header.name in REPLYLESS_METHODS
         for attempt in (1, 2):
             try:
                 self._ensure_upstream()
@@ -334,7 +413,7 @@ class Connection:
                     continue
                 return self._fail(header, f"hivewire shim: upstream {self._up_uri} failed: {e}", out)
             break
-        if oneway:
+        if replyless:
             return Reply(header, True)
         try:
             return self._relay(out.put, result_class)

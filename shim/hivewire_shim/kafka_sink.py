@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import os
+import struct
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -24,7 +25,7 @@ from hivewire.errors import ConfigError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import ListenerEvent
 from hivewire_shim.sinks import partition_key
-from hivewire_shim.spool import FsyncPolicy, Spool, SpoolRecord, write_all
+from hivewire_shim.spool import PRIVATE_FILE, FsyncPolicy, Spool, SpoolRecord, write_all
 
 if TYPE_CHECKING:
     from confluent_kafka import Producer
@@ -56,6 +57,8 @@ PRODUCER_DEFAULTS: Mapping[str, Any] = {
     "message.max.bytes": 64 << 20,
 }
 
+#: The record key Apiary's listener writes: the event time in ms, as Kafka's LongSerializer (big-endian).
+_APIARY_KEY = struct.Struct(">q")
 _PENDING, _DELIVERED, _REJECTED, _DONE_BEFORE = 0, 1, 2, 3
 
 #: librdkafka's metadata refresh interval (``topic.metadata.refresh.interval.ms``) when not configured;
@@ -113,7 +116,7 @@ def _refused_for_good() -> frozenset[int]:
 
 def _append_line(path: Path, line: bytes) -> None:
     """Append ``line`` to ``path`` durably, or raise OSError with the file as it was (no torn line)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
     try:
         size = os.fstat(fd).st_size
         try:
@@ -160,7 +163,8 @@ class KafkaSink:
     """Apiary JSON to a Kafka ``topic``, partitioned like Apiary's producer, through a :class:`Spool`.
 
     :meth:`publish` encodes the event and appends it to the spool in ``spool_dir``; a sender thread reads
-    the spool in order, produces each record to ``partition_for(key, partition count)`` with no key, and
+    the spool in order, produces each record to ``partition_for(key, partition count)`` with Apiary's
+    record key (the event time in ms as an 8-byte big-endian long; it plays no part in the placement), and
     acknowledges it in the spool on its delivery report. While Kafka is unreachable the spool grows and
     the sender keeps trying; on start, whatever the spool holds past its acknowledged marker is sent
     first. ``producer_config`` adds to or overrides :data:`PRODUCER_DEFAULTS` (librdkafka keys).
@@ -569,6 +573,7 @@ class KafkaSink:
                         producer.produce(
                             self.topic,
                             record.payload,
+                            _APIARY_KEY.pack(record.timestamp_ms),
                             partition=partition,
                             timestamp=record.timestamp_ms,
                             on_delivery=on_delivery(record, partition),

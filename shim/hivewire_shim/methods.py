@@ -10,7 +10,7 @@ partition built from its values, an ``add_partitions_pspec`` the partitions its 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from thrift.Thrift import TType
 
@@ -36,13 +36,45 @@ from hivewire_thrift.hive_metastore import ttypes as hms
 
 __all__ = ["MODELED_METHODS", "change_for"]
 
+_T = TypeVar("_T")
+
 
 def change_for(name: str, body: bytes, offset: int) -> Change | None:
     """The Change a call of the modeled method ``name`` makes (None: its arguments make none), from its
     message ``body`` whose arguments start at ``offset``. Raises on arguments it cannot decode."""
     if name == "fire_listener_event":
         return _insert(body, offset)
-    return _CHANGES[name](decode_args(getattr(_service, f"{name}_args"), body, offset))
+    return _CHANGES[name](as_received(decode_args(getattr(_service, f"{name}_args"), body, offset)))
+
+
+#: The fields of plain (not optional) primitive type of the structs a change carries. The metastore's Java
+#: objects hold 0 or false where a client left such a field out, and its events carry those values.
+_PRIMITIVES: dict[type, tuple[str, ...]] = {
+    hms.Table: ("createTime", "lastAccessTime", "retention"),
+    hms.Partition: ("createTime", "lastAccessTime"),
+    hms.StorageDescriptor: ("compressed", "numBuckets"),
+    hms.Order: ("order",),
+    hms.PrivilegeGrantInfo: ("createTime", "grantOption"),
+}
+
+
+def as_received(obj: _T) -> _T:
+    """``obj`` (call arguments) as the metastore's Java side reads it: unset plain primitives become 0/false
+    in every struct of :data:`_PRIMITIVES` it holds (changed in place). Unset objects stay unset."""
+    if isinstance(obj, list):
+        for item in obj:
+            as_received(item)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            as_received(item)
+    elif hasattr(obj, "thrift_spec"):
+        for field in _PRIMITIVES.get(type(obj), ()):
+            if getattr(obj, field) is None:
+                setattr(obj, field, False if field in ("compressed", "grantOption") else 0)
+        for value in obj.__dict__.values():
+            if value is not None and not isinstance(value, (str, int, float, bytes)):
+                as_received(value)
+    return obj
 
 
 def _env_cascade(cascade: bool | None) -> Any:
@@ -113,7 +145,7 @@ def _add_partitions_req(r: Any) -> Change:
         r.parts or [],
         r.environmentContext,
         stored_from=_listed if r.needResult is not False else lambda result: None,
-        if_not_exists=bool(r.ifNotExists) and r.needResult is False,
+        if_not_exists=bool(r.ifNotExists),
     )
 
 

@@ -16,23 +16,33 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import errno
 import logging
+import os
+import select
 import socket
+import ssl
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict
 
+from hivewire._ratelimit import RateLimit
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
 from hivewire.config._key import Key
 from hivewire.errors import ConfigError
 from hivewire.metastore import UriResolver, format_address
+from hivewire_shim.budget import Budget
 from hivewire_shim.capture import Capture, EventOptions
 from hivewire_shim.connection import Connection
+from hivewire_shim.health import Health, HealthEndpoint
+from hivewire_shim.intents import Intents
 from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, Lookup
 from hivewire_shim.sinks import Sink, fan_out
 from hivewire_shim.spool import FsyncPolicy
+from hivewire_shim.tls import client_context, server_context
 from hivewire_shim.upstream import Upstream, discovery_of
 from hivewire_shim.wire import DEFAULT_MAX_MESSAGE_BYTES
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
@@ -94,6 +104,14 @@ class Shim:
         lookup_connections: int = 16,
         client_send_timeout: float = 600.0,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
+        max_connections: int = 1000,
+        max_buffered_bytes: int = 1 << 30,
+        health_port: int | None = None,
+        health_host: str = "127.0.0.1",
+        ssl_context: ssl.SSLContext | None = None,
+        upstream_ssl_context: ssl.SSLContext | None = None,
+        intent_dir: str | os.PathLike[str] | None = None,
+        intent_fsync: bool = False,
     ) -> None:
         if max_message_bytes < 1024:
             raise ConfigError(
@@ -106,8 +124,15 @@ class Shim:
         self.upstream = (
             upstream
             if isinstance(upstream, Upstream)
-            else Upstream(upstream, framed=framed, connect_timeout=connect_timeout, timeout=timeout)
+            else Upstream(
+                upstream,
+                framed=framed,
+                connect_timeout=connect_timeout,
+                timeout=timeout,
+                ssl_context=upstream_ssl_context,
+            )
         )
+        self.ssl_context = ssl_context
         # The namespace given, else a DiscoveryConfig's own, else Hive's default.
         namespace = namespace or (None if zookeeper is None or isinstance(zookeeper, str) else zookeeper.namespace)
         namespace = namespace or "hive_metastore"
@@ -126,7 +151,8 @@ class Shim:
         self.max_message_bytes = max_message_bytes
         self.read_timeout = read_timeout
         self.lookup = Lookup(lambda: self.upstream.client(read_timeout), size=lookup_connections, timeout=read_timeout)
-        self.capture = Capture(self.lookup, fan_out(self.sinks), self.settings)
+        self.intents = Intents(intent_dir, fsync=intent_fsync) if intent_dir is not None else None
+        self.capture = Capture(self.lookup, fan_out(self.sinks), self.settings, self.intents)
         self._listener: socket.socket | None = None
         self._accept_thread: threading.Thread | None = None
         self._connections: dict[Connection, threading.Thread] = {}
@@ -139,6 +165,15 @@ class Shim:
         #: IDL nor the upstream knows are counted together under :data:`UNKNOWN_METHOD`.
         self.calls: collections.Counter[str] = collections.Counter()
         self.port = 0
+        self.max_connections = max_connections
+        self.budget = Budget(max_buffered_bytes)
+        self.health = Health()
+        self.health_port = health_port
+        self.health_host = health_host
+        self._health_endpoint: HealthEndpoint | None = None
+        self._trouble_log = RateLimit(60)
+        self._full_log = RateLimit(60)
+        self._spare: int | None = None
 
     @classmethod
     def from_settings(cls, settings: ShimSettings, *, sinks: Sequence[Sink] | None = None) -> Shim:
@@ -179,6 +214,8 @@ class Shim:
         """Listen and serve in background threads; register in ZooKeeper if configured."""
         if self._listener is not None:
             return self
+        # Before any new change: the events of the changes the last run may have left without them.
+        self.capture.reconcile()
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         listener = socket.socket(family, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -187,6 +224,11 @@ class Shim:
         self._listener = listener
         self.port = listener.getsockname()[1]
         self.upstream.exclude(self.uri)
+        with contextlib.suppress(OSError):
+            self._spare = os.open(os.devnull, os.O_RDONLY)
+        if self.health_port is not None:
+            self._health_endpoint = HealthEndpoint(self.health_host, self.health_port, self.health_report)
+            log.info("shim health on http://%s:%d/health", self.health_host, self._health_endpoint.port)
         self._accept_thread = threading.Thread(target=self._accept_loop, name=f"hivewire-shim-{self.port}", daemon=True)
         self._accept_thread.start()
         log.info("hivewire shim listening on %s:%d, relaying to %s", self.host, self.port, self.upstream.describe())
@@ -197,16 +239,94 @@ class Shim:
         return self
 
     def _accept_loop(self) -> None:
+        """Accept connections until stopped. Nothing ends it but :meth:`stop`: when descriptors or threads
+        run out, it refuses connections (accepts and closes them, with a spare descriptor kept for that),
+        backs off, logs one line a minute and reports DOWN on ``/health`` until a connection is served again."""
         assert self._listener is not None
+        backoff = 0.0
         while not self._stopping.is_set():
             try:
-                sock, addr = self._listener.accept()
-            except OSError:
-                if self._stopping.is_set():
-                    return
-                log.exception("accept failed; continuing")
+                trouble = self._accept_one()
+            except Exception as e:  # never let the accept thread die
+                trouble = f"{type(e).__name__}: {e}"
+            if trouble is None:
+                backoff = 0.0
+                lasted = self.health.fine()
+                if lasted is not None:
+                    log.warning("accepting connections again after %.1f s", lasted)
                 continue
-            peer = f"{addr[0]}:{addr[1]}"
+            if self._stopping.is_set():
+                return
+            self.health.trouble(trouble)
+            if count := self._trouble_log.due():
+                log.error(
+                    "cannot serve new connections (%s; %d time(s) since the last such line); refusing them "
+                    "and retrying with backoff; /health reports DOWN until it recovers",
+                    trouble,
+                    count,
+                )
+            backoff = min(1.0, max(0.05, backoff * 2))
+            self._refuse_for(backoff)
+
+    def _refuse_for(self, seconds: float) -> None:
+        """Refuse every connection that arrives in the next ``seconds`` (clients hear no at once instead of
+        waiting in the backlog while the shim cannot serve them)."""
+        listener = self._listener
+        assert listener is not None
+        deadline = time.monotonic() + seconds
+        while not self._stopping.is_set() and (left := deadline - time.monotonic()) > 0:
+            try:
+                readable, _, _ = select.select([listener], [], [], left)
+            except (OSError, ValueError):
+                self._stopping.wait(left)
+                return
+            if not readable:
+                continue
+            try:
+                sock, _ = listener.accept()
+            except OSError as e:
+                if e.errno in (errno.EMFILE, errno.ENFILE) and self._spare is not None:
+                    self._refuse_with_spare()
+                else:
+                    self._stopping.wait(min(left, 0.05))
+                continue
+            self._refuse(sock)
+
+    def _accept_one(self) -> str | None:
+        """Accept one connection and start serving it; what went wrong, or None."""
+        assert self._listener is not None
+        try:
+            sock, addr = self._listener.accept()
+        except OSError as e:
+            if self._stopping.is_set():
+                return "stopping"
+            if e.errno in (errno.EMFILE, errno.ENFILE):
+                self._refuse_with_spare()
+            return f"accept failed: {e}"
+        peer = f"{addr[0]}:{addr[1]}"
+        if self.ssl_context is not None:
+            # The handshake runs on the connection's thread (Connection.run), not here: a slow or silent client
+            # must not hold up accepting.
+            try:
+                sock = self.ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+            except (OSError, ValueError) as e:
+                self._refuse(sock)
+                return f"could not set up TLS for a connection: {e}"
+        with self._lock:
+            full = len(self._connections) >= self.max_connections
+        if full:
+            self._refuse(sock)
+            if count := self._full_log.due():
+                log.warning(
+                    "refused a connection from %s: %d connections are open, the limit (%s); %d refused since "
+                    "the last such line",
+                    peer,
+                    self.max_connections,
+                    keys.SHIM_MAX_CONNECTIONS.name,
+                    count,
+                )
+            return None
+        try:
             conn = Connection(
                 sock,
                 peer,
@@ -215,11 +335,44 @@ class Shim:
                 count=self._count,
                 max_message_bytes=self.max_message_bytes,
                 send_timeout=self.client_send_timeout,
+                budget=self.budget,
             )
             thread = threading.Thread(target=self._serve, args=(conn,), name=f"hivewire-shim-conn-{peer}", daemon=True)
             with self._lock:
                 self._connections[conn] = thread
+        except Exception as e:
+            self._refuse(sock)
+            return f"could not set up a connection: {e}"
+        try:
             thread.start()
+        except (RuntimeError, MemoryError, OSError) as e:  # "can't start new thread": pids or memory limit
+            with self._lock:
+                self._connections.pop(conn, None)
+            self._refuse(sock)
+            return f"could not start a thread: {e}"
+        return None
+
+    def _refuse(self, sock: socket.socket) -> None:
+        self.health.refuse()
+        with contextlib.suppress(OSError):
+            sock.close()
+
+    def _refuse_with_spare(self) -> None:
+        """Out of descriptors: free the spare one, accept and close a waiting connection (so its client
+        hears no rather than hanging), take the spare back."""
+        if self._spare is None:
+            return
+        os.close(self._spare)
+        self._spare = None
+        try:
+            sock, _ = self._listener.accept() if self._listener is not None else (None, None)
+            if sock is not None:
+                self._refuse(sock)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                self._spare = os.open(os.devnull, os.O_RDONLY)
 
     def _serve(self, conn: Connection) -> None:
         try:
@@ -237,6 +390,26 @@ class Shim:
     def read_failures(self) -> int:
         """The shim's own reads of the upstream that failed or timed out (their events carry stand-ins)."""
         return self.lookup.failures
+
+    @property
+    def health_url(self) -> str | None:
+        """Where ``/health`` is served (None: no endpoint)."""
+        if self._health_endpoint is None:
+            return None
+        return f"http://{format_address(self.health_host, self._health_endpoint.port)}/health"
+
+    def health_report(self) -> dict[str, object]:
+        """What ``/health`` answers: UP while connections are accepted, else DOWN with the reason."""
+        problem = self.health.problem
+        return {
+            "status": "UP" if problem is None else "DOWN",
+            "problem": problem,
+            "connections": self.connections,
+            "max_connections": self.max_connections,
+            "refused_connections": self.health.refused,
+            "buffered_request_bytes": self.budget.held,
+            "refused_requests": self.budget.refused,
+        }
 
     @property
     def connections(self) -> int:
@@ -257,6 +430,12 @@ class Shim:
             self._listener.close()
         if self._accept_thread is not None:
             self._accept_thread.join(5)
+        if self._health_endpoint is not None:
+            self._health_endpoint.close()
+        if self._spare is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._spare)
+            self._spare = None
         with self._lock:
             connections = dict(self._connections)
         for conn in connections:
@@ -264,6 +443,8 @@ class Shim:
         for thread in connections.values():
             thread.join(timeout)
         self.lookup.close()
+        if self.intents is not None:
+            self.intents.close()
         for sink in self.sinks:
             try:
                 sink.close(timeout)
@@ -336,6 +517,14 @@ class ShimKeywords(TypedDict):
     lookup_connections: int
     client_send_timeout: float
     read_timeout: float
+    max_connections: int
+    max_buffered_bytes: int
+    health_port: int | None
+    health_host: str
+    ssl_context: ssl.SSLContext | None
+    upstream_ssl_context: ssl.SSLContext | None
+    intent_dir: str | None
+    intent_fsync: bool
 
 
 @dataclass(frozen=True)
@@ -372,6 +561,17 @@ class ShimSettings:
     lookup_connections: int
     client_send_timeout: float
     read_timeout: float
+    max_connections: int
+    max_buffered_bytes: int
+    health_port: int | None
+    health_host: str
+    ssl_certfile: str | None
+    ssl_keyfile: str | None
+    ssl_ca: str | None
+    upstream_ssl: bool
+    upstream_ssl_ca: str | None
+    upstream_ssl_certfile: str | None
+    upstream_ssl_keyfile: str | None
     publish: PublishSettings | None
 
     @classmethod
@@ -420,6 +620,17 @@ class ShimSettings:
             lookup_connections=config.read(keys.SHIM_LOOKUP_CONNECTIONS),
             client_send_timeout=config.read(keys.SHIM_CLIENT_SEND_TIMEOUT),
             read_timeout=config.read(keys.SHIM_READ_TIMEOUT),
+            max_connections=config.read(keys.SHIM_MAX_CONNECTIONS),
+            max_buffered_bytes=config.read(keys.SHIM_MAX_BUFFERED),
+            health_port=config.read(keys.SHIM_HEALTH_PORT) or None,
+            health_host=config.read(keys.SHIM_HEALTH_HOST),
+            ssl_certfile=config.optional(keys.SHIM_SSL_CERTFILE),
+            ssl_keyfile=config.optional(keys.SHIM_SSL_KEYFILE),
+            ssl_ca=config.optional(keys.SHIM_SSL_CA),
+            upstream_ssl=config.read(keys.SHIM_UPSTREAM_SSL),
+            upstream_ssl_ca=config.optional(keys.SHIM_UPSTREAM_SSL_CA),
+            upstream_ssl_certfile=config.optional(keys.SHIM_UPSTREAM_SSL_CERTFILE),
+            upstream_ssl_keyfile=config.optional(keys.SHIM_UPSTREAM_SSL_KEYFILE),
             publish=publish if bootstrap_servers and topic else None,
         )
 
@@ -466,6 +677,18 @@ class ShimSettings:
             lookup_connections=self.lookup_connections,
             client_send_timeout=self.client_send_timeout,
             read_timeout=self.read_timeout,
+            max_connections=self.max_connections,
+            max_buffered_bytes=self.max_buffered_bytes,
+            health_port=self.health_port,
+            health_host=self.health_host,
+            ssl_context=server_context(self.ssl_certfile, self.ssl_keyfile, self.ssl_ca) if self.ssl_certfile else None,
+            upstream_ssl_context=(
+                client_context(self.upstream_ssl_ca, self.upstream_ssl_certfile, self.upstream_ssl_keyfile)
+                if self.upstream_ssl
+                else None
+            ),
+            intent_dir=self.publish.spool_dir if self.publish is not None else None,
+            intent_fsync=self.publish is not None and self.publish.fsync == "always",
         )
 
 

@@ -62,6 +62,24 @@ _RECORD_START = re.compile(rb"(?=\d+\t[0-9a-f]{8}\t\d+\t)")
 _READ_CHUNK = 1 << 20
 
 
+#: Spool files hold every event's full objects (table locations, parameters): readable by the shim's user only,
+#: in a directory only that user can list (``umask`` notwithstanding).
+PRIVATE_FILE = 0o600
+PRIVATE_DIRECTORY = 0o700
+
+
+def _private_directory(directory: Path) -> None:
+    """Create ``directory`` (0700) or make an existing one and its files private (0700/0600)."""
+    directory.mkdir(mode=PRIVATE_DIRECTORY, parents=True, exist_ok=True)
+    try:
+        os.chmod(directory, PRIVATE_DIRECTORY)
+        for entry in os.scandir(directory):
+            if entry.is_file(follow_symlinks=False):
+                os.chmod(entry.path, PRIVATE_FILE)
+    except OSError as e:
+        log.warning("spool %s: could not make it private to the shim's user (%s); check its owner", directory, e)
+
+
 @dataclass(frozen=True)
 class SpoolRecord:
     """One spooled event: its sequence number, when it was published, its Kafka key and its Apiary JSON."""
@@ -171,11 +189,13 @@ class Spool:
         if fsync not in ("always", "interval", "never"):
             raise ConfigError("spool fsync", f"{fsync!r} is not always, interval or never")
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        _private_directory(self.directory)
         self.fsync = fsync
         self.segment_bytes = segment_bytes
         self.checkpoint_interval = checkpoint_interval
-        self._lock_file = open(self.directory / "LOCK", "a+b")  # noqa: SIM115 - held for the spool's life
+        self._lock_file = os.fdopen(
+            os.open(self.directory / "LOCK", os.O_RDWR | os.O_APPEND | os.O_CREAT, PRIVATE_FILE), "a+b"
+        )
         try:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -316,7 +336,7 @@ class Spool:
             path = segments[-1]
         else:
             path = self.directory / _segment_name(self._next_seq)
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
         self._segment_size = os.fstat(self._fd).st_size
         # What a killed shim left in the page cache counts as synced from here on: make it so.
         os.fsync(self._fd)
@@ -385,7 +405,8 @@ class Spool:
 
     def _roll(self) -> None:
         assert self._fd is not None
-        fd = os.open(self.directory / _segment_name(self._next_seq), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        path = self.directory / _segment_name(self._next_seq)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
         # The old segment is complete: make it durable before anything lands in the new one.
         try:
             os.fsync(self._fd)
@@ -497,7 +518,7 @@ class Spool:
             acked, done = state
             tmp = self.directory / "acked.tmp"
             try:
-                with open(tmp, "w") as f:
+                with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE), "w") as f:
                     f.write(f"{acked}\n" + (f"done {_format_ranges(done)}\n" if done else ""))
                     f.flush()
                     os.fsync(f.fileno())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import ssl
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -60,6 +61,7 @@ class Upstream:
     such as :class:`hivewire.discovery.ZooKeeperResolver`. Fixed URIs are tried in order (``shuffle`` for
     Hive's random selection), discovered ones in the resolver's order. ``framed``: the upstream uses the
     framed transport. ``timeout`` bounds each relayed reply (Hive's client socket timeout is 600 s).
+    ``ssl_context``: connect with TLS (see :func:`hivewire_shim.tls.client_context`).
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class Upstream:
         connect_timeout: float = 5.0,
         timeout: float = 600.0,
         shuffle: bool = False,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.resolver: UriResolver = uris if isinstance(uris, UriResolver) else FixedUris(parse_uris(uris), shuffle)
         self.framed = framed
@@ -81,6 +84,7 @@ class Upstream:
             "check --metastore-uris (metastore.thrift.uris) or discovery, and that the metastore runs",
             log,
         )
+        self.ssl_context = ssl_context
 
     def exclude(self, *uris: str) -> None:
         """Never connect to these (the shim's own advertised address)."""
@@ -105,6 +109,14 @@ class Upstream:
                 with contextlib.suppress(OSError):
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+                if self.ssl_context is not None:
+                    try:
+                        sock.settimeout(self.connect_timeout)
+                        sock = self.ssl_context.wrap_socket(sock, server_hostname=host)
+                    except (OSError, ssl.SSLError) as e:
+                        sock.close()
+                        tried.append(f"{uri}: TLS handshake failed: {e}")
+                        continue
                 sock.settimeout(self.timeout)
                 self.reachability.up()
                 return sock, uri
@@ -118,9 +130,11 @@ class Upstream:
 
     def client(self, timeout: float = DEFAULT_READ_TIMEOUT) -> MetastoreClient:
         """A client on the same upstream for the shim's own reads, each call bounded by ``timeout`` seconds."""
-        return ReadClient(
+        client = ReadClient(
             self.resolver,
             transport="framed" if self.framed else "buffered",
             connect_timeout=min(self.connect_timeout, timeout),
             timeout=timeout,
         )
+        client.ssl_context = self.ssl_context
+        return client

@@ -28,10 +28,13 @@ from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException, TType
 from thrift.transport import TTransport
 
+from hivewire_shim.budget import Budget, OverBudget
+
 try:
     from thrift.protocol import fastbinary as _fastbinary
 except ImportError:  # pragma: no cover - depends on how thrift was installed
     _fastbinary = None
+
 
 __all__ = [
     "CALL",
@@ -173,9 +176,22 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
     """
 
     def __init__(
-        self, sock: socket.socket, *, side: str, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, chunk: int = 65536
+        self,
+        sock: socket.socket,
+        *,
+        side: str,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        chunk: int = 65536,
+        budget: Budget | None = None,
     ) -> None:
         self._sock = sock
+        self._budget = budget
+        #: The budget this reader takes from (None: none).
+        self.budget = budget
+        #: Bytes taken from ``budget`` since the last :meth:`release`; ``charging`` False reads without.
+        self.taken = 0
+        self._reserved = 0
+        self.charging = True
         self.side = side
         self._chunk = chunk
         self._max = max_message_bytes
@@ -340,6 +356,36 @@ class MessageReader(TTransport.TTransportBase, TTransport.CReadableTransport):  
                 raise PeerClosed(f"{self.side}: {e}", started=self._started or pending > 0 or got > 0) from e
             if not piece:
                 raise PeerClosed(f"{self.side} closed the connection", started=self._started or pending > 0 or got > 0)
+            if self._budget is not None and self.charging:
+                # Twice: a request's pieces and the joined whole are both in memory while it is assembled.
+                charge = 2 * len(piece)
+                covered = min(self._reserved, charge)
+                self._reserved -= covered
+                if charge > covered:
+                    try:
+                        self._budget.take(charge - covered)
+                    except OverBudget as e:
+                        raise WireError(f"{self.side}: request refused: {e}") from e
+                    self.taken += charge - covered
             pieces.append(piece)
             got += len(piece)
         return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+    def reserve(self, n: int) -> bool:
+        """Take ``n`` bytes of the budget ahead (a frame of known length); False if there is no room."""
+        if self._budget is None:
+            return True
+        try:
+            self._budget.take(n)
+        except OverBudget:
+            return False
+        self._reserved += n
+        self.taken += n
+        return True
+
+    def release(self) -> None:
+        """Give back to the budget what this reader took (its request is over)."""
+        if self._budget is not None:
+            self._budget.give(self.taken)
+        self.taken = 0
+        self._reserved = 0

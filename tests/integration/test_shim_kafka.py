@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -96,13 +97,22 @@ def consume(bootstrap: str, topic: str, expected: int, timeout: float = 120) -> 
         consumer.close()
 
 
+def assert_apiary_key(message: Any) -> None:
+    """The record's key is Apiary's: the event time in milliseconds as an 8-byte big-endian long (the
+    Java listener's ``LongSerializer``), the same time as the record's timestamp."""
+    key = message.key()
+    assert key is not None and len(key) == 8
+    assert struct.unpack(">q", key)[0] == message.timestamp()[1]
+
+
 def check_order(messages: list[Any], tables: list[str], per_table: int) -> None:
     """Each table's partitions arrived once each, in the order they were added, on Apiary's partition."""
     seen: dict[str, list[int]] = collections.defaultdict(list)
     for m in sorted(messages, key=lambda m: (m.partition(), m.offset())):
         event = apiary.decode(m.value())
         assert isinstance(event, AddPartitionEvent) and event.status
-        assert m.key() is None and m.partition() == apiary.partition_for(event.qualified_name, PARTITIONS)
+        assert_apiary_key(m)
+        assert m.partition() == apiary.partition_for(event.qualified_name, PARTITIONS)
         seen[event.table_name or ""] += [int(p.values[0]) for p in event.partitions]
     assert sorted(seen) == sorted(tables)
     for table in tables:
@@ -155,7 +165,7 @@ def test_events_are_apiary_json_on_apiarys_partitions(
     messages = consume(kafka, topic, 3)
     by_partition: dict[int, list[Any]] = collections.defaultdict(list)
     for m in sorted(messages, key=lambda m: m.offset()):
-        assert m.key() is None
+        assert_apiary_key(m)
         by_partition[m.partition()].append(apiary.decode(m.value()))
     old_name = by_partition[apiary.partition_for(f"{db}.orders", PARTITIONS)]
     new_name = by_partition[apiary.partition_for(f"{db}.orders_v2", PARTITIONS)]  # a rename goes by the new name
@@ -344,3 +354,66 @@ def test_after_kill_9_every_change_a_client_saw_succeed_has_its_event(
     finally:
         assert second.terminate() == 0, second.log.read_text()
     check_order(messages, [t.tableName for t in tables], 40)
+
+
+def test_five_kill_9_with_four_writers_leave_no_change_without_an_event(
+    metastore: LocalMetastore, kafka: str, db: str, tmp_path: Path
+) -> None:
+    """Issue 18: the shim writes each change's intent down before forwarding it, so a change a kill -9 caught
+    between the metastore and the spool is published on the next start, marked hivewire.shim.outcome=unknown."""
+    tables = tables_in(metastore, db, 4)
+    topic = f"shim-{uuid.uuid4().hex[:8]}"
+    common = ["--upstream", metastore.uri, "--topic", topic, "--spool-dir", str(tmp_path / "spool")]
+    common += ["--kafka-bootstrap-servers", kafka]
+    current = {"uri": ""}
+    stop = threading.Event()
+    failures = collections.Counter[str]()
+
+    def writer(table: Any) -> None:
+        n = 0
+        while not stop.is_set():
+            try:
+                with hw.MetastoreClient(current["uri"], timeout=60, connect_timeout=2) as client:
+                    while not stop.is_set():
+                        client.add_partition(make_partition(table, [str(n)]))
+                        n += 1
+            except hw.HivewireError as e:
+                failures[type(e).__name__] += 1
+                n += 1  # that partition may or may not have been added: the next one is another
+                time.sleep(0.05)
+
+    shim = ShimProcess(tmp_path, common)
+    current["uri"] = shim.uri
+    threads = [threading.Thread(target=writer, args=(t,)) for t in tables]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(5):
+            time.sleep(3)  # four writers busy
+            shim.proc.kill()
+            shim.proc.wait(30)
+            shim = ShimProcess(tmp_path, common)
+            current["uri"] = shim.uri
+        time.sleep(2)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(120)
+    with hw.MetastoreClient(metastore.uri) as direct:
+        applied = {t.tableName: set(direct.get_partition_names(db, t.tableName, -1)) for t in tables}
+    try:
+        messages = consume(kafka, topic, sum(map(len, applied.values())), timeout=180)
+    finally:
+        assert shim.terminate() == 0, shim.log.read_text()
+    seen: dict[str, set[str]] = collections.defaultdict(set)
+    unknown = 0
+    for m in messages:
+        event = apiary.decode(m.value())
+        assert isinstance(event, AddPartitionEvent)
+        unknown += event.parameters.get("hivewire.shim.outcome") == "unknown"
+        seen[event.table_name or ""] |= {f"n={p.values[0]}" for p in event.partitions}
+    missing = {name: sorted(applied[name] - seen[name]) for name in applied if applied[name] - seen[name]}
+    assert missing == {}, f"changes in the metastore without an event: {missing} ({unknown} unknown-outcome events)"
+    assert sum(map(len, applied.values())) > 40 and failures  # the kills did land mid-stream
+    added = sum(map(len, applied.values()))
+    print(f"{added} partitions added, {dict(failures)} calls cut off, {unknown} unknown-outcome events")

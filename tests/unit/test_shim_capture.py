@@ -27,7 +27,7 @@ from hivewire.errors import MetastoreConnectionError, NoSuchObjectError
 from hivewire.events._model import EventType, ListenerEvent
 from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim.capture import Capture, EventOptions, Plan
-from hivewire_shim.changes import INCOMPLETE
+from hivewire_shim.changes import INCOMPLETE, OUTCOME, TRANSACTION_ACTIVE
 from hivewire_shim.locks import Locks
 from hivewire_shim.lookup import Lookup, ReadFailed
 from hivewire_shim.methods import MODELED_METHODS
@@ -120,7 +120,7 @@ def run(capture: Capture, name: str, args: Any, apply: Callable[[], Any], *, fai
         else:
             value = apply()
             result = result_class(success=value) if result_class.thrift_spec[0] is not None else result_class()
-        return Reply.of(header, result)
+        return Reply.of(Header(name, TMessageType.REPLY, 1), result)
 
     execute(plan, call)
 
@@ -168,7 +168,7 @@ def test_create_and_alter_table_read_back_what_the_metastore_stored(state: State
     assert created.event_type == EventType.CREATE_TABLE
     assert created.table.createTime == 1700000000  # the stored table, not the request's
     assert created.environment_context == env
-    assert created.parameters == {"hive.version": "2.3.10"}
+    assert created.parameters == {"hive.version": "2.3.10", TRANSACTION_ACTIVE: "false"}
     assert [c.name for c in alter.old_table.sd.cols] == ["id"]
     assert [c.name for c in alter.new_table.sd.cols] == ["id", "note"]
     assert alter.environment_context.properties == {"CASCADE": "true"}
@@ -187,7 +187,7 @@ def test_a_rename_is_an_alter_table_from_the_old_name_to_the_new(state: State) -
     run(capture, "alter_table_req", T.alter_table_req_args(req=req), apply)
     (event,) = events
     assert (event.old_table.tableName, event.new_table.tableName, event.qualified_name) == ("t", "t2", "db.t2")
-    assert event.parameters == {"hive.version": "3.1.3"}
+    assert event.parameters == {"hive.version": "3.1.3", TRANSACTION_ACTIVE: "false"}
 
 
 def test_partitions_added_in_bulk_are_one_event_dropped_and_altered_are_one_each(state: State) -> None:
@@ -547,18 +547,21 @@ def test_a_missing_object_is_not_a_failed_read(caplog: pytest.LogCaptureFixture)
     assert "did not exist before" in caplog.text
 
 
-def test_an_upstream_that_fails_after_the_call_was_sent_publishes_nothing_even_with_publish_failures(
+def test_an_upstream_that_fails_after_the_call_was_sent_publishes_an_unknown_outcome_event(
     state: State, caplog: pytest.LogCaptureFixture
 ) -> None:
-    capture, events = capture_for(state, publish_failures=True)
+    capture, events = capture_for(state)
     header = Header("create_table", TMessageType.CALL, 1)
     plan = capture.plan(header, call_bytes("create_table", T.create_table_args(tbl=make_table("db", "x"))))
     assert plan is not None
     died = Reply(header, False, error="upstream closed the connection", from_upstream=False, maybe_applied=True)
     with caplog.at_level(logging.WARNING, logger="hivewire_shim.capture"):
         execute(plan, lambda cls: died)
-    assert events == []
+    # Neither status would be true: the event shows what the metastore holds now, marked as such.
+    (event,) = events
+    assert event.event_type == EventType.CREATE_TABLE and event.parameters[OUTCOME] == "unknown"
     assert "may or may not have been made" in caplog.text
+    events.clear()
     unreachable = Reply(header, False, error="upstream metastore unavailable", from_upstream=False)
     execute(plan, lambda cls: unreachable)  # never reached the metastore: nothing to report
     assert events == []
@@ -851,8 +854,9 @@ def _check_created_table(env: Any) -> Callable[[State, State, Events], None]:
 def _check_altered_table(env: Any) -> Callable[[State, State, Events], None]:
     def check(before: State, after: State, events: Events) -> None:
         (event,) = events
-        assert event.old_table == _t(before) and event.new_table == _t(after)
-        assert event.new_table.parameters["transient_lastDdlTime"] == "1700000002"  # read back
+        # The new table is the request's (the metastore changes nothing of a partitioned table's that already
+        # has its transient_lastDdlTime, so it is not read back); the old one as stored before.
+        assert event.old_table == _t(before) and event.new_table.parameters == _altered_table(before).parameters
         assert event.environment_context == env
 
     return check
@@ -912,7 +916,10 @@ def _check_exchanged(before: State, after: State, events: Events) -> None:
 
 def _check_created_db(before: State, after: State, events: Events) -> None:
     (event,) = events
-    assert event.database == after.database("newdb") and event.database.parameters == {"created": "yes"}
+    # The request's database, with the location the metastore gave it (not what it stored besides).
+    assert event.database.name == "newdb" and event.database.description == "new"
+    assert event.database.locationUri == after.database("newdb").locationUri
+    assert event.database.parameters != {"created": "yes"}
 
 
 def _store_db(s: State, name: str = "newdb") -> None:
@@ -930,6 +937,8 @@ def _check_dropped_db(before: State, after: State, events: Events) -> None:
     assert [e.table for e in tables] == [_t(before), before.table("db", "dst")]
     assert all(e.delete_data is False for e in tables)  # drop_database_core drops each with deleteData=false
     assert database.database == before.database("db")
+    # The tables are dropped inside drop_database_core's transaction.
+    assert [e.parameters[TRANSACTION_ACTIVE] for e in events] == ["true", "true", "false"]
 
 
 def _check_insert(before: State, after: State, events: Events) -> None:
@@ -1304,7 +1313,10 @@ def test_every_modeled_method_publishes_its_events(method: str, full_state: Stat
     capture, events = capture_for(full_state)
     run(capture, method, case.args(full_state), lambda: case.apply(full_state))
     assert [(e.event_type, e.qualified_name) for e in events] == case.expect
-    assert all(e.status is True and e.parameters == {"hive.version": "2.3.10"} for e in events)
+    # Hive 2.3 adds HIVE_METASTORE_TRANSACTION_ACTIVE to all but these (MetaStoreListenerNotifier's callers).
+    plain = (EventType.ALTER_PARTITION, EventType.INSERT, EventType.ALTER_DATABASE)
+    assert all(e.status is True and e.parameters["hive.version"] == "2.3.10" for e in events)
+    assert all((TRANSACTION_ACTIVE in e.parameters) is (e.event_type not in plain) for e in events)
     case.check(before, full_state, events)
 
 

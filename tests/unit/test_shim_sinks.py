@@ -192,8 +192,17 @@ class FakeProducer:
         return SimpleNamespace(topics={topic: SimpleNamespace(error=self.kafka.topic_error, partitions=partitions)})
 
     def produce(
-        self, topic: str, value: bytes, *, partition: int, timestamp: int, on_delivery: Callable[[Any, Any], None]
+        self,
+        topic: str,
+        value: bytes,
+        key: bytes | None = None,
+        *,
+        partition: int,
+        timestamp: int,
+        on_delivery: Callable[[Any, Any], None],
     ) -> None:
+        # Apiary's key: the event time as an 8-byte big-endian long, the record's timestamp.
+        assert key == timestamp.to_bytes(8, "big", signed=True)
         if len(value) > self.max_bytes:  # librdkafka checks message.max.bytes before queueing
             raise KafkaException(
                 KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, "Unable to produce message: Broker: Message size too large")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import stat
 import threading
 from pathlib import Path
 from typing import Any
@@ -290,3 +291,24 @@ def test_always_fsyncs_each_record_before_append_returns(tmp_path: Path, monkeyp
     assert synced_sizes and synced_sizes[-1] == size  # fsync'ed with the record in it, before returning
     monkeypatch.undo()
     spool.close()
+
+
+def test_the_spool_is_private_to_the_shims_user(tmp_path: Path) -> None:
+    """Events hold whole tables: spool files are 0600 in a 0700 directory, whatever the umask, and an existing
+    spool's are made so."""
+    old = os.umask(0o022)
+    try:
+        directory = tmp_path / "spool"
+        spool = Spool(directory, fsync="never", segment_bytes=1024)
+        for i in range(20):
+            spool.append("db.t", b"x" * 100, i)
+        spool.close()
+        os.chmod(directory, 0o755)
+        for f in directory.iterdir():
+            os.chmod(f, 0o644)
+        Spool(directory, fsync="never").close()
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    files = list(directory.iterdir())
+    assert len(files) > 3 and {stat.S_IMODE(f.stat().st_mode) for f in files} == {0o600}

@@ -671,6 +671,70 @@ SHIM_LOOKUP_CONNECTIONS = _key(
     "Connections to the upstream kept for the shim's own reads.",
     default="16",
 )
+SHIM_MAX_CONNECTIONS = _key(
+    SHIM,
+    "hivewire.shim.max.connections",
+    Integer(1),
+    "Client connections served at once; more are closed as they arrive (a WARNING, at most one a minute).",
+    default="1000",
+)
+SHIM_MAX_BUFFERED = _key(
+    SHIM,
+    "hivewire.shim.max.buffered.bytes",
+    Integer(1024),
+    "Memory all connections may hold for client requests (twice the bytes received); a request past it is refused.",
+    default=str(1024 * 1024 * 1024),
+)
+SHIM_HEALTH_PORT = _key(
+    SHIM,
+    "hivewire.shim.health.port",
+    Integer(0),
+    "Port of the shim's /health endpoint (JSON; 503 while it cannot accept connections); 0: none.",
+    default="0",
+)
+SHIM_SSL_CERTFILE = _key(
+    SHIM,
+    "hivewire.shim.ssl.certfile",
+    Path(),
+    "PEM certificate (chain) the shim presents to its clients; set, clients must connect with TLS.",
+)
+SHIM_SSL_KEYFILE = _key(
+    SHIM, "hivewire.shim.ssl.keyfile", Path(), "PEM private key of the certificate.", default_doc="in the certfile"
+)
+SHIM_SSL_CA = _key(
+    SHIM,
+    "hivewire.shim.ssl.ca",
+    Path(),
+    "PEM CA certificates clients' certificates must be signed by; set, clients must present one.",
+)
+SHIM_UPSTREAM_SSL = _key(
+    SHIM,
+    "hivewire.shim.upstream.ssl",
+    Flag(),
+    "Connect to the upstream metastore with TLS.",
+    default="false",
+    aliases=("metastore.use.SSL", "hive.metastore.use.SSL"),
+)
+SHIM_UPSTREAM_SSL_CA = _key(
+    SHIM,
+    "hivewire.shim.upstream.ssl.ca",
+    Path(),
+    "PEM CA certificates the upstream's certificate is checked against.",
+    default_doc="the system's",
+)
+SHIM_UPSTREAM_SSL_CERTFILE = _key(
+    SHIM, "hivewire.shim.upstream.ssl.certfile", Path(), "PEM client certificate for the upstream, if it asks for one."
+)
+SHIM_UPSTREAM_SSL_KEYFILE = _key(
+    SHIM,
+    "hivewire.shim.upstream.ssl.keyfile",
+    Path(),
+    "PEM private key of that certificate.",
+    default_doc="in the certfile",
+)
+SHIM_HEALTH_HOST = _key(
+    SHIM, "hivewire.shim.health.host", Text("address"), "Address the /health endpoint listens on.", default="127.0.0.1"
+)
 
 # -- the archive ---------------------------------------------------------------------------------------------
 

@@ -34,7 +34,15 @@ from msgspec import Raw
 
 from hivewire.errors import DecodeError
 from hivewire.events._description import ENVIRONMENT, EventSpec, FieldSpec, Kind
-from hivewire.events._envelope import ANY_ENVELOPE, ENVELOPES, Envelope, encode, to_json_dict
+from hivewire.events._envelope import (
+    ANY_ENVELOPE,
+    ANY_TOLERANT_ENVELOPE,
+    ENVELOPES,
+    TOLERANT_ENVELOPES,
+    Envelope,
+    encode,
+    to_json_dict,
+)
 from hivewire.events._event import ListenerEvent, Loader, Origin
 from hivewire.events._model import EVENT_CLASSES
 from hivewire.events._thriftjson import decode_error, shown, struct_loader
@@ -58,6 +66,7 @@ __all__ = [
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 _DECODER = msgspec.json.Decoder(ANY_ENVELOPE)
+_TOLERANT_DECODER = msgspec.json.Decoder(ANY_TOLERANT_ENVELOPE)
 _parse_any = msgspec.json.Decoder().decode
 _first_byte = struct.Struct("c").unpack_from
 _NO_PARAMETERS: dict[str, str] = {}  # shared by events without parameters; events never change theirs
@@ -133,7 +142,10 @@ class _Spec:
 
 
 _SPECS: dict[type[Envelope], _Spec] = {
-    envelope: _Spec(TYPES[t], wire) for t, envelope in ENVELOPES.items() if (wire := TYPES[t].wire) is not None
+    envelope: _Spec(TYPES[t], wire)
+    for envelopes in (ENVELOPES, TOLERANT_ENVELOPES)
+    for t, envelope in envelopes.items()
+    if (wire := TYPES[t].wire) is not None
 }
 _BY_WIRE_TYPE: dict[str, _Spec] = {spec.wire_type: spec for spec in _SPECS.values()}
 
@@ -220,7 +232,7 @@ def read(data: bytes | bytearray | memoryview | str) -> Decoded:
     try:
         env: Any = _DECODER.decode(data)  # one of the ENVELOPES (table envelopes have tableName)
     except msgspec.ValidationError as e:
-        raise _explain(data, e) from None
+        env = _with_null_parameters(data, e)
     except msgspec.DecodeError as e:
         raise _not_json(data, e) from None
     except RecursionError:
@@ -295,6 +307,18 @@ def _not_json(data: bytes, error: msgspec.DecodeError) -> DecodeError:
     if "truncated" in reason and _LONE_SURROGATE(data):
         reason = "a \\u escape encodes a lone UTF-16 surrogate"
     return DecodeError(f"not JSON: {reason[:200]}")
+
+
+def _with_null_parameters(data: bytes, error: msgspec.ValidationError) -> Any:
+    """The envelope of a message with null parameter values (Apiary 5.0.x: a setting the metastore did not
+    have), those parameters left out as absent; else the DecodeError that explains ``error``."""
+    try:
+        env: Any = _TOLERANT_DECODER.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        raise _explain(data, error) from None
+    if env.parameters is not None:
+        env.parameters = {k: v for k, v in env.parameters.items() if v is not None}
+    return env
 
 
 def _explain(data: bytes, error: msgspec.ValidationError) -> DecodeError:

@@ -77,6 +77,25 @@ ENVELOPES: Mapping[EventType, type[Envelope]] = {
 #: Every envelope, tagged by ``eventType``: what a message decodes to.
 ANY_ENVELOPE = functools.reduce(operator.or_, ENVELOPES.values())
 
+
+def _tolerant(envelope: type[Envelope]) -> type[Envelope]:
+    return cast(
+        "type[Envelope]",
+        msgspec.defstruct(
+            f"{envelope.__name__}Nulls",
+            [("parameters", dict[str, str | None] | None, None)],
+            bases=(envelope,),
+            module=__name__,
+        ),
+    )
+
+
+#: The envelopes again, with null parameter values allowed: Apiary 5.0.x listeners wrote
+#: ``"hive.metastore.uris": null`` when the metastore had no such setting. Tried only when a message fails
+#: the strict ones, so the usual message pays nothing for them.
+TOLERANT_ENVELOPES: Mapping[EventType, type[Envelope]] = {t: _tolerant(e) for t, e in ENVELOPES.items()}
+ANY_TOLERANT_ENVELOPE = functools.reduce(operator.or_, TOLERANT_ENVELOPES.values())
+
 _ENCODE = msgspec.json.Encoder().encode
 _parse_any = msgspec.json.Decoder().decode
 # The kinds as module globals: the encoder compares each key's kind, and a global is cheaper than Kind.X.

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import ssl
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -155,6 +156,9 @@ class MetastoreClient:
     :class:`MetastoreClientPool` between threads instead.
     """
 
+    #: Connect with TLS through this context (set on an instance before it connects; the shim does so).
+    ssl_context: ssl.SSLContext | None = None
+
     def __init__(
         self,
         uris: str | Sequence[str] | UriResolver,
@@ -277,6 +281,13 @@ class MetastoreClient:
         # Resolve once and connect within one deadline for the URI, instead of TSocket.open(), which gives
         # each resolved address (IPv4 and IPv6 of one name) a full timeout of its own.
         handle = connect(host, port, self.connect_timeout)
+        if self.ssl_context is not None:
+            try:
+                handle.settimeout(self.connect_timeout)
+                handle = self.ssl_context.wrap_socket(handle, server_hostname=host)
+            except BaseException:
+                handle.close()
+                raise
         sock = TSocket.TSocket(host, port)
         sock.setHandle(handle)
         sock.setTimeout(int(self.timeout * 1000))

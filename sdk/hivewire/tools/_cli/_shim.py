@@ -46,6 +46,15 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--client-send-timeout", keys.SHIM_CLIENT_SEND_TIMEOUT, metavar="SECONDS"),
     Flag("--read-timeout", keys.SHIM_READ_TIMEOUT, metavar="SECONDS"),
     Flag("--max-message-size", keys.SHIM_MAX_MESSAGE_SIZE, metavar="BYTES"),
+    Flag("--max-connections", keys.SHIM_MAX_CONNECTIONS),
+    Flag("--max-buffered-bytes", keys.SHIM_MAX_BUFFERED, metavar="BYTES"),
+    Flag("--health-port", keys.SHIM_HEALTH_PORT),
+    Flag("--health-bind", keys.SHIM_HEALTH_HOST),
+    Flag("--ssl-certfile", keys.SHIM_SSL_CERTFILE, metavar="PEM"),
+    Flag("--ssl-keyfile", keys.SHIM_SSL_KEYFILE, metavar="PEM"),
+    Flag("--ssl-ca", keys.SHIM_SSL_CA, metavar="PEM"),
+    Flag("--upstream-ssl", keys.SHIM_UPSTREAM_SSL, switch="true"),
+    Flag("--upstream-ssl-ca", keys.SHIM_UPSTREAM_SSL_CA, metavar="PEM"),
 )
 
 

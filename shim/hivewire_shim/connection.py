@@ -403,7 +403,10 @@ class Connection:
             try:
                 self._ensure_upstream()
             except UpstreamUnavailable as e:
-                return self._fail(header, f"hivewire shim: {e}", out)
+                # While no metastore answers, the upstream's reachability says so once; one line per call would
+                # be a storm.
+                quiet = not self._upstream.reachability.reachable
+                return self._fail(header, f"hivewire shim: {e}", out, quiet=quiet)
             try:
                 self._send_upstream(body)
             except OSError as e:
@@ -429,8 +432,10 @@ class Connection:
                 header, f"hivewire shim: upstream {uri} failed during {header.name}: {e}", out, maybe_applied=True
             )
 
-    def _fail(self, header: Header, message: str, out: _Outbox, *, maybe_applied: bool = False) -> Reply:
-        log.warning("client %s: %s", self.peer, message)
+    def _fail(
+        self, header: Header, message: str, out: _Outbox, *, maybe_applied: bool = False, quiet: bool = False
+    ) -> Reply:
+        log.log(logging.DEBUG if quiet else logging.WARNING, "client %s: %s", self.peer, message)
         if header.type != ONEWAY:
             out.put(
                 self._framed_for_client(application_exception(header, TApplicationException.INTERNAL_ERROR, message))

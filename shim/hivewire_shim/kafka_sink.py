@@ -226,7 +226,7 @@ class KafkaSink:
         except KafkaException as e:
             raise ConfigError(
                 "Kafka producer",
-                f"{e.args[0] if e.args else e}; check --producer-property "
+                f"{e.args[0] if e.args else e}; check -X/--kafka-property "
                 f"(librdkafka's names, such as compression.type=lz4)",
             ) from e
         self.spool = Spool(spool_dir, fsync=fsync)
@@ -418,8 +418,8 @@ class KafkaSink:
             else:
                 log.warning(
                     "cannot read the metadata of Kafka topic %s from %s (%s); %d event(s) wait in the spool. "
-                    "Check --kafka-bootstrap-servers, the network and the security settings "
-                    "(--producer-property).",
+                    "Check --bootstrap-servers, the network and the security settings "
+                    "(-X/--kafka-property).",
                     self.topic,
                     self.bootstrap_servers,
                     reason,
@@ -499,7 +499,7 @@ class KafkaSink:
         log.error(
             "Kafka refused event #%d for %s for good (%s; %d bytes of Apiary JSON); it was moved to %s and "
             "later events go on. Raise the topic's max.message.bytes on the brokers and the shim's "
-            "message.max.bytes (--producer-property message.max.bytes=N), then, with the shim stopped, "
+            "message.max.bytes (-X message.max.bytes=N), then, with the shim stopped, "
             "replay it: hivewire replay-rejected --spool-dir %s",
             record.seq,
             self.topic,

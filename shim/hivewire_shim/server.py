@@ -707,4 +707,4 @@ def _discovery(
         return None
     from hivewire.metastore._zookeeper import DiscoveryConfig  # kazoo: only when discovering or registering
 
-    return DiscoveryConfig.from_parts(quorum, namespace, site)
+    return DiscoveryConfig.from_parts(quorum, namespace, site, config)

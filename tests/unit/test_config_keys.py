@@ -248,6 +248,36 @@ def test_shim_settings_from_a_file_with_flags_winning(tmp_path: Path) -> None:
         shim.lookup.close()
 
 
+def test_the_shims_zookeeper_takes_the_configurations_credentials_and_tls(tmp_path: Path) -> None:
+    # The shim registers with, and discovers through, the same client settings as `register` and `discover`:
+    # hivewire.zookeeper.auth and the TLS keys from a file, the environment or --set, not only a hive-site.xml.
+    values = {
+        "hivewire.shim.upstream.uris": "thrift://hms:9083",
+        "hivewire.shim.zookeeper": "zk1:2181",
+        "hivewire.zookeeper.auth": "digest:shim:s3cret",
+        "metastore.zookeeper.ssl.client.enable": "true",
+        "metastore.zookeeper.session.timeout": "7s",
+    }
+    found = ShimSettings.from_config(Config(values)).zookeeper
+    assert found is not None
+    assert (found.quorum, found.namespace, found.use_ssl, found.session_timeout) == (
+        "zk1:2181",
+        "hive_metastore",
+        True,
+        7.0,
+    )
+    assert "s3cret" in str(found.auth_data) and "s3cret" not in repr(found)
+    site = tmp_path / "hive-site.xml"
+    site.write_text(
+        "<configuration><property><name>hivewire.zookeeper.auth</name><value>digest:site:other</value></property>"
+        "</configuration>"
+    )
+    values = {**values, "hivewire.shim.hive.site": str(site)}
+    del values["hivewire.shim.zookeeper"]
+    with_site = ShimSettings.from_config(Config({**values, "hivewire.shim.zookeeper": "zk2:2181"})).zookeeper
+    assert with_site is not None and "s3cret" in str(with_site.auth_data) and "other" not in str(with_site.auth_data)
+
+
 @pytest.mark.parametrize(
     ("values", "key", "fragment"),
     [

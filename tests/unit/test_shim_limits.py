@@ -121,3 +121,23 @@ def test_the_budget_refuses_what_would_pass_its_limit_and_takes_it_back() -> Non
     budget.give(60)
     budget.take(100)
     assert budget.held == 100
+
+
+def test_calls_while_no_metastore_answers_log_one_line_not_one_per_call(caplog: pytest.LogCaptureFixture) -> None:
+    # Each client gets its TApplicationException, but the log says once that the upstream is unreachable.
+    from hmsclient import hmsclient
+
+    caplog.set_level(logging.DEBUG, logger="hivewire_shim")
+    caplog.set_level(logging.DEBUG, logger="hivewire.shim")
+    with Shim("thrift://127.0.0.1:9", host="127.0.0.1", connect_timeout=2) as server:
+        for _ in range(10):
+            client = hmsclient.HMSClient(host="127.0.0.1", port=server.port)
+            client.open()
+            try:
+                with pytest.raises(Exception, match="hivewire shim"):
+                    client.get_all_databases()
+            finally:
+                client.close()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "is unreachable" in warnings[0], warnings
+    assert sum("hivewire shim:" in r.getMessage() for r in caplog.records) >= 10  # each call still told, at DEBUG

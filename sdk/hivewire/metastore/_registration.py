@@ -31,7 +31,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from kazoo.exceptions import KazooException, NoNodeError
@@ -166,15 +166,13 @@ class RegistrationSettings:
             config.optional(keys.REGISTER_ZOOKEEPER),
             config.optional(keys.REGISTER_NAMESPACE),
             config.optional(keys.REGISTER_HIVE_SITE),
+            config,
         )
         if zookeeper is None:
             raise ConfigError(
                 keys.REGISTER_ZOOKEEPER.name,
                 f"not set: give the ZooKeeper quorum, or a hive-site.xml in {keys.REGISTER_HIVE_SITE.name}",
             )
-        auth = config.optional(keys.ZK_AUTH)
-        if auth:  # the configuration's credentials (hivewire.zookeeper.auth) win over the hive-site.xml's
-            zookeeper = replace(zookeeper, auth_data=auth)
         acl = config.optional(keys.REGISTER_ACL) or ()
         parse_acl(acl, config.provenance(keys.REGISTER_ACL).name)  # checked now, before anything starts
         options = ClientOptions.from_config(config)

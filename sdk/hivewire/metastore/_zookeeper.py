@@ -199,15 +199,25 @@ class DiscoveryConfig:
 
     @classmethod
     def from_parts(
-        cls, quorum: str | None, namespace: str | None, hive_site: str | os.PathLike[str] | None
+        cls,
+        quorum: str | None,
+        namespace: str | None,
+        hive_site: str | os.PathLike[str] | None,
+        config: Config | None = None,
     ) -> DiscoveryConfig | None:
         """The ZooKeeper settings of a quorum and a namespace, or of a ``hive-site.xml`` (the two win over it);
-        None when neither a quorum nor a file is given (the caller says what is missing)."""
+        None when neither a quorum nor a file is given (the caller says what is missing). With ``config``, its
+        client settings (``hivewire.zookeeper.auth``, TLS, timeouts) apply too; its credentials win over the
+        file's."""
         if hive_site is not None:
-            return cls.from_hive_site(hive_site, quorum=quorum, namespace=namespace)
-        if quorum is not None:
-            return cls(quorum=quorum, namespace=namespace or DEFAULT_NAMESPACE)
-        return None
+            found = cls.from_hive_site(hive_site, quorum=quorum, namespace=namespace)
+            auth = config.optional(keys.ZK_AUTH) if config is not None else None
+            return dataclasses.replace(found, auth_data=auth) if auth else found
+        if quorum is None:
+            return None
+        if config is not None:
+            return cls.from_conf(config, quorum=quorum, namespace=namespace or DEFAULT_NAMESPACE)
+        return cls(quorum=quorum, namespace=namespace or DEFAULT_NAMESPACE)
 
 
 _OPTION_NAMES = tuple(f.name for f in dataclasses.fields(DiscoveryConfig) if f.name not in ("quorum", "namespace_key"))

@@ -192,14 +192,46 @@ def session(
         same = set(current) & set(metastores) if discovered else set(current) == set(metastores)
         if catalog == "hive" and same:
             log.info("reusing the running SparkSession (metastores %s)", ", ".join(current))
-            return running
+            return _registered(running)
         raise HivewireError(
             f"a SparkSession is already running with catalog {catalog!r} and metastores "
             f"{', '.join(current) or 'none'}, not {', '.join(metastores)}. A running SparkSession cannot change its "
             "metastore (spark.hadoop.hive.metastore.uris and the Hive catalog are fixed when it starts): call "
             "spark.stop() first, then hivewire.spark.session(...) again"
         )
-    return _builder(metastores, app_name, master, conf).getOrCreate()
+    return _registered(_builder(metastores, app_name, master, conf).getOrCreate())
+
+
+def _registered(spark: SparkSession) -> SparkSession:
+    """``spark`` with the data source registered when this pyspark has the API (a session works without it)."""
+    from hivewire.errors import PrerequisiteError
+
+    try:
+        return register(spark)
+    except PrerequisiteError as e:
+        log.info("the hivewire data source is not registered: %s", e)
+        return spark
+
+
+def register(spark: SparkSession) -> SparkSession:
+    """Register the ``hivewire`` data source with ``spark`` (and return it); :func:`session` does this itself.
+
+    Then ``spark.read.format("hivewire")`` and ``spark.readStream.format("hivewire")`` read an Apiary topic
+    (``docs/data.md``). The executors import hivewire to read, so it must be installed where they run (or
+    shipped with ``spark.sparkContext.addPyFile``). Needs pyspark 4.2 or later.
+    """
+    from hivewire.errors import PrerequisiteError
+
+    _spark_session_class()
+    try:
+        from hivewire.data._spark_source import HivewireDataSource
+    except ImportError as e:
+        raise PrerequisiteError(
+            f"the hivewire Spark data source needs pyspark 4.2 or later and pyarrow ({e}): "
+            "pip install 'hivewire[spark]'"
+        ) from e
+    spark.dataSource.register(HivewireDataSource)
+    return spark
 
 
 # -- Events as DataFrames: to_dataframe(), SCHEMA ------------------------------------------------------

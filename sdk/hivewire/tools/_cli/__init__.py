@@ -12,7 +12,7 @@ import sys
 import click
 
 from hivewire._version import __version__
-from hivewire.tools._cli import _archive, _demo, _discover, _register, _run, _shim
+from hivewire.tools._cli import _archive, _demo, _discover, _register, _run, _shim, _spark_history
 from hivewire.tools._cli._options import Flag
 
 
@@ -33,7 +33,7 @@ def main(log_level: str) -> None:
 
 
 for _command in (_run.run, _demo.demo, _shim.shim, _shim.replay_rejected, _discover.discover, _register.register,
-                 _archive.archive):  # fmt: skip
+                 _archive.archive, _spark_history.spark_history):  # fmt: skip
     main.add_command(_command)
 
 #: Every flag of every command that reads the configuration, and the key each sets.
@@ -42,4 +42,5 @@ FLAGS: dict[str, tuple[Flag, ...]] = {
     "shim": _shim.FLAGS,
     "archive": _archive.FLAGS,
     "register": _register.FLAGS,
+    "spark-history": _spark_history.FLAGS,
 }

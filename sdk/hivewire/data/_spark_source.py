@@ -119,7 +119,7 @@ def _flag(given: Mapping[str, str], key: str, default: bool) -> bool:
 
 def _millis(given: Mapping[str, str], key: str) -> int | None:
     """A time bound: epoch milliseconds or an ISO 8601 time (naive = UTC), as ``read_events`` takes them."""
-    from hivewire.data._notebook import to_millis
+    from hivewire.data._offsets import to_millis
 
     text = given.get(key)
     if text is None:
@@ -139,7 +139,7 @@ def _consumer(options: SourceOptions) -> Any:
 
 def _watermarks(options: SourceOptions) -> dict[int, tuple[int, int]]:
     """{partition: (low, high)} of the topic now."""
-    from hivewire.data._notebook import _Reader
+    from hivewire.data._offsets import _Reader
 
     consumer = _consumer(options)
     try:
@@ -168,7 +168,7 @@ def _positions(spec: str, marks: dict[int, tuple[int, int]], default: int, what:
 
 def _time_offsets(options: SourceOptions, marks: dict[int, tuple[int, int]], ms: int) -> dict[int, int]:
     """The first offset of each partition whose timestamp is at or after ``ms`` (the partition's end if none)."""
-    from hivewire.data._notebook import _Reader
+    from hivewire.data._offsets import _Reader
 
     consumer = _consumer(options)
     try:
@@ -376,7 +376,7 @@ class HivewireDataSource(DataSource):
         return NAME
 
     def schema(self) -> Any:
-        from hivewire.data._spark import _events_schema
+        from hivewire.data._spark_schema import _events_schema
 
         return _events_schema()
 

@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -254,7 +255,9 @@ class Trickle:
     """Produces small events to a topic until stopped, as a live metastore would."""
 
     def __init__(self, bootstrap: str, topic: str) -> None:
-        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+        # zstd over batches of a few hundred ms: the mock broker keeps only 5 MiB per partition, and the test
+        # runs for minutes.
+        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 250, "compression.type": "zstd"})
         self.topic = topic
         self.stop = threading.Event()
         self.sent = 0
@@ -263,7 +266,7 @@ class Trickle:
 
     def _run(self) -> None:
         while not self.stop.is_set():
-            for _ in range(40):
+            for _ in range(20):
                 self.producer.produce(self.topic, encode(create_table_event("live", f"t{self.sent}")))
                 self.sent += 1
             self.producer.poll(0)
@@ -385,3 +388,28 @@ def test_cluster_read_equals_local(spark_cluster: Any, topic: Topic, local_table
     assert table.num_rows == N
     assert table.equals(local_table)
     assert pc.sum(pc.is_valid(table["decode_error"])).as_py() == len(MALFORMED)
+
+
+# -- the docs' example -------------------------------------------------------------------------------------------
+
+
+def _docs_example(name: str) -> str:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "data.md").read_text()
+    after = text.split(f"<!-- example: {name} ", 1)[1]
+    return after.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_docs_batch_example_runs(spark: Any, topic: Topic, zookeeper: LocalZooKeeper, namespace: str) -> None:
+    since = T0 + 150_000 * STEP_MS
+    code = (
+        _docs_example("spark-batch")
+        .replace('zookeeper="zk1:2181,zk2:2181"', f"zookeeper={zookeeper.quorum!r}, namespace={namespace!r}")
+        .replace('"kafka:9092"', repr(topic.bootstrap))
+        .replace('"apiary"', repr(topic.name))
+        .replace('"2024-05-31T00:00:00Z"', repr(datetime.fromtimestamp(since / 1000, tz=timezone.utc).isoformat()))
+    )
+    scope: dict[str, Any] = {}
+    exec(compile(code, "docs/data.md", "exec"), scope)
+    assert scope["spark"] is spark  # the running session, with the source registered
+    assert sum(scope["counts"].values()) == N - 150_000
+    assert scope["failed"].count() == sum(1 for i in MALFORMED if i >= 150_000)

@@ -178,10 +178,12 @@ def _time_offsets(options: SourceOptions, marks: dict[int, tuple[int, int]], ms:
         consumer.close()
 
 
-def _split(options: SourceOptions, ranges: dict[int, tuple[int, int]]) -> list[KafkaRange]:
-    """One KafkaRange per non-empty partition range, split into pieces of at most ``maxEventsPerSplit``."""
+def _split(options: SourceOptions, ranges: dict[int, tuple[int, int]], *, timed: bool) -> list[KafkaRange]:
+    """One KafkaRange per non-empty partition range, split into pieces of at most ``maxEventsPerSplit``;
+    ``timed``: keep only the messages within the time bounds (a batch read's, not a stream's)."""
     out = []
     size = options.max_events_per_split
+    since, until = (options.starting_timestamp, options.ending_timestamp) if timed else (None, None)
     for p, (start, end) in sorted(ranges.items()):
         for piece in range(start, end, size):
             out.append(
@@ -190,8 +192,8 @@ def _split(options: SourceOptions, ranges: dict[int, tuple[int, int]]) -> list[K
                     p,
                     piece,
                     min(piece + size, end),
-                    options.starting_timestamp,
-                    options.ending_timestamp,
+                    since,
+                    until,
                 )
             )
     return out
@@ -293,7 +295,7 @@ class BatchReader(DataSourceReader):
         else:
             ends = _positions(options.ending_offsets, marks, 1, "endingOffsets")
         ranges = {p: (max(starts[p], marks[p][0]), min(ends[p], marks[p][1])) for p in marks}
-        return _split(options, ranges)
+        return _split(options, ranges, timed=True)
 
     def read(self, partition: KafkaRange) -> Iterator[Any]:
         return read_range(self.source, partition)
@@ -342,7 +344,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         starts = {int(p): int(start.get(p, marks.get(int(p), (0, 0))[0])) for p in end}
         _check_loss(options, starts, marks)
         ranges = {int(p): (max(starts[int(p)], marks.get(int(p), (0, 0))[0]), int(e)) for p, e in end.items()}
-        return _split(options, ranges)
+        # The starting time only chose the first offsets: a late message with an older timestamp is still read.
+        return _split(options, ranges, timed=False)
 
     def read(self, partition: KafkaRange) -> Iterator[Any]:
         return read_range(self.source, partition)

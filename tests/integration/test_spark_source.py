@@ -125,16 +125,20 @@ def topic(kafka: str) -> Topic:
 
 @pytest.fixture(scope="module")
 def namespace(zookeeper: LocalZooKeeper, metastore: LocalMetastore) -> Iterator[str]:
-    """The session metastore registered in ZooKeeper the way Hive 4 registers itself."""
+    """The session metastore registered in ZooKeeper under Hive 4's node name (persistent, not ephemeral: a
+    ZooKeeper session can expire on a loaded machine during this module's minutes, and its node with it)."""
     name = f"spark_src_{uuid.uuid4().hex[:8]}"
     zk = KazooClient(hosts=zookeeper.quorum, timeout=10)
     zk.start(timeout=30)
     address = metastore.uri.removeprefix("thrift://")
     zk.ensure_path(f"/{name}")
-    zk.create(f"/{name}/{address}", address.encode(), ephemeral=True, sequence=True)
-    yield name
-    zk.stop()
-    zk.close()
+    zk.create(f"/{name}/{address}", address.encode(), sequence=True)
+    try:
+        yield name
+    finally:
+        zk.delete(f"/{name}", recursive=True)
+        zk.stop()
+        zk.close()
 
 
 SPARK_CONF = {
@@ -282,6 +286,8 @@ def _commits(checkpoint: Path) -> int:
     return len(list((checkpoint / "commits").glob("[0-9]*"))) if (checkpoint / "commits").exists() else 0
 
 
+# Five driver starts (each a Hive-catalog SparkSession): minutes on a loaded 2-core machine.
+@pytest.mark.timeout(2400)
 def test_history_is_exactly_once_across_kill_9(
     spark: Any, kafka: str, zookeeper: LocalZooKeeper, namespace: str, tmp_path: Path
 ) -> None:
@@ -369,6 +375,7 @@ spark.stop()
 """
 
 
+@pytest.mark.timeout(1800)
 def test_cluster_read_equals_local(spark_cluster: Any, topic: Topic, local_table: pa.Table, tmp_path: Path) -> None:
     out = tmp_path / "cluster.arrow"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": PYTHONPATH, "SPARK_LOCAL_IP": "127.0.0.1"}

@@ -146,6 +146,9 @@ SPARK_CONF = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "2",
     "spark.sql.session.timeZone": "UTC",
+    # A Python worker must connect back within this; starting one takes far longer than the default 15 s on a
+    # loaded 2-core machine.
+    "spark.python.authenticate.socketTimeout": "300s",
 }
 
 
@@ -362,7 +365,8 @@ import hivewire.spark
 master, bootstrap, topic, out, pythonpath = sys.argv[1:]
 spark = (SparkSession.Builder().master(master).appName("hivewire-cluster-test")
          .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
-         .config("spark.executorEnv.PYTHONPATH", pythonpath).getOrCreate())
+         .config("spark.executorEnv.PYTHONPATH", pythonpath)
+         .config("spark.python.authenticate.socketTimeout", "300s").getOrCreate())
 hivewire.spark.register(spark)
 df = (spark.read.format("hivewire").option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
       .option("maxEventsPerSplit", "20000").load())

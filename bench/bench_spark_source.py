@@ -83,6 +83,7 @@ def session(master: str, cores: int) -> Any:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.executorEnv.PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+        .config("spark.python.authenticate.socketTimeout", "300s")  # slow Python worker starts under load
         .getOrCreate()
     )
     return hivewire.spark.register(spark)

@@ -125,6 +125,7 @@ def main() -> None:
     add_output_options(parser)
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     with Output(__file__, args) as out:
         run(args, out)
 

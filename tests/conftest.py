@@ -9,6 +9,9 @@ are marked ``integration`` and may use these fixtures, each started once per ses
 * ``recorded_metastore``  a second Hive Metastore 2.3 that loads the Java listeners of ``tests/java``
                  (compiled at session start with the JDK's javac): ``RecordingListener`` records what the
                  metastore itself fires, the oracle for hivewire's events (see ``tests/oracle.py``)
+* ``spark_cluster``  a Spark standalone master and one 2-core worker, started with the pyspark wheel's own
+                 ``spark-class`` -> ``.url``; its executors run this interpreter with this test run's
+                 ``PYTHONPATH`` (so they import the hivewire under test)
 
 A missing prerequisite (Java 17+, pyspark) makes the fixture fail with the reason; nothing is skipped.
 When a test fails, the tail of each service log it used is attached to the report.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +29,7 @@ from pathlib import Path
 import pytest
 from oracle import RecordedMetastore
 
-from hivewire.tools._local import LocalMetastore, LocalService, LocalZooKeeper, compile_java
+from hivewire.tools._local import LocalMetastore, LocalService, LocalSparkCluster, LocalZooKeeper, compile_java
 from hivewire.tools._testing import mock_kafka
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,6 +101,13 @@ def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalZooKeep
 def kafka() -> Iterator[str]:
     with mock_kafka(num_brokers=3) as bootstrap:
         yield bootstrap
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSparkCluster]:
+    pythonpath = [p for p in sys.path if p.startswith(str(ROOT))]
+    with LocalSparkCluster(tmp_path_factory.mktemp("spark-cluster"), cores=2, pythonpath=pythonpath) as cluster:
+        yield cluster
 
 
 _counter = itertools.count()

@@ -71,7 +71,15 @@ SURFACE["hivewire.apiary"] = {
     "to_json_dict",
 }
 SURFACE["hivewire.arrow"] = {"COLUMNS", "SCHEMA", "Undecodable", "schema_markdown", "to_arrow"}
-SURFACE["hivewire.spark"] = {"METASTORE_URIS_CONF", "builder", "session", "to_dataframe"}
+SURFACE["hivewire.spark"] = {
+    "METASTORE_URIS_CONF",
+    "HistorySettings",
+    "builder",
+    "register",
+    "session",
+    "start_history",
+    "to_dataframe",
+}
 SURFACE["hivewire.testing"] = {
     "InMemoryCoordinator",
     "add_partition_event",

@@ -783,6 +783,73 @@ ARCHIVE_STORAGE_PREFIX = _prefix(
     "deltalake storage options (`AWS_REGION`, ...); the part after the prefix is passed as written.",
 )
 
+# -- the history on Spark ------------------------------------------------------------------------------------
+
+SPARK_HISTORY = _section(
+    "History on Spark (`hivewire spark-history`)",
+    "The streaming history of the topic in a metastore table, written by Spark from the `hivewire` data "
+    "source. It reads `apiary.bootstrap.servers`, `apiary.kafka.topic.name` and `apiary.messaging.consumer.*`.",
+)
+SPARK_HISTORY_TABLE = _key(
+    SPARK_HISTORY,
+    "hivewire.spark.history.table",
+    Text("db.table"),
+    "The metastore table of the events: created when missing (parquet, partitioned by `event_date`); its "
+    "database must exist.",
+)
+SPARK_HISTORY_CHECKPOINT = _key(
+    SPARK_HISTORY,
+    "hivewire.spark.history.checkpoint",
+    Text("path or URI"),
+    "The streaming checkpoint (the Kafka offsets of every batch): one per table, on storage every restart sees.",
+)
+SPARK_HISTORY_MAX_EVENTS = _key(
+    SPARK_HISTORY,
+    "hivewire.spark.history.max.events.per.trigger",
+    Integer(1),
+    "At most this many messages per micro-batch.",
+    default_doc="no bound",
+)
+SPARK_HISTORY_INTERVAL = _key(
+    SPARK_HISTORY,
+    "hivewire.spark.history.trigger.interval",
+    Duration("s", positive=True),
+    "Time between the starts of micro-batches.",
+    default="10",
+)
+SPARK_HISTORY_AVAILABLE_NOW = _key(
+    SPARK_HISTORY,
+    "hivewire.spark.history.available.now",
+    Flag(),
+    "Write what the topic holds when the job starts, then exit (for scheduled runs).",
+    default="false",
+)
+SPARK_MASTER = _key(
+    SPARK_HISTORY,
+    "hivewire.spark.master",
+    Text("URL"),
+    "Spark master (`local[4]`, `spark://host:7077`, `yarn`).",
+    default_doc="Spark's own (`spark-submit`'s, else `local[*]`)",
+)
+SPARK_ZOOKEEPER = _key(
+    SPARK_HISTORY,
+    "hivewire.spark.zookeeper",
+    Text("quorum"),
+    "Find the metastores in ZooKeeper (HIVE-20794) instead of `metastore.thrift.uris`.",
+)
+SPARK_NAMESPACE = _key(
+    SPARK_HISTORY,
+    "hivewire.spark.namespace",
+    Text("znode name"),
+    "Parent znode of the metastores' registrations.",
+    default="hive_metastore",
+)
+SPARK_CONF_PREFIX = _prefix(
+    SPARK_HISTORY,
+    "hivewire.spark.conf.",
+    "Spark settings (`spark.executor.memory`, ...); the part after the prefix is passed as written.",
+)
+
 # -- the register sidecar ------------------------------------------------------------------------------------
 
 REGISTER = _section(

@@ -11,6 +11,8 @@ import os
 import random
 from typing import TYPE_CHECKING, Any
 
+from hivewire.data._spark_schema import _events_schema
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -192,14 +194,46 @@ def session(
         same = set(current) & set(metastores) if discovered else set(current) == set(metastores)
         if catalog == "hive" and same:
             log.info("reusing the running SparkSession (metastores %s)", ", ".join(current))
-            return running
+            return _registered(running)
         raise HivewireError(
             f"a SparkSession is already running with catalog {catalog!r} and metastores "
             f"{', '.join(current) or 'none'}, not {', '.join(metastores)}. A running SparkSession cannot change its "
             "metastore (spark.hadoop.hive.metastore.uris and the Hive catalog are fixed when it starts): call "
             "spark.stop() first, then hivewire.spark.session(...) again"
         )
-    return _builder(metastores, app_name, master, conf).getOrCreate()
+    return _registered(_builder(metastores, app_name, master, conf).getOrCreate())
+
+
+def _registered(spark: SparkSession) -> SparkSession:
+    """``spark`` with the data source registered when this pyspark has the API (a session works without it)."""
+    from hivewire.errors import PrerequisiteError
+
+    try:
+        return register(spark)
+    except PrerequisiteError as e:
+        log.info("the hivewire data source is not registered: %s", e)
+        return spark
+
+
+def register(spark: SparkSession) -> SparkSession:
+    """Register the ``hivewire`` data source with ``spark`` (and return it); :func:`session` does this itself.
+
+    Then ``spark.read.format("hivewire")`` and ``spark.readStream.format("hivewire")`` read an Apiary topic
+    (``docs/data.md``). The executors import hivewire to read, so it must be installed where they run (or
+    shipped with ``spark.sparkContext.addPyFile``). Needs pyspark 4.2 or later.
+    """
+    from hivewire.errors import PrerequisiteError
+
+    _spark_session_class()
+    try:
+        from hivewire.data._spark_source import HivewireDataSource
+    except ImportError as e:
+        raise PrerequisiteError(
+            f"the hivewire Spark data source needs pyspark 4.2 or later and pyarrow ({e}): "
+            "pip install 'hivewire[spark]'"
+        ) from e
+    spark.dataSource.register(HivewireDataSource)
+    return spark
 
 
 # -- Events as DataFrames: to_dataframe(), SCHEMA ------------------------------------------------------
@@ -207,49 +241,6 @@ def session(
 # Events become a Spark DataFrame through Arrow: hivewire.arrow builds the columns, and Spark receives
 # them as Arrow record batches (pyspark 4's createDataFrame(pyarrow.Table)). No Python Row is ever built,
 # which is what makes this faster than createDataFrame(rows) (bench/bench_arrow.py measures both).
-
-
-def _spark_type(arrow_type: Any) -> Any:
-    """The Spark SQL type of an Arrow type of hivewire.arrow.SCHEMA (every value nullable, as in Arrow)."""
-    import importlib
-
-    from pyspark.sql import types as st
-
-    pa = importlib.import_module("pyarrow")  # untyped: imported by name so that mypy treats it as Any
-    if pa.types.is_list(arrow_type):
-        return st.ArrayType(_spark_type(arrow_type.value_type), containsNull=True)
-    if pa.types.is_struct(arrow_type):
-        return st.StructType([st.StructField(f.name, _spark_type(f.type), nullable=True) for f in arrow_type])
-    if pa.types.is_map(arrow_type):
-        return st.MapType(_spark_type(arrow_type.key_type), _spark_type(arrow_type.item_type), valueContainsNull=True)
-    if pa.types.is_timestamp(arrow_type):
-        return st.TimestampType()  # an instant (Arrow's timestamp with tz=UTC); shown in the session time zone
-    atomic = {
-        pa.string(): st.StringType(),
-        pa.bool_(): st.BooleanType(),
-        pa.int32(): st.IntegerType(),
-        pa.int64(): st.LongType(),
-        pa.date32(): st.DateType(),
-        pa.binary(): st.BinaryType(),
-    }
-    return atomic[arrow_type]
-
-
-_SCHEMAS: dict[str, StructType] = {}
-
-
-def _events_schema() -> StructType:
-    """``SPARK_SCHEMA``, built on first use (pyspark and pyarrow are imported only then)."""
-    schema = _SCHEMAS.get("events")
-    if schema is None:
-        _spark_session_class()  # a clear PrerequisiteError when pyspark is missing
-        from pyspark.sql import types as st
-
-        from hivewire.data._arrow import SCHEMA
-
-        schema = st.StructType([st.StructField(f.name, _spark_type(f.type), nullable=True) for f in SCHEMA])
-        _SCHEMAS["events"] = schema
-    return schema
 
 
 def __getattr__(name: str) -> StructType:

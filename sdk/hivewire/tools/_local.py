@@ -389,3 +389,108 @@ class LocalZooKeeper(LocalService):
                 return s.recv(4) == b"imok"
         except OSError:
             return False
+
+
+class LocalSparkCluster:
+    """A Spark standalone master and one worker, each started with the ``pyspark`` wheel's own ``spark-class``.
+
+    ``url`` is the master (``spark://127.0.0.1:<port>``). The executors run ``python`` (default: this
+    interpreter) with ``pythonpath`` on their path, so they import the hivewire of the caller.
+    """
+
+    def __init__(
+        self,
+        workdir: str | os.PathLike[str],
+        *,
+        cores: int = 2,
+        memory: str = "2g",
+        python: str | None = None,
+        pythonpath: Sequence[str] = (),
+        start_timeout: float = 300.0,
+    ) -> None:
+        import sys
+
+        self.home = spark_jars_dir().parent
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.cores = cores
+        self.memory = memory
+        self.port = free_port()
+        self.url = f"spark://127.0.0.1:{self.port}"
+        self.start_timeout = start_timeout
+        self.env = {
+            **os.environ,
+            "SPARK_HOME": str(self.home),
+            "PYSPARK_PYTHON": python or sys.executable,
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "PYTHONPATH": os.pathsep.join(pythonpath),
+        }
+        self._procs: list[subprocess.Popen[bytes]] = []
+
+    def _start(self, name: str, *args: str) -> Path:
+        log = self.workdir / f"{name}.log"
+        with open(log, "ab") as out:
+            self._procs.append(
+                subprocess.Popen(
+                    [str(self.home / "bin" / "spark-class"), *args],
+                    cwd=self.workdir,
+                    env=self.env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
+        return log
+
+    def _wait(self, log: Path, line: str) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if line in log.read_text(errors="replace"):
+                return
+            if any(p.poll() is not None for p in self._procs):
+                break
+            time.sleep(0.5)
+        self.stop()
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-60:])
+        raise HivewireError(f"{log.name}: no {line!r} within {self.start_timeout:.0f} s. Last lines:\n{tail}")
+
+    def start(self) -> None:
+        """Start the master, then the worker; return once the worker has registered with the master."""
+        master = self._start(
+            "master",
+            "org.apache.spark.deploy.master.Master",
+            *("--host", "127.0.0.1", "--port", str(self.port), "--webui-port", str(free_port())),
+        )
+        self._wait(master, "I have been elected leader")
+        worker = self._start(
+            "worker",
+            "org.apache.spark.deploy.worker.Worker",
+            self.url,
+            *("--host", "127.0.0.1", "--cores", str(self.cores), "--memory", self.memory),
+            *("--webui-port", str(free_port()), "--work-dir", str(self.workdir / "work")),
+        )
+        self._wait(worker, "Successfully registered with master")
+
+    def stop(self) -> None:
+        """Stop the worker and the master (SIGTERM, then SIGKILL after 30 s)."""
+        procs, self._procs = self._procs, []
+        for proc in reversed(procs):
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(timeout=30)
+
+    def __enter__(self) -> LocalSparkCluster:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

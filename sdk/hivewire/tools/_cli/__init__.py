@@ -23,6 +23,7 @@ from hivewire.tools._cli import (
     _run,
     _shim,
     _sideline,
+    _spark_history,
     _status,
     _tail,
 )
@@ -41,7 +42,8 @@ def main() -> None:
 
 for _command in (_run.run, _demo.demo, _shim.shim, _shim.replay_rejected, _discover.discover, _register.register,
                  _archive.archive, _check_config.check_config, _tail.tail, _local.local, _dlq.dlq,
-                 _status.status, _listener.listener, _sideline.sideline, _bridge.bridge):  # fmt: skip
+                 _status.status, _listener.listener, _sideline.sideline, _bridge.bridge,
+                 _spark_history.spark_history):  # fmt: skip
     main.add_command(_command)
 
 #: Every flag of every command that reads the configuration, and the key each sets.
@@ -57,4 +59,5 @@ FLAGS: dict[str, tuple[Flag, ...]] = {
     "listener": _coordination.FLAGS,
     "sideline": _coordination.FLAGS,
     "bridge": _bridge.FLAGS,
+    "spark-history": _spark_history.FLAGS,
 }

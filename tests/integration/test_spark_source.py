@@ -1,0 +1,426 @@
+"""The ``hivewire`` Spark data source on real Spark: batch reads checked message by message, the history written
+through a metastore with its driver killed, and the same read on a standalone cluster.
+
+One SparkSession (``local[2]``, Hive catalog, metastore found in ZooKeeper) serves the module; the history's
+drivers and the cluster's driver are separate processes, as they are in production.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from kazoo.client import KazooClient
+
+import hivewire.data._spark as hw_spark
+from hivewire.arrow import SCHEMA, to_arrow
+from hivewire.data import read_events
+from hivewire.events._apiary import encode
+from hivewire.testing import create_table_event
+from hivewire.tools._local import LocalMetastore, LocalZooKeeper
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+from test_arrow import mixed_messages
+
+N = 200_000
+PARTITIONS = 4
+T0 = 1_700_000_000_000
+STEP_MS = 10
+#: Message index -> a malformed value: 20 of them, of every kind that fails to decode.
+MALFORMED: dict[int, bytes | None] = {
+    i * 9_973 + 17: value
+    for i, value in enumerate(
+        [
+            b"{not json",
+            b"",
+            b"[]",
+            b'{"eventType": "ON_NOTHING", "databaseName": "d"}',
+            b"\xff\xfe not utf-8",
+            b'{"eventType": "ON_CREATE_TABLE"}',
+            b'{"eventType": "ON_CREATE_TABLE", "databaseName": 5, "tableName": "t"}',
+            b"null",
+            b'"a string"',
+            b"42",
+            None,
+            b'{"eventType": "ON_DROP_TABLE", "databaseName": "d", "tableName": "t", "status": "yes"}',
+            b'{"eventType": "ON_ADD_PARTITION", "databaseName": "d", "tableName": "t", "partitions": 3}',
+            b"{}",
+            b'{"eventType": null}',
+            b'{"eventType": "ON_CREATE_TABLE", "databaseName": "d", "tableName": "t"',
+            b"\x00\x01\x02",
+            b'{"eventType": "ON_INSERT", "databaseName": "d", "tableName": "t", "files": "x"}',
+            b"true",
+            b'{"eventType": ["ON_CREATE_TABLE"]}',
+        ]
+    )
+}
+PYTHONPATH = os.pathsep.join(p for p in sys.path if p.startswith(str(Path(__file__).resolve().parents[2])))
+
+
+@dataclass
+class Topic:
+    bootstrap: str
+    name: str
+    values: list[bytes | None]  # by message index; index i went to partition i % 4 with timestamp T0 + i * STEP_MS
+
+    def index(self, partition: int, offset: int) -> int:
+        return offset * PARTITIONS + partition
+
+
+def _producer(bootstrap: str) -> Producer:
+    # zstd in large batches: the mock broker keeps only 5 MiB (stored bytes) per partition.
+    return Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "compression.type": "zstd",
+            "linger.ms": 100,
+            "batch.num.messages": 100_000,
+            "batch.size": 4_000_000,
+            "message.max.bytes": 10_000_000,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def topic(kafka: str) -> Topic:
+    values: list[bytes | None] = list(mixed_messages(N - len(MALFORMED), seed=22))
+    for i in sorted(MALFORMED):
+        values.insert(i, MALFORMED[i])
+    assert len(values) == N
+    name = f"spark_{uuid.uuid4().hex[:8]}"
+    producer = _producer(kafka)
+    for i, value in enumerate(values):
+        while True:
+            try:
+                producer.produce(name, value, partition=i % PARTITIONS, timestamp=T0 + i * STEP_MS)
+                break
+            except BufferError:
+                producer.poll(0.1)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    consumer = Consumer({"bootstrap.servers": kafka, "group.id": "hivewire-test-watermarks"})
+    try:
+        for p in range(PARTITIONS):
+            assert consumer.get_watermark_offsets(TopicPartition(name, p), timeout=30) == (0, N // PARTITIONS)
+    finally:
+        consumer.close()
+    return Topic(kafka, name, values)
+
+
+@pytest.fixture(scope="module")
+def namespace(zookeeper: LocalZooKeeper, metastore: LocalMetastore) -> Iterator[str]:
+    """The session metastore registered in ZooKeeper under Hive 4's node name (persistent, not ephemeral: a
+    ZooKeeper session can expire on a loaded machine during this module's minutes, and its node with it)."""
+    name = f"spark_src_{uuid.uuid4().hex[:8]}"
+    zk = KazooClient(hosts=zookeeper.quorum, timeout=10)
+    zk.start(timeout=30)
+    address = metastore.uri.removeprefix("thrift://")
+    zk.ensure_path(f"/{name}")
+    zk.create(f"/{name}/{address}", address.encode(), sequence=True)
+    try:
+        yield name
+    finally:
+        zk.delete(f"/{name}", recursive=True)
+        zk.stop()
+        zk.close()
+
+
+SPARK_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.sql.session.timeZone": "UTC",
+    # A Python worker must connect back within this; starting one takes far longer than the default 15 s on a
+    # loaded 2-core machine.
+    "spark.python.authenticate.socketTimeout": "300s",
+}
+
+
+@pytest.fixture(scope="module")
+def spark(zookeeper: LocalZooKeeper, namespace: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the executors' Python: the one with pyarrow
+    session = hw_spark.session(
+        zookeeper=zookeeper.quorum,
+        namespace=namespace,
+        master="local[2]",
+        app_name="hivewire-source-test",
+        conf={**SPARK_CONF, "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("warehouse"))},
+    )
+    yield session
+    session.stop()
+
+
+def _load(spark: Any, topic: Topic, **options: str) -> Any:
+    reader = spark.read.format("hivewire").option("kafka.bootstrap.servers", topic.bootstrap)
+    reader = reader.option("topic", topic.name)
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+def _sorted(table: pa.Table) -> pa.Table:
+    return table.sort_by([("kafka_partition", "ascending"), ("kafka_offset", "ascending")])
+
+
+@pytest.fixture(scope="module")
+def local_table(spark: Any, topic: Topic) -> pa.Table:
+    """The whole topic read by the data source on local[2] (maxEventsPerSplit splits each partition in 3)."""
+    df = _load(spark, topic, maxEventsPerSplit="20000")
+    assert df.schema == hw_spark._events_schema()
+    return _sorted(df.toArrow()).cast(SCHEMA)
+
+
+def test_batch_read_equals_to_arrow_of_the_same_messages(topic: Topic, local_table: pa.Table) -> None:
+    table = local_table
+    assert table.num_rows == N
+    # The single-process path over the same messages: read_events, then to_arrow with the failures as rows.
+    events = read_events(bootstrap_servers=topic.bootstrap, topic=topic.name, progress=False, timeout=120)
+    assert len(events) + len(events.failures) == N
+    items: list[Any] = sorted([*events, *events.failures], key=lambda e: (e.origin.partition, e.origin.offset))
+    expected = to_arrow(items, on_error="record")
+    for name in SCHEMA.names:
+        assert table.column(name).combine_chunks().equals(expected.column(name).combine_chunks()), name
+
+    # Against the messages themselves, parsed with plain json.
+    rows = table.select(
+        ["kafka_partition", "kafka_offset", "kafka_timestamp", "event_type", "db_name", "status", "parameters",
+         "decode_error", "raw"]
+    ).to_pylist()  # fmt: skip
+    failed = set()
+    for row in rows:
+        i = topic.index(row["kafka_partition"], row["kafka_offset"])
+        value = topic.values[i]
+        assert row["raw"] == value
+        assert row["kafka_timestamp"] == T0 + i * STEP_MS
+        if i in MALFORMED:
+            failed.add(i)
+            assert row["decode_error"] and row["event_type"] is None
+            continue
+        assert row["decode_error"] is None
+        assert value is not None
+        message = json.loads(value)
+        assert row["event_type"] == message["eventType"].removeprefix("ON_")
+        assert row["db_name"] == message.get("databaseName", message.get("dbName"))
+        assert row["status"] == message["status"]
+        assert dict(row["parameters"]) == message["parameters"]
+    assert failed == set(MALFORMED)
+
+
+def _keys(df: Any) -> list[tuple[int, int]]:
+    return sorted((r[0], r[1]) for r in df.select("kafka_partition", "kafka_offset").collect())
+
+
+def test_offsets_and_timestamps_bound_the_range(spark: Any, topic: Topic) -> None:
+    df = _load(
+        spark,
+        topic,
+        startingOffsets=json.dumps({"0": 1000, "1": 49_990, "3": -2}),
+        endingOffsets=json.dumps({"0": 1500, "2": 7, "3": 3}),
+    )
+    expected = (
+        [(0, o) for o in range(1000, 1500)]
+        + [(1, o) for o in range(49_990, 50_000)]  # no end given: latest
+        + [(2, o) for o in range(7)]  # no start given: earliest
+        + [(3, o) for o in range(3)]
+    )
+    assert _keys(df) == expected
+
+    # Timestamps: since <= timestamp < until, as read_events bounds them (the mock broker cannot look offsets
+    # up by time, so this also runs the timestamp search).
+    since, until = T0 + 4_001 * STEP_MS, T0 + 4_800 * STEP_MS
+    df = _load(spark, topic, startingTimestamp=str(since), endingTimestamp=str(until))
+    assert _keys(df) == sorted((i % PARTITIONS, i // PARTITIONS) for i in range(4_001, 4_800))
+
+
+def test_bad_options_fail_with_the_option_named(spark: Any, topic: Topic) -> None:
+    with pytest.raises(Exception, match="startingOffsets"):
+        _load(spark, topic, startingOffsets="{oops").count()
+    with pytest.raises(Exception, match=r"kafka\.bootstrap\.servers"):
+        spark.read.format("hivewire").option("topic", topic.name).load().count()
+
+
+# -- the history, with its driver killed -----------------------------------------------------------------------
+
+
+class Trickle:
+    """Produces small events to a topic until stopped, as a live metastore would."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        # zstd over batches of a few hundred ms: the mock broker keeps only 5 MiB per partition, and the test
+        # runs for minutes.
+        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 250, "compression.type": "zstd"})
+        self.topic = topic
+        self.stop = threading.Event()
+        self.sent = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            for _ in range(20):
+                self.producer.produce(self.topic, encode(create_table_event("live", f"t{self.sent}")))
+                self.sent += 1
+            self.producer.poll(0)
+            time.sleep(0.25)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(30)
+        assert self.producer.flush(60) == 0
+
+
+def _commits(checkpoint: Path) -> int:
+    return len(list((checkpoint / "commits").glob("[0-9]*"))) if (checkpoint / "commits").exists() else 0
+
+
+# Five driver starts (each a Hive-catalog SparkSession): minutes on a loaded 2-core machine.
+@pytest.mark.timeout(2400)
+def test_history_is_exactly_once_across_kill_9(
+    spark: Any, kafka: str, zookeeper: LocalZooKeeper, namespace: str, tmp_path: Path
+) -> None:
+    name = f"live_{uuid.uuid4().hex[:8]}"
+    database = f"history_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE DATABASE {database} LOCATION '{(tmp_path / 'db').as_uri()}'")
+    checkpoint = tmp_path / "checkpoint"
+    command = [
+        sys.executable, "-m", "hivewire", "spark-history",
+        "--bootstrap-servers", kafka, "--topic", name,
+        "--table", f"{database}.events", "--checkpoint", str(checkpoint),
+        "--zookeeper", zookeeper.quorum, "--namespace", namespace, "--master", "local[1]",
+        "--trigger-interval", "1", "--max-events-per-trigger", "400",
+        *(a for k, v in SPARK_CONF.items() for a in ("--conf", f"{k}={v}")),
+        "--conf", f"spark.sql.warehouse.dir={tmp_path / 'warehouse'}",
+    ]  # fmt: skip
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": PYTHONPATH}
+    rng = random.Random()
+    log = tmp_path / "driver.log"
+    trickle = Trickle(kafka, name)
+    try:
+        for _ in range(3):
+            before = _commits(checkpoint)
+            with open(log, "ab") as out:
+                driver = subprocess.Popen(
+                    command, cwd=tmp_path, env=env, stdout=out, stderr=out, start_new_session=True
+                )
+            # Kill at a random moment once this driver has committed a batch of its own.
+            deadline = time.monotonic() + 400
+            while _commits(checkpoint) <= before and driver.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert driver.poll() is None, log.read_text(errors="replace")[-5000:]
+            assert _commits(checkpoint) > before, f"no batch within 400 s:\n{log.read_text(errors='replace')[-5000:]}"
+            time.sleep(rng.uniform(0.0, 4.0))
+            os.killpg(driver.pid, signal.SIGKILL)
+            driver.wait(60)
+    finally:
+        trickle.close()
+    # Once more, to the end of the topic.
+    with open(log, "ab") as out:
+        done = subprocess.run(
+            [*command, "--available-now"], cwd=tmp_path, env=env, stdout=out, stderr=out, timeout=600, check=False
+        )
+    assert done.returncode == 0, log.read_text(errors="replace")[-5000:]
+
+    consumer = Consumer({"bootstrap.servers": kafka, "group.id": "hivewire-test-watermarks"})
+    try:
+        highs = {p: consumer.get_watermark_offsets(TopicPartition(name, p), timeout=30)[1] for p in range(PARTITIONS)}
+    finally:
+        consumer.close()
+    assert sum(highs.values()) == trickle.sent
+
+    # The table, found by name through the metastore by this module's session (created with
+    # hivewire.spark.session(zookeeper=...)), not by the process that wrote it.
+    spark.catalog.refreshTable(f"{database}.events")
+    df = spark.table(f"{database}.events")
+    assert df.count() == trickle.sent
+    assert _keys(df) == sorted((p, o) for p, high in highs.items() for o in range(high))
+    assert df.where("decode_error IS NOT NULL").count() == 0
+    location = spark.sql(f"DESCRIBE TABLE EXTENDED {database}.events").where("col_name = 'Location'").first()[1]
+    assert location == f"file:{tmp_path / 'db' / 'events'}"  # Hadoop's spelling of the database's location
+
+
+# -- the standalone cluster -------------------------------------------------------------------------------------
+
+CLUSTER_DRIVER = """
+import sys
+import pyarrow as pa
+from pyspark.sql import SparkSession
+import hivewire.spark
+
+master, bootstrap, topic, out, pythonpath = sys.argv[1:]
+spark = (SparkSession.Builder().master(master).appName("hivewire-cluster-test")
+         .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
+         .config("spark.executorEnv.PYTHONPATH", pythonpath)
+         .config("spark.python.authenticate.socketTimeout", "300s").getOrCreate())
+hivewire.spark.register(spark)
+df = (spark.read.format("hivewire").option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
+      .option("maxEventsPerSplit", "20000").load())
+table = df.toArrow()
+executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+with pa.OSFile(out, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+    writer.write_table(table)
+print("executors", executors)
+spark.stop()
+"""
+
+
+@pytest.mark.timeout(1800)
+def test_cluster_read_equals_local(spark_cluster: Any, topic: Topic, local_table: pa.Table, tmp_path: Path) -> None:
+    out = tmp_path / "cluster.arrow"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": PYTHONPATH, "SPARK_LOCAL_IP": "127.0.0.1"}
+    done = subprocess.run(
+        [sys.executable, "-c", CLUSTER_DRIVER, spark_cluster.url, topic.bootstrap, topic.name, str(out), PYTHONPATH],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-5000:]
+    assert "executors 1" in done.stdout  # the read ran on the worker's executor, not in the driver
+    with pa.memory_map(str(out)) as source:
+        table = _sorted(pa.ipc.open_file(source).read_all()).cast(SCHEMA)
+    assert table.num_rows == N
+    assert table.equals(local_table)
+    assert pc.sum(pc.is_valid(table["decode_error"])).as_py() == len(MALFORMED)
+
+
+# -- the docs' example -------------------------------------------------------------------------------------------
+
+
+def _docs_example(name: str) -> str:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "data.md").read_text()
+    after = text.split(f"<!-- example: {name} ", 1)[1]
+    return after.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_docs_batch_example_runs(spark: Any, topic: Topic, zookeeper: LocalZooKeeper, namespace: str) -> None:
+    since = T0 + 150_000 * STEP_MS
+    code = (
+        _docs_example("spark-batch")
+        .replace('zookeeper="zk1:2181,zk2:2181"', f"zookeeper={zookeeper.quorum!r}, namespace={namespace!r}")
+        .replace('"kafka:9092"', repr(topic.bootstrap))
+        .replace('"apiary"', repr(topic.name))
+        .replace('"2024-05-31T00:00:00Z"', repr(datetime.fromtimestamp(since / 1000, tz=timezone.utc).isoformat()))
+    )
+    scope: dict[str, Any] = {}
+    exec(compile(code, "docs/data.md", "exec"), scope)
+    assert scope["spark"] is spark  # the running session, with the source registered
+    assert sum(scope["counts"].values()) == N - 150_000
+    assert scope["failed"].count() == sum(1 for i in MALFORMED if i >= 150_000)

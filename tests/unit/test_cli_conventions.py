@@ -23,6 +23,27 @@ def test_every_command_takes_the_logging_options_after_its_name(name: str) -> No
     assert "--log-level" in help_text and "--log-format [text|json]" in help_text
 
 
+def _commands(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = []
+    for name, command in sorted(group.commands.items()):
+        found.append((*path, name))
+        if isinstance(command, click.Group):
+            found += _commands(command, (*path, name))
+    return found
+
+
+@pytest.mark.parametrize("path", _commands(main), ids=" ".join)
+def test_no_command_declares_an_option_twice(path: tuple[str, ...]) -> None:
+    # Commands assemble their flags from shared pieces (kafka_flags, the logging options): a duplicate makes
+    # click warn on every invocation and one of the two silently wins.
+    command: click.Command = main
+    for name in path:
+        assert isinstance(command, click.Group)
+        command = command.commands[name]
+    spellings = [opt for param in command.params for opt in (*param.opts, *param.secondary_opts)]
+    assert len(spellings) == len(set(spellings)), sorted(s for s in spellings if spellings.count(s) > 1)
+
+
 def test_logging_options_before_or_after_the_command_name() -> None:
     for args in (
         ["--log-level", "DEBUG", "check-config"],

@@ -11,7 +11,7 @@ from hivewire.errors import ConfigError, HivewireError
 from hivewire.tools._cli._options import Flag, kafka_flags, load, options, stop_on_signals, usage
 
 FLAGS: tuple[Flag, ...] = (
-    *kafka_flags(),
+    *kafka_flags(consumer=False),  # no consumer group: the bridge reads its own records back by partition
     Flag("--metastore-uris", keys.METASTORE_URIS, metavar="URIS"),
     Flag("--checkpoint", keys.NOTIFICATION_POSITION_FILE, metavar="FILE"),
     Flag("--start", keys.NOTIFICATION_START),

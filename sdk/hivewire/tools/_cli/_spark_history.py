@@ -9,7 +9,7 @@ from hivewire.errors import ConfigError, HivewireError
 from hivewire.tools._cli._options import Flag, kafka_flags, load, options, stop_on_signals, usage
 
 FLAGS: tuple[Flag, ...] = (
-    *kafka_flags(),
+    *kafka_flags(consumer=False),  # no consumer group: the checkpoint holds the offsets
     Flag("--table", keys.SPARK_HISTORY_TABLE, metavar="DB.TABLE"),
     Flag("--checkpoint", keys.SPARK_HISTORY_CHECKPOINT, metavar="PATH"),
     Flag("--max-events-per-trigger", keys.SPARK_HISTORY_MAX_EVENTS, metavar="N"),
@@ -19,7 +19,6 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--zookeeper", keys.SPARK_ZOOKEEPER, metavar="HOST:PORT,..."),
     Flag("--namespace", keys.SPARK_NAMESPACE),
     Flag("--metastore-uris", keys.METASTORE_URIS, metavar="thrift://HOST:PORT,..."),
-    Flag("--consumer-config", prefix=keys.CONSUMER_PREFIX, short="-X", metavar="KEY=VALUE"),
     Flag("--conf", prefix=keys.SPARK_CONF_PREFIX, metavar="KEY=VALUE"),
 )
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from proxy import TcpProxy
 from runtime_harness import PARTITIONS, stream, wait_for
-from test_coordination_zookeeper import CuttableProxy
 from test_runtime_process import LISTENERS, Runner, base_args, lines, produce
 
 from hivewire.tools._cli import main as cli
@@ -104,7 +104,7 @@ def test_a_zookeeper_outage_never_stops_the_data_path(
 ) -> None:
     topic, app = f"outage-{uuid.uuid4().hex[:8]}", f"app-{uuid.uuid4().hex[:6]}"
     produce(kafka, topic, stream(200, tables=40))
-    proxy = CuttableProxy(("127.0.0.1", zookeeper.port))
+    proxy = TcpProxy(("127.0.0.1", zookeeper.port))
     runner = instance(tmp_path / "a", kafka, topic, app, f"127.0.0.1:{proxy.port}", unique)
     healthy = runner.workdir / "healthy.log"
     try:

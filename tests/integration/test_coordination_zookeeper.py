@@ -7,87 +7,25 @@ run twice), while its membership, held by a session that is still alive, stays.
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Iterator
 
 import pytest
+from proxy import TcpProxy
 from waiting import wait_for
 
 from hivewire.coordination import ZooKeeperCoordinator
 from hivewire.tools._local import LocalZooKeeper
 
 
-class CuttableProxy:
-    """Forwards TCP connections to ``upstream``; :meth:`cut` drops them all and refuses new ones until
-    :meth:`restore`."""
-
-    def __init__(self, upstream: tuple[str, int]) -> None:
-        self.upstream = upstream
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        self.open: list[socket.socket] = []
-        self.refusing = False
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.server.accept()
-            except OSError:
-                return
-            with self.lock:
-                if self.refusing:
-                    client.close()
-                    continue
-                upstream = socket.create_connection(self.upstream)
-                self.open += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pump(source: socket.socket, target: socket.socket) -> None:
-        try:
-            while data := source.recv(65536):
-                target.sendall(data)
-        except OSError:
-            pass
-        for s in (source, target):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def cut(self) -> None:
-        with self.lock:
-            self.refusing = True
-            for s in self.open:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-                s.close()
-            self.open.clear()
-
-    def restore(self) -> None:
-        with self.lock:
-            self.refusing = False
-
-    def close(self) -> None:
-        self.cut()
-        self.server.close()
-
-
 @pytest.fixture
-def proxy(zookeeper: LocalZooKeeper) -> Iterator[CuttableProxy]:
-    made = CuttableProxy(("127.0.0.1", zookeeper.port))
+def proxy(zookeeper: LocalZooKeeper) -> Iterator[TcpProxy]:
+    made = TcpProxy(("127.0.0.1", zookeeper.port))
     yield made
     made.close()
 
 
 def test_a_suspended_leader_gives_up_leadership_but_not_its_membership(
-    zookeeper: LocalZooKeeper, proxy: CuttableProxy, unique: str
+    zookeeper: LocalZooKeeper, proxy: TcpProxy, unique: str
 ) -> None:
     # A long session timeout: the cut below suspends the connection without expiring the session.
     cut_off = ZooKeeperCoordinator(f"127.0.0.1:{proxy.port}", root=unique, session_timeout=40.0, connection_timeout=30)

@@ -10,11 +10,9 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -25,6 +23,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
+from proxy import TcpProxy
 from runtime_harness import read_to_end, wait_for
 
 import hivewire as hw
@@ -197,42 +196,6 @@ def test_an_unreachable_broker_gives_a_few_lines_readiness_down_and_a_clean_fail
     assert "Traceback" not in process.text() and "rdkafka" not in process.text()
 
 
-class Forwarder:
-    """A TCP forwarder on ``port`` to ``target`` (host, port): Kafka appearing where nothing listened."""
-
-    def __init__(self, port: int, target: tuple[str, int]) -> None:
-        self.server = socket.create_server(("127.0.0.1", port))
-        self.target = target
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.server.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(self.target)
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(a: socket.socket, b: socket.socket) -> None:
-        try:
-            while data := a.recv(65536):
-                b.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (a, b):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        self.server.close()
-
-
 def test_kafka_coming_up_later_is_told_once_and_readiness_follows(
     kafka: str, tmp_path: Path, processes: list[Process]
 ) -> None:
@@ -254,7 +217,7 @@ def test_kafka_coming_up_later_is_told_once_and_readiness_follows(
     wait_for(lambda: "is unreachable" in process.text() or not process.alive(), 60, "the outage line")
     assert get(endpoint, "/health")[0] == 503
     host, port = kafka.split(",")[0].rsplit(":", 1)
-    forwarder = Forwarder(bootstrap, (host, int(port)))
+    forwarder = TcpProxy((host, int(port)), bootstrap)
     try:
         wait_for(lambda: get(endpoint, "/health")[0] == 200 or not process.alive(), 120, "readiness UP")
         assert process.alive(), process.text()
@@ -313,7 +276,7 @@ def test_register_says_once_that_its_metastore_is_down_and_once_that_it_is_back(
         wait_for(lambda: "is unreachable" in log.read_text() or proc.poll() is not None, 60, "the outage line")
         time.sleep(5)  # ten failed checks
         host, hms_port = metastore.uri.removeprefix("thrift://").rsplit(":", 1)
-        forwarder = Forwarder(port, (host, int(hms_port)))
+        forwarder = TcpProxy((host, int(hms_port)), port)
         wait_for(lambda: "registered metastore" in log.read_text() or proc.poll() is not None, 60, "registration")
         assert proc.poll() is None, log.read_text()
     finally:

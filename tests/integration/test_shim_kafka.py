@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
+from proxy import TcpProxy
 
 import hivewire as hw
 from hivewire.events import _apiary as apiary
@@ -35,48 +36,6 @@ from hivewire_shim import KafkaSink, Shim
 
 PARTITIONS = 4  # what the mock cluster gives an auto-created topic
 FAST_RECONNECT = {"reconnect.backoff.ms": 100, "reconnect.backoff.max.ms": 1000}
-
-
-class Forwarder:
-    """A TCP forwarder from ``port`` to ``target`` (host:port): Kafka coming back on the bootstrap address."""
-
-    def __init__(self, port: int, target: str) -> None:
-        self.port = port
-        host, target_port = target.rsplit(":", 1)
-        self.target = (host, int(target_port))
-        self.listener = socket.create_server(("127.0.0.1", port))
-        self.sockets: list[socket.socket] = [self.listener]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            try:
-                upstream = socket.create_connection(self.target)
-            except OSError:  # the target is gone (its test is over, a producer still reconnects): refuse
-                client.close()
-                continue
-            self.sockets += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pump(src: socket.socket, dst: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            while data := src.recv(65536):
-                dst.sendall(data)
-        with contextlib.suppress(OSError):
-            dst.shutdown(socket.SHUT_WR)
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread: close() alone does not
-        for s in self.sockets:
-            with contextlib.suppress(OSError):
-                s.close()
 
 
 def consume(bootstrap: str, topic: str, expected: int, timeout: float = 120) -> list[Any]:
@@ -193,7 +152,7 @@ def test_500_changes_while_kafka_is_away_all_arrive_in_order(
         while sink.spool.last_seq < 500 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert sink.spool.last_seq == 500 and sink.pending == 500 and sink.delivered == 0
-        forwarder = Forwarder(dead, kafka.split(",")[0])
+        forwarder = TcpProxy(kafka.split(",")[0], dead)
         try:
             assert sink.wait_delivered(120), f"{sink.pending} events still spooled"
         finally:
@@ -269,7 +228,7 @@ def test_with_a_shim_restart_during_the_outage_nothing_is_lost(
     try:
         assert "holds 250 undelivered event(s)" in second.log.read_text()
         add_partitions(second.uri, tables, range(50, 100))
-        forwarder = Forwarder(dead, kafka.split(",")[0])
+        forwarder = TcpProxy(kafka.split(",")[0], dead)
         try:
             messages = consume(kafka, topic, 500, timeout=180)
         finally:

@@ -256,6 +256,14 @@ def test_cli_discover(zk: KazooClient, zookeeper: LocalZooKeeper, unique: str, t
     assert as_json.exit_code == 0, as_json.output
     assert json.loads(as_json.output) == ["thrift://hms-a:9083", "thrift://hms-b:9084"]
 
+    settings = tmp_path / "hivewire.properties"
+    settings.write_text(f"metastore.thrift.uris={zookeeper.quorum}\nmetastore.zookeeper.namespace={unique}\n")
+    from_config = runner.invoke(cli, ["discover", "--config", str(settings)])
+    assert from_config.exit_code == 0, from_config.output
+    assert from_config.output.splitlines() == ["thrift://hms-a:9083", "thrift://hms-b:9084"]
+    typo = runner.invoke(cli, ["discover", "--config", str(settings), "--set", "hivewire.zookeeper.auht=x"])
+    assert typo.exit_code == 2 and "hivewire.zookeeper.auth" in typo.output  # did you mean
+
     usage = runner.invoke(cli, ["discover"])
     assert usage.exit_code == 2 and "--zookeeper" in usage.output
 

@@ -57,7 +57,12 @@ def test_the_example_runs(block: Block, services: dict[str, str], tmp_path: Path
         code = code.replace(placeholder, real)
     script = tmp_path / "example.py"
     script.write_text(code)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(ROOT / d) for d in ("sdk", "shim", "thrift"))}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(str(ROOT / d) for d in ("sdk", "shim", "thrift")),
+        # What docs/data.md tells users: Spark's Python workers must run the interpreter hivewire is installed in.
+        "PYSPARK_PYTHON": sys.executable,
+    }
     done = subprocess.run(
         [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
     )

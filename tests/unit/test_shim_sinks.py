@@ -380,7 +380,7 @@ def test_a_missing_topic_is_a_warning_naming_topic_and_bootstrap_once_a_minute(
 
 
 def test_a_bad_producer_setting_is_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="producer-property"):
+    with pytest.raises(ConfigError, match="kafka-property"):
         KafkaSink("kafka.invalid:9092", "apiary", tmp_path / "spool", producer_config={"no.such.setting": 1})
 
 

@@ -239,6 +239,23 @@ def health(port: int) -> tuple[int, dict[str, Any]]:
         return e.code, json.loads(e.read())
 
 
+def kill9_after_progress(
+    runner: Runner, log: Path, target: int, before: int, kafka: str, group: str, topic: str
+) -> dict[int, int]:
+    """Wait until ``log`` has ``target`` lines and the group has committed more than ``before`` offsets (so the
+    run's tail is a real tail), kill -9 the run, and return its commits once they settle."""
+    wait_for(
+        lambda: (
+            (len(lines(log)) >= target and sum(committed(kafka, group, topic).values()) > before) or not runner.alive()
+        ),
+        300,
+        "progress and a commit before the kill",
+    )
+    assert runner.alive(), runner.tail()
+    runner.kill9()
+    return settled_commits(kafka, group, topic)
+
+
 def test_20000_events_healthy_failing_and_sleeping_listeners(kafka: str, workdir: Path) -> None:
     n, attempts, sleeper_seq = 20_000, 3, 777
     topic, instance = f"accept-{uuid.uuid4().hex[:8]}", f"inst-{uuid.uuid4().hex[:6]}"
@@ -365,18 +382,9 @@ def test_kill_9_loses_nothing_and_repeats_only_the_uncommitted_tail(kafka: str, 
             break  # the last run finishes the stream
         before = sum(committed_at_kill[-1].values()) if committed_at_kill else 0
         target = len(lines(workdir / "healthy.log")) + rng.randrange(1500, 4500)
-        # Kill once the run has made progress and committed some of it (so its tail is a real tail).
-        wait_for(
-            lambda t=target, b=before: (
-                (len(lines(workdir / "healthy.log")) >= t and sum(committed(kafka, group, topic).values()) > b)
-                or not runner.alive()
-            ),
-            300,
-            "progress and a commit before the kill",
+        committed_at_kill.append(
+            kill9_after_progress(runner, workdir / "healthy.log", target, before, kafka, group, topic)
         )
-        assert runner.alive(), runner.tail()
-        runner.kill9()
-        committed_at_kill.append(settled_commits(kafka, group, topic))
     try:
         wait_for(
             lambda: sum(committed(kafka, group, topic).values()) >= n or not runner.alive(),

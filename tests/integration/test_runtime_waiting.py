@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from runtime_harness import stream, wait_for
-from test_runtime_process import Runner, base_args, committed, lines, produce, settled_commits
+from test_runtime_process import Runner, base_args, committed, kill9_after_progress, lines, produce
 
 LISTENERS = textwrap.dedent('''
     """Listeners that wait: every call leaves a line in a file (line-buffered: kill -9 safe)."""
@@ -110,17 +110,7 @@ def test_kill_9_of_listeners_that_wait_loses_nothing_and_keeps_each_table_in_ord
             break  # the last run finishes the stream
         before = sum(committed(kafka, group, topic).values())
         target = len(lines(workdir / "awaits.log")) + rng.randrange(2000, 6000)
-        wait_for(
-            lambda t=target, b=before: (
-                (len(lines(workdir / "awaits.log")) >= t and sum(committed(kafka, group, topic).values()) > b)
-                or not runner.alive()
-            ),
-            300,
-            "progress and a commit before the kill",
-        )
-        assert runner.alive(), runner.tail()
-        runner.kill9()
-        killed[pid] = settled_commits(kafka, group, topic)
+        killed[pid] = kill9_after_progress(runner, workdir / "awaits.log", target, before, kafka, group, topic)
     try:
         wait_for(
             lambda: sum(committed(kafka, group, topic).values()) >= n or not runner.alive(),

@@ -232,7 +232,13 @@ def test_shim_settings_from_a_file_with_flags_winning(tmp_path: Path) -> None:
         '[hivewire.shim.producer]\n"compression.type" = "zstd"\n'
         '[apiary]\n"bootstrap.servers" = "k:9092"\n"kafka.topic.name" = "apiary"\n'
     )
-    settings = ShimSettings.from_config(Config.load(file=path, env={}, overrides={"hivewire.shim.listen.port": "0"}))
+    settings = ShimSettings.from_config(
+        Config.load(
+            file=path,
+            env={},
+            overrides={"hivewire.shim.listen.port": "0", "hivewire.shim.spool.dir": str(tmp_path / "spool")},
+        )
+    )
     assert (settings.upstream, settings.port, settings.read_timeout, settings.host) == (
         "thrift://hms:9083",
         0,

@@ -131,21 +131,32 @@ class _Refused(Exception):
     """The server answered the negotiation with BAD or ERROR."""
 
 
-def _sasl_transport(
+def _authenticated(
     sock: TSocket.TSocket, host: str, service: str, mechanism: str, options: dict[str, Any]
 ) -> TTransport.TTransportBase:
-    """thrift's SASL client transport, with the server's BAD/ERROR answer told apart from other failures."""
+    """thrift's SASL client transport (the framing and pure-sasl's wrapping), after the negotiation.
+
+    The negotiation is thrift's ``TSaslClientTransport.open()`` written out, because before thrift 0.23
+    that sends None as an empty initial response and ignores the server's last message, which DIGEST-MD5
+    needs (``rspauth``); and so that the server's BAD/ERROR answer is told apart from other failures.
+    """
     transport = TTransport.TSaslClientTransport(sock, host, service, mechanism, **options)
-    receive = transport.recv_sasl_msg
-
-    def checked() -> tuple[int, bytes]:
-        status, payload = receive()
-        if status in (transport.BAD, transport.ERROR):
-            raise _Refused(bytes(payload).decode("utf-8", "replace") or f"status {status}")
-        return status, payload
-
-    transport.recv_sasl_msg = checked
-    return transport
+    sasl = transport.sasl
+    transport.send_sasl_msg(transport.START, mechanism.encode("ascii"))
+    transport.send_sasl_msg(transport.OK, sasl.process() or b"")
+    while True:
+        status, payload = transport.recv_sasl_msg()
+        payload = payload if isinstance(payload, bytes) else b""  # thrift < 0.23 gives "" for none
+        if status == transport.OK:
+            transport.send_sasl_msg(transport.OK, sasl.process(payload) or b"")
+        elif status == transport.COMPLETE:
+            if payload:
+                sasl.process(payload)  # DIGEST-MD5's rspauth: pure-sasl checks the server knew the password
+            if not sasl.complete:
+                raise _Refused("the server ended the negotiation before the client was done")
+            return transport
+        else:
+            raise _Refused(payload.decode("utf-8", "replace") or f"status {status}")
 
 
 def negotiate(
@@ -182,8 +193,7 @@ def negotiate(
         options.update(username=auth.username, password=auth.password)
     who = auth.describe()
     try:
-        transport = _sasl_transport(sock, server_host, service, auth.mechanism, options)
-        transport.open()
+        transport = _authenticated(sock, server_host, service, auth.mechanism, options)
     except _Refused as e:
         raise MetastoreAuthError(
             f"{uri}: the metastore refused SASL {who}: {e}; check the user name and password "

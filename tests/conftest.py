@@ -9,6 +9,8 @@ are marked ``integration`` and may use these fixtures, each started once per ses
 * ``recorded_metastore``  a second Hive Metastore 2.3 that loads the Java listeners of ``tests/java``
                  (compiled at session start with the JDK's javac): ``RecordingListener`` records what the
                  metastore itself fires, the oracle for hivewire's events (see ``tests/oracle.py``)
+* ``sasl_metastore``  the real metastore handler behind Thrift's SASL server transport (DIGEST-MD5, PLAIN;
+                 ``tests/sasl_metastore.py``)
 * ``spark_cluster``  a Spark standalone master and one 2-core worker, started with the pyspark wheel's own
                  ``spark-class`` -> ``.url``; its executors run this interpreter with this test run's
                  ``PYTHONPATH`` (so they import the hivewire under test)
@@ -28,6 +30,7 @@ from pathlib import Path
 
 import pytest
 from oracle import RecordedMetastore
+from sasl_metastore import SaslMetastore
 
 from hivewire.tools._local import LocalMetastore, LocalService, LocalSparkCluster, LocalZooKeeper, compile_java
 from hivewire.tools._testing import mock_kafka
@@ -86,6 +89,14 @@ def recorded_metastore(tmp_path_factory: pytest.TempPathFactory, java_classes: P
     )
     hms.start()
     yield RecordedMetastore(hms, recording)
+    hms.close()
+
+
+@pytest.fixture(scope="session")
+def sasl_metastore(tmp_path_factory: pytest.TempPathFactory, java_classes: Path) -> Iterator[SaslMetastore]:
+    hms = SaslMetastore(workdir=tmp_path_factory.mktemp("sasl-metastore"), classpath=[java_classes])
+    hms.start()
+    yield hms
     hms.close()
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "InvalidObjectError",
     "InvalidOperationError",
     "ListenerError",
+    "MetastoreAuthError",
     "MetastoreConnectionError",
     "MetastoreError",
     "MetastoreServerError",
@@ -112,6 +113,11 @@ class MetastoreConnectionError(MetastoreError):
     ) -> None:
         super().__init__(message, uri=uri, method=method)
         self.tried = list(tried)
+
+
+class MetastoreAuthError(MetastoreConnectionError):
+    """SASL authentication to the metastore failed: refused (wrong credentials, a mechanism it does not offer),
+    or not answered (a metastore without SASL). The message says what to check."""
 
 
 class ListenerError(HivewireError):

@@ -153,7 +153,8 @@ def _transport_hint(framed: bool) -> str:
         )
     return (
         "; if the metastore uses the framed transport (metastore.thrift.framed.transport.enabled=true), start "
-        "the shim with --framed"
+        "the shim with --framed; if it uses SASL (hive.metastore.sasl.enabled=true), with "
+        "--upstream-sasl-mechanism"
     )
 
 
@@ -476,7 +477,7 @@ class Connection:
 
     def _send_upstream(self, body: bytes) -> None:
         assert self._up is not None
-        if self._upstream.framed:
+        if self._upstream.frames:
             self._sendall(self._up, _I32.pack(len(body)), body)
         else:
             self._up.sendall(body)
@@ -528,7 +529,7 @@ class Connection:
 
         collected: list[bytes] = []
         try:
-            if self._upstream.framed:
+            if self._upstream.frames:
                 if self._framed:
                     r.begin(to_client)  # the length prefix goes through as is
                 size = r.read_i32()
@@ -569,6 +570,8 @@ class Connection:
     def _first_reply_hint(self) -> str:
         # A transport mismatch fails the first call on every connection; a metastore that dies does not
         # usually do so before its first reply on a fresh connection.
+        if self._upstream.sasl is not None:
+            return ""  # SASL frames every message: no transport setting to get wrong
         return _transport_hint(self._upstream.framed) if self._up_replies == 0 else ""
 
     def _read_result(self, header: Header, result_class: Any) -> Reply:
@@ -579,7 +582,7 @@ class Connection:
             exc.read(TBinaryProtocol.TBinaryProtocol(r))
             return Reply(header, False, error=f"TApplicationException: {exc.message}")
         if result_class is None:
-            if not self._upstream.framed:
+            if not self._upstream.frames:
                 r.skip_struct()
             return Reply(header, True)
         return Reply.of(header, r.decode_struct(result_class))

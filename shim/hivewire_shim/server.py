@@ -33,7 +33,7 @@ from hivewire.config import _keys as keys
 from hivewire.config._config import Config
 from hivewire.config._key import Key
 from hivewire.errors import ConfigError
-from hivewire.metastore import UriResolver, format_address
+from hivewire.metastore import SaslAuth, UriResolver, format_address
 from hivewire_shim.budget import Budget
 from hivewire_shim.capture import Capture, EventOptions
 from hivewire_shim.connection import Connection
@@ -82,6 +82,8 @@ class Shim:
     (Hive's ``hive.metastore.server.max.message.size``, 100 MB by default); a bigger one closes that
     connection. ``read_timeout`` bounds each of the shim's own reads (the old object before a change, the
     stored one after), which run under the table's lock: past it the event carries what the request did.
+    ``upstream_ssl_context`` and ``upstream_sasl`` (a :class:`~hivewire.metastore.SaslAuth`) are how the
+    shim reaches the upstream: TLS, SASL, both or neither.
     """
 
     def __init__(
@@ -110,6 +112,7 @@ class Shim:
         health_host: str = "127.0.0.1",
         ssl_context: ssl.SSLContext | None = None,
         upstream_ssl_context: ssl.SSLContext | None = None,
+        upstream_sasl: SaslAuth | None = None,
         intent_dir: str | os.PathLike[str] | None = None,
         intent_fsync: bool = False,
     ) -> None:
@@ -130,6 +133,7 @@ class Shim:
                 connect_timeout=connect_timeout,
                 timeout=timeout,
                 ssl_context=upstream_ssl_context,
+                sasl=upstream_sasl,
             )
         )
         self.ssl_context = ssl_context
@@ -523,6 +527,7 @@ class ShimKeywords(TypedDict):
     health_host: str
     ssl_context: ssl.SSLContext | None
     upstream_ssl_context: ssl.SSLContext | None
+    upstream_sasl: SaslAuth | None
     intent_dir: str | None
     intent_fsync: bool
 
@@ -572,6 +577,7 @@ class ShimSettings:
     upstream_ssl_ca: str | None
     upstream_ssl_certfile: str | None
     upstream_ssl_keyfile: str | None
+    upstream_sasl: SaslAuth | None
     publish: PublishSettings | None
 
     @classmethod
@@ -631,6 +637,7 @@ class ShimSettings:
             upstream_ssl_ca=config.optional(keys.SHIM_UPSTREAM_SSL_CA),
             upstream_ssl_certfile=config.optional(keys.SHIM_UPSTREAM_SSL_CERTFILE),
             upstream_ssl_keyfile=config.optional(keys.SHIM_UPSTREAM_SSL_KEYFILE),
+            upstream_sasl=SaslAuth.from_config(config),
             publish=publish if bootstrap_servers and topic else None,
         )
 
@@ -687,6 +694,7 @@ class ShimSettings:
                 if self.upstream_ssl
                 else None
             ),
+            upstream_sasl=self.upstream_sasl,
             intent_dir=self.publish.spool_dir if self.publish is not None else None,
             intent_fsync=self.publish is not None and self.publish.fsync == "always",
         )

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hivewire._reachability import Reachability
-from hivewire.errors import HivewireError
-from hivewire.metastore import FixedUris, MetastoreClient, UriResolver, connect, parse_uri, parse_uris
+from hivewire.errors import HivewireError, MetastoreAuthError
+from hivewire.metastore import FixedUris, MetastoreClient, SaslAuth, UriResolver, parse_uris
+from hivewire.metastore._transport import open_connection
 from hivewire_shim.lookup import DEFAULT_READ_TIMEOUT, ReadClient
 
 if TYPE_CHECKING:
@@ -61,7 +62,9 @@ class Upstream:
     such as :class:`hivewire.discovery.ZooKeeperResolver`. Fixed URIs are tried in order (``shuffle`` for
     Hive's random selection), discovered ones in the resolver's order. ``framed``: the upstream uses the
     framed transport. ``timeout`` bounds each relayed reply (Hive's client socket timeout is 600 s).
-    ``ssl_context``: connect with TLS (see :func:`hivewire_shim.tls.client_context`).
+    ``ssl_context``: connect with TLS (see :func:`hivewire_shim.tls.client_context`). ``sasl``: authenticate
+    with SASL; the relay then frames each message as SASL does (the ``auth`` quality of protection only:
+    a metastore that requires integrity or privacy is refused with an error saying so; use TLS for privacy).
     """
 
     def __init__(
@@ -73,6 +76,7 @@ class Upstream:
         timeout: float = 600.0,
         shuffle: bool = False,
         ssl_context: ssl.SSLContext | None = None,
+        sasl: SaslAuth | None = None,
     ) -> None:
         self.resolver: UriResolver = uris if isinstance(uris, UriResolver) else FixedUris(parse_uris(uris), shuffle)
         self.framed = framed
@@ -85,6 +89,12 @@ class Upstream:
             log,
         )
         self.ssl_context = ssl_context
+        self.sasl = sasl
+
+    @property
+    def frames(self) -> bool:
+        """Whether messages to and from the upstream carry a 4-byte length: the framed transport, or SASL."""
+        return self.framed or self.sasl is not None
 
     def exclude(self, *uris: str) -> None:
         """Never connect to these (the shim's own advertised address)."""
@@ -100,23 +110,26 @@ class Upstream:
         candidates = self.resolver.uris()
         for attempt in range(2):
             for uri in candidates:
-                host, port = parse_uri(uri)
                 try:
-                    sock = connect(host, port, self.connect_timeout)  # one deadline for all of a name's addresses
+                    sock, _ = open_connection(
+                        uri,
+                        connect_timeout=self.connect_timeout,
+                        ssl_context=self.ssl_context,
+                        sasl=self.sasl,
+                        qops=("auth",),  # the relay frames messages itself: no SASL wrapping
+                    )
+                except MetastoreAuthError as e:
+                    tried.append(str(e))
+                    continue
+                except ssl.SSLError as e:
+                    tried.append(f"{uri}: TLS handshake failed: {e}")
+                    continue
                 except OSError as e:
                     tried.append(f"{uri}: {e.strerror or e}")
                     continue
                 with contextlib.suppress(OSError):
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-                if self.ssl_context is not None:
-                    try:
-                        sock.settimeout(self.connect_timeout)
-                        sock = self.ssl_context.wrap_socket(sock, server_hostname=host)
-                    except (OSError, ssl.SSLError) as e:
-                        sock.close()
-                        tried.append(f"{uri}: TLS handshake failed: {e}")
-                        continue
                 sock.settimeout(self.timeout)
                 self.reachability.up()
                 return sock, uri
@@ -137,4 +150,5 @@ class Upstream:
             timeout=timeout,
         )
         client.ssl_context = self.ssl_context
+        client.sasl = self.sasl
         return client

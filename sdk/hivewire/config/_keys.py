@@ -309,6 +309,48 @@ SOCKET_TIMEOUT = _key(
     default_doc="60 s",
     aliases=_hive("client.socket.timeout"),
 )
+METASTORE_SASL_ENABLED = _key(
+    METASTORE,
+    "metastore.sasl.enabled",
+    Flag(),
+    "Authenticate to the metastore with SASL; alone, as in Hive, it means Kerberos (GSSAPI).",
+    default_doc="`false` (on when a mechanism is set)",
+    aliases=_hive("sasl.enabled"),
+)
+METASTORE_SASL_MECHANISM = _key(
+    METASTORE,
+    "hivewire.metastore.sasl.mechanism",
+    Choice(("PLAIN", "DIGEST-MD5", "GSSAPI")),
+    "The SASL mechanism towards the metastore. PLAIN and DIGEST-MD5 take a user name and password and are "
+    "tested against a SASL metastore; GSSAPI (Kerberos) takes the principal below and the process's ticket "
+    "(`kinit`), needs the `kerberos` package, and is not tested here (no KDC): see docs/metastore.md.",
+    default_doc="GSSAPI when `metastore.sasl.enabled`, else no SASL",
+)
+METASTORE_SASL_USERNAME = _key(
+    METASTORE,
+    "hivewire.metastore.sasl.username",
+    Text("user"),
+    "The SASL user (PLAIN, DIGEST-MD5); with GSSAPI, the client principal if not the ticket's default.",
+)
+METASTORE_SASL_PASSWORD = _key(
+    METASTORE, "hivewire.metastore.sasl.password", Secret(), "The SASL password (PLAIN, DIGEST-MD5)."
+)
+METASTORE_SASL_SERVICE = _key(
+    METASTORE,
+    "hivewire.metastore.sasl.service",
+    Text("name"),
+    "The SASL service (protocol) name DIGEST-MD5 names the server with (`service/host`, the host being the "
+    "metastore URI's); GSSAPI takes both from the principal.",
+    default="hive",
+)
+METASTORE_KERBEROS_PRINCIPAL = _key(
+    METASTORE,
+    "metastore.kerberos.principal",
+    Text("principal"),
+    "The metastore's Kerberos principal (`hive/_HOST@EXAMPLE.COM`; `_HOST` becomes the host of the metastore "
+    "URI, lower-cased, as in Hive's client).",
+    aliases=_hive("kerberos.principal"),
+)
 
 # -- ZooKeeper discovery -------------------------------------------------------------------------------------
 

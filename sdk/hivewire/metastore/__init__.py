@@ -12,6 +12,7 @@ from hivewire.metastore._addresses import DEFAULT_PORT, connect, format_address,
 from hivewire.metastore._client import ACCELERATED, MetastoreClient
 from hivewire.metastore._pool import MetastoreClientPool
 from hivewire.metastore._resolver import FixedUris, UriResolver
+from hivewire.metastore._sasl import SaslAuth
 
 if TYPE_CHECKING:
     from hivewire.metastore._discovery import ZooKeeperResolver, discover_metastores
@@ -28,6 +29,7 @@ __all__ = [
     "MetastoreClientPool",
     "Registration",
     "RegistrationEvent",
+    "SaslAuth",
     "UriResolver",
     "ZooKeeperResolver",
     "connect",

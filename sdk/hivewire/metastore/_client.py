@@ -34,13 +34,14 @@ from hivewire.errors import (
     ConfigError,
     InvalidObjectError,
     InvalidOperationError,
+    MetastoreAuthError,
     MetastoreConnectionError,
     MetastoreError,
     MetastoreServerError,
     NoSuchObjectError,
     UnsupportedMethodError,
 )
-from hivewire.metastore._addresses import connect, parse_uri, parse_uris
+from hivewire.metastore._addresses import parse_uri, parse_uris
 from hivewire.metastore._client_options import (
     ClientKeywords,
     ConfSource,
@@ -52,6 +53,8 @@ from hivewire.metastore._client_options import (
 )
 from hivewire.metastore._describe import _describe, _reason, _unencodable_message
 from hivewire.metastore._resolver import FixedUris, UriResolver
+from hivewire.metastore._sasl import SaslAuth
+from hivewire.metastore._transport import open_connection
 from hivewire_thrift.fb303 import FacebookService
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 from hivewire_thrift.hive_metastore import ttypes as hms
@@ -149,6 +152,8 @@ class MetastoreClient:
     ``...compact.protocol.enabled`` (the defaults match Hive's defaults). ``ugi`` (``"user:group1,group2"``
     or ``(user, [groups])``) is sent with ``set_ugi`` after every connect, as Hive's Java client does.
     ``selection="random"`` shuffles the URIs like Hive's default ``metastore.thrift.uri.selection``.
+    ``sasl`` authenticates with SASL (PLAIN, DIGEST-MD5 or Kerberos, see :class:`SaslAuth`), as Hive's
+    ``hive.metastore.sasl.enabled`` asks; ``transport`` is then unused (SASL frames every message).
 
     The connection opens lazily on the first call, or explicitly with :meth:`open` / ``with``.
 
@@ -169,6 +174,7 @@ class MetastoreClient:
         protocol: ProtocolName = "binary",
         ugi: str | tuple[str, Sequence[str]] | None = None,
         selection: Selection = "sequential",
+        sasl: SaslAuth | None = None,
     ) -> None:
         self._resolver: UriResolver = (
             uris if isinstance(uris, UriResolver) else FixedUris(parse_uris(uris), shuffle=selection == "random")
@@ -182,10 +188,12 @@ class MetastoreClient:
         self.transport = transport
         self.protocol = protocol
         self.ugi = _parse_ugi(ugi)
+        self.sasl = sasl
         self._trans: TTransport.TTransportBase | None = None
         self._client: ThriftHiveMetastore.Client | None = None
         self._uri: str | None = None
         self._unsupported: set[str] = set()
+        self._answered = False  # the current connection has answered a call
 
     @classmethod
     def from_zookeeper(
@@ -255,12 +263,17 @@ class MetastoreClient:
         if self._client is not None:
             return self
         tried: list[tuple[str, str]] = []
+        refused: list[MetastoreAuthError] = []
         candidates = self._resolver.uris()
         for attempt in range(2):
             for uri in candidates:
                 try:
                     self._connect(uri)
                     return self
+                except MetastoreAuthError as e:
+                    refused.append(e)
+                    tried.append((uri, str(e)))
+                    log.debug("metastore %s: SASL failed: %s", uri, e)
                 except (TException, OSError) as e:
                     tried.append((uri, _reason(e)))
                     log.debug("metastore %s: connect failed: %s", uri, e)
@@ -269,6 +282,9 @@ class MetastoreClient:
                 candidates = self._resolver.refresh()
                 if not candidates:
                     break
+        if refused and len(refused) == len(tried):
+            # Every metastore that answered refused us: say what to check, not "could not connect".
+            raise MetastoreAuthError("; ".join(dict.fromkeys(str(e) for e in refused)), tried=tried, uri=refused[0].uri)
         detail = "; ".join(f"{u}: {r}" for u, r in tried) or "no URI to try"
         raise MetastoreConnectionError(
             f"could not connect to any metastore ({detail}); check that the metastore runs and that host and port "
@@ -277,23 +293,22 @@ class MetastoreClient:
         )
 
     def _connect(self, uri: str) -> None:
-        host, port = parse_uri(uri)
-        # Resolve once and connect within one deadline for the URI, instead of TSocket.open(), which gives
-        # each resolved address (IPv4 and IPv6 of one name) a full timeout of its own.
-        handle = connect(host, port, self.connect_timeout)
-        if self.ssl_context is not None:
-            try:
-                handle.settimeout(self.connect_timeout)
-                handle = self.ssl_context.wrap_socket(handle, server_hostname=host)
-            except BaseException:
-                handle.close()
-                raise
-        sock = TSocket.TSocket(host, port)
-        sock.setHandle(handle)
-        sock.setTimeout(int(self.timeout * 1000))
-        trans: TTransport.TTransportBase = (
-            TTransport.TFramedTransport(sock) if self.transport == "framed" else TTransport.TBufferedTransport(sock)
+        handle, authenticated = open_connection(
+            uri, connect_timeout=self.connect_timeout, ssl_context=self.ssl_context, sasl=self.sasl
         )
+        trans: TTransport.TTransportBase
+        if authenticated is not None:
+            # SASL frames every message itself (Hive's client ignores the framed setting with SASL too).
+            authenticated.transport.setTimeout(int(self.timeout * 1000))
+            trans = authenticated
+        else:
+            host, port = parse_uri(uri)
+            sock = TSocket.TSocket(host, port)
+            sock.setHandle(handle)
+            sock.setTimeout(int(self.timeout * 1000))
+            trans = (
+                TTransport.TFramedTransport(sock) if self.transport == "framed" else TTransport.TBufferedTransport(sock)
+            )
         proto = (
             TCompactProtocol.TCompactProtocolAccelerated(trans)
             if self.protocol == "compact"
@@ -312,6 +327,7 @@ class MetastoreClient:
                 raise
         self._trans, self._client, self._uri = trans, client, uri
         self._unsupported = set()
+        self._answered = False
 
     def close(self) -> None:
         """Close the connection. The client can be opened again."""
@@ -368,11 +384,14 @@ class MetastoreClient:
                         _unencodable_message(uri, method, args, arguments, e), uri=uri, method=method
                     ) from e
                 recv = getattr(client, f"recv_{method}", None)
-                return None if recv is None else recv()  # oneway methods (fb303 shutdown) have no reply
+                result = None if recv is None else recv()  # oneway methods (fb303 shutdown) have no reply
+                self._answered = True
+                return result
             except MetastoreError:
                 raise
             except TApplicationException as e:
                 # The server answered with an error message, read whole: the connection is in step.
+                self._answered = True
                 if e.type == TApplicationException.UNKNOWN_METHOD:
                     raise UnsupportedMethodError(
                         f"{uri}: the metastore does not know {method}() ({e.message})", uri=uri, method=method
@@ -381,13 +400,20 @@ class MetastoreClient:
                     f"{uri} {method}({_describe(args)}): {e.message or e}", uri=uri, method=method
                 ) from e
             except (TTransport.TTransportException, OSError, EOFError) as e:
+                fresh = not self._answered
                 self.close()
                 if retries > 0:
                     retries -= 1
                     log.info("metastore %s: %s failed (%s); reconnecting", uri, method, _reason(e))
                     continue
+                hint = (
+                    "; if the metastore uses SASL (hive.metastore.sasl.enabled=true), give the client sasl= "
+                    "(hivewire.metastore.sasl.mechanism)"
+                    if fresh and self.sasl is None
+                    else ""
+                )
                 raise MetastoreConnectionError(
-                    f"{uri} {method}({_describe(args)}): connection failed: {_reason(e)}",
+                    f"{uri} {method}({_describe(args)}): connection failed: {_reason(e)}{hint}",
                     tried=[(uri or "?", _reason(e))],
                     uri=uri,
                     method=method,
@@ -405,6 +431,7 @@ class MetastoreClient:
                         uri=uri,
                         method=method,
                     ) from e
+                self._answered = True
                 message = getattr(e, "message", None) or type(e).__name__
                 if cls is MetastoreServerError:
                     message = f"{type(e).__name__}: {message}"

@@ -10,6 +10,7 @@ from typing import Literal, TypedDict
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
 from hivewire.config._files import load_hive_site
+from hivewire.metastore._sasl import SaslAuth
 
 Transport = Literal["buffered", "framed"]
 ProtocolName = Literal["binary", "compact"]
@@ -30,6 +31,7 @@ class ClientKeywords(TypedDict, total=False):
     protocol: ProtocolName
     ugi: str | tuple[str, Sequence[str]] | None
     selection: Selection
+    sasl: SaslAuth | None
 
 
 @dataclass(frozen=True)
@@ -41,11 +43,13 @@ class ClientOptions:
     protocol: ProtocolName | None = None
     selection: Selection | None = None
     timeout: float | None = None
+    sasl: SaslAuth | None = None
 
     @classmethod
     def from_config(cls, config: Config) -> ClientOptions:
         """``metastore.thrift.framed.transport.enabled``, ``...compact.protocol.enabled``,
-        ``metastore.thrift.uri.selection`` and ``metastore.client.socket.timeout`` (and their aliases)."""
+        ``metastore.thrift.uri.selection``, ``metastore.client.socket.timeout`` (and their aliases), and SASL
+        (``metastore.sasl.enabled``, ``hivewire.metastore.sasl.*``, ``metastore.kerberos.principal``)."""
         framed = config.optional(keys.FRAMED)
         compact = config.optional(keys.COMPACT)
         selection = config.optional(keys.URI_SELECTION)
@@ -54,6 +58,7 @@ class ClientOptions:
             protocol=None if compact is None else ("compact" if compact else "binary"),
             selection=None if selection is None else ("random" if selection == "RANDOM" else "sequential"),
             timeout=config.optional(keys.SOCKET_TIMEOUT),
+            sasl=SaslAuth.from_config(config),
         )
 
     def keywords(self) -> ClientKeywords:
@@ -67,6 +72,8 @@ class ClientOptions:
             out["selection"] = self.selection
         if self.timeout is not None:
             out["timeout"] = self.timeout
+        if self.sasl is not None:
+            out["sasl"] = self.sasl
         return out
 
 

@@ -55,6 +55,15 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--ssl-ca", keys.SHIM_SSL_CA, metavar="PEM"),
     Flag("--upstream-ssl", keys.SHIM_UPSTREAM_SSL, switch="true"),
     Flag("--upstream-ssl-ca", keys.SHIM_UPSTREAM_SSL_CA, metavar="PEM"),
+    Flag("--upstream-sasl-mechanism", keys.METASTORE_SASL_MECHANISM),
+    Flag("--upstream-sasl-username", keys.METASTORE_SASL_USERNAME, metavar="USER"),
+    Flag(
+        "--upstream-sasl-password",
+        keys.METASTORE_SASL_PASSWORD,
+        metavar="SECRET",
+        help="The SASL password: file:PATH or env:NAME (a literal value is readable by local users in /proc).",
+    ),
+    Flag("--upstream-kerberos-principal", keys.METASTORE_KERBEROS_PRINCIPAL, metavar="PRINCIPAL"),
 )
 
 

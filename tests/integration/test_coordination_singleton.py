@@ -136,7 +136,7 @@ def test_three_instances_one_singleton_and_a_kill_9_takeover_from_its_progress(
         assert {p for _, p, _ in leader.seen("single")} == {0, 1, 2, 3}
         assert all(i.seen("single") == [] for i in others)
         assert [i.leads() for i in instances].count(True) == 1 and leader.leads()
-        assert all(metric(i.port, "hivewire_coordination_instances") == 3 for i in instances)
+        assert all(metric(i.port, "hivewire_coordination_instances", app=app) == 3 for i in instances)
         text = status(zookeeper, unique, app, text=True)
         assert f"single  running  singleton on {leader_member}" in text, text
         assert f"{leader_member}  " in text and "singletons single" in text, text
@@ -160,7 +160,10 @@ def test_three_instances_one_singleton_and_a_kill_9_takeover_from_its_progress(
             first.setdefault(p, o)
         assert first == {int(tp.rpartition(":")[2]): o for tp, o in progress.items()}, (first, progress)
         assert metric(successor.port, "hivewire_singleton_leadership_changes_total", "single", change="gained") == 1
-        wait(lambda: all(metric(i.port, "hivewire_coordination_instances") == 2 for i in others), "two instances")
+        wait(
+            lambda: all(metric(i.port, "hivewire_coordination_instances", app=app) == 2 for i in others),
+            "two instances",
+        )
         for i in others:
             assert i.terminate() == 0, i.tail()
     finally:

@@ -94,7 +94,7 @@ def test_one_instance_runs_a_singleton_and_another_takes_over_from_its_progress(
         assert not b.singleton.leading
         wait(lambda: sum(state.progress("compaction").values()) == 200, "a's progress committed")
         assert state.progress("compaction") == {f"apiary:{p}": len(source._logs[p]) for p in range(4)}
-        wait(lambda: a.metric("hivewire_coordination_instances") == 2, "two instances counted")
+        wait(lambda: a.metric("hivewire_coordination_instances", app="orders") == 2, "two instances counted")
         leading = {m: i.leading for m, i in state.instances().items()}
         assert sorted(leading.values()) == [(), ("compaction",)]
 

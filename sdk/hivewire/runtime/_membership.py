@@ -81,6 +81,7 @@ class Membership:
     def lag(self, behind: Mapping[str, int]) -> None:
         """Events each listener is behind, over the partitions held here."""
         lag = dict(behind)
+        lag.update({s.name: s.lag() for s in self.singletons if s.leading})  # over every partition
         with self._lock:
             if lag == self._lag:
                 return
@@ -144,7 +145,7 @@ class Membership:
         reconnection)."""
         metrics = self._metrics
         if metrics is not None:
-            member.watch_instances(metrics.instances.set)
+            member.watch_instances(metrics.instances.labels(self.app).set)
         for singleton in self.singletons:
             singleton.stand(member)
 

@@ -12,7 +12,7 @@ has handled: events not yet read plus those read and not yet done with by it),
 ``consumer_lag{topic,partition}`` (not yet read), ``consumer_committed_lag{topic,partition}`` (from the end
 of the log to the group's committed offset), ``commits_total``, ``commit_failures_total``,
 ``commit_pending_age_seconds``, ``dead_letter_failures_total``. With coordination configured:
-``coordination_instances`` (live instances of the app, as this one sees them),
+``coordination_instances{app}`` (live instances of the app, as this one sees them),
 ``singleton_leadership_changes_total{listener,change}`` (``gained``/``lost``), ``singleton_leading{listener}``
 (1 while this instance runs the singleton) and ``singleton_lag{listener}`` (events from the end of the log to
 what the singleton has handled, on the instance that runs it). Each App has its own registry, so several
@@ -152,6 +152,7 @@ class Metrics:
         self.instances = Gauge(
             "hivewire_coordination_instances",
             "Live instances of the app in its coordination group, as this instance last saw them.",
+            ["app"],
             registry=r,
         )
         self.leadership_changes = Counter(

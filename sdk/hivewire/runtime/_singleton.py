@@ -65,7 +65,8 @@ class SingletonSource:
         self._refresh()
 
     def _refresh(self) -> None:
-        self._next_refresh = time.monotonic() + REFRESH_PARTITIONS
+        # Soon while the topic has no partitions yet (not created yet), now and then afterwards.
+        self._next_refresh = time.monotonic() + (REFRESH_PARTITIONS if self._assigned else 1.0)
         found = [tp for tp in self._tail.partitions() if tp not in self._assigned]
         if not found:
             return
@@ -150,7 +151,7 @@ class Singleton:
         self._running: SingletonSource | None = None
         self._thread = threading.Thread(target=self._run, name=f"hivewire-singleton:{self.name}", daemon=True)
         metrics.singleton_leading.labels(self.name).set(0)
-        metrics.singleton_lag.labels(self.name).set_function(self._lag)
+        metrics.singleton_lag.labels(self.name).set_function(lambda: float(self.lag()))
 
     @property
     def leading(self) -> bool:
@@ -229,11 +230,13 @@ class Singleton:
                 with self._lock:
                     self._runner = self._running = None
 
-    def _lag(self) -> float:
+    def lag(self) -> int:
+        """Events from the end of the log to what the listener has handled, here (0 where it does not run; the
+        unread part as of its runner's last look, every few seconds)."""
         runner, source = self._runner, self._running
         if runner is None or source is None:
-            return 0.0
-        return float(source.unread + sum(lane.outstanding for lane in runner.lanes))
+            return 0
+        return source.unread + sum(lane.outstanding for lane in runner.lanes)
 
 
 def can_tail(source: Source) -> bool:

@@ -145,9 +145,12 @@ def test_three_instances_one_singleton_and_a_kill_9_takeover_from_its_progress(
         with ZooKeeperCoordinator(zookeeper.quorum, root=unique) as zk:
             wait(lambda: sum(AppState(zk, app).progress("single").values()) == 600, "the leader's progress")
             leader.kill9()
+            killed_at = time.monotonic()
             progress = AppState(zk, app).progress("single")
         produce(kafka, topic, payloads[600:])
         wait(lambda: any(i.alive() and i.leads() for i in others), "another instance to take over")
+        # Shown with the test's output (a figure, not an assertion: this machine is shared).
+        print(f"takeover {time.monotonic() - killed_at:.1f} s after the kill (session timeout {SESSION})")
         wait(lambda: seqs(others, "single") >= set(range(600, 1200)), "the new leader to see the rest")
         assert all(i.alive() for i in others), "\n".join(i.tail() for i in others)
 

@@ -216,8 +216,12 @@ def test_zookeeper_cut_off_for_30_s_pauses_only_the_singleton(
             wait(lambda: sum(AppState(zk, app).progress("single").values()) == 900, "the progress to move on")
             after = AppState(zk, app).progress("single")
         assert all(after[p] >= o for p, o in before.items())
-        found = status(zookeeper, unique, app)
-        assert len(found["instances"]) == 2 and found["listeners"]["single"]["singleton_on"] is not None
+
+        def both_back() -> bool:  # each joins again once its ZooKeeper client has reconnected (it backs off)
+            found = status(zookeeper, unique, app)
+            return len(found["instances"]) == 2 and found["listeners"]["single"]["singleton_on"] is not None
+
+        wait(both_back, "both instances back in the group, one of them running the singleton")
         for i in instances:
             assert i.terminate() == 0, i.tail()
     finally:

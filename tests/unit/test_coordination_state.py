@@ -199,6 +199,6 @@ def test_settings() -> None:
 def test_the_examples_in_docs_coordination_md_run() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "coordination.md").read_text()
     blocks = text.split("```python\n")[1:]
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     for block in blocks:
         exec(compile(block.split("```")[0], "docs/coordination.md", "exec"), {})

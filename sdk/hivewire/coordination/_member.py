@@ -155,17 +155,25 @@ class AppMember:
 
     # -- singleton listeners ---------------------------------------------------------------------------------
 
+    def watch_instances(self, callback: Callable[[int], None]) -> None:
+        """Call ``callback`` with the number of live instances of the app now, and after each change (until
+        :meth:`close`)."""
+        group = self.state.instances_group
+        self._watches.append(self.state.coordinator.watch_members(group, lambda found: callback(len(found))).cancel)
+
     def stand_for(self, listener: str, on_elected: Callable[[], None], on_lost: Callable[[], None]) -> Candidacy:
         """Stand for running the singleton ``listener``; the callbacks say when this instance gains and loses it
         (and what it announces follows: ``leading``)."""
 
+        # The callbacks first: announcing talks to ZooKeeper, which waits while the connection is down, and a
+        # lost leadership must stop the listener at once.
         def elected() -> None:
-            self._lead(listener, True)
             on_elected()
+            self._lead(listener, True)
 
         def lost() -> None:
-            self._lead(listener, False)
             on_lost()
+            self._lead(listener, False)
 
         candidacy = self.state.coordinator.campaign(
             f"{self.state.prefix}/singletons/{listener}", self.member, elected, lost

@@ -6,6 +6,8 @@ Where each lives (keys of the :class:`~hivewire.coordination.KeyValueStore`, gro
     apps/<app>/instances/<member>     an Instance      (membership: it lasts as long as the instance's session)
     apps/<app>/listeners/<listener>   a Switch         (running or paused; absent: running)
     apps/<app>/sidelines/<id>         a Sideline       (ids s1, s2, ... in order of creation)
+    apps/<app>/progress/<listener>    a singleton listener's progress: per ``topic:partition``, the next offset
+                                      (everything before it was handled or dead-lettered)
 
 Every change is a compare-and-set on the value read, retried when another writer won, so concurrent commands and
 instances never lose each other's changes.
@@ -288,6 +290,43 @@ class AppState:
                 return new
             except VersionConflictError:
                 continue
+
+    # -- singleton listeners' progress ----------------------------------------------------------------------
+
+    def _progress_key(self, listener: str) -> str:
+        return f"{self.prefix}/progress/{normalize(listener, 'listener')}"
+
+    def progress(self, listener: str) -> dict[str, int]:
+        """A singleton listener's progress: per ``topic:partition``, the next offset it has to handle."""
+        key = self._progress_key(listener)
+        stored = self.coordinator.get(key)
+        return _decode_progress(stored.value, key) if stored and stored.value else {}
+
+    def advance_progress(self, listener: str, offsets: Mapping[str, int]) -> dict[str, int]:
+        """Move a singleton listener's progress forward to ``offsets`` (never back: a partition keeps the larger
+        of the stored and the given offset, so a former leader's late write loses nothing); the progress now."""
+        key = self._progress_key(listener)
+        while True:
+            stored = self.coordinator.get(key)
+            current = _decode_progress(stored.value, key) if stored and stored.value else {}
+            new = {**current, **{p: max(o, current.get(p, o)) for p, o in offsets.items()}}
+            if new == current and stored is not None:
+                return current
+            try:
+                if stored is None:
+                    self.coordinator.create(key, msgspec.json.encode(new))
+                else:
+                    self.coordinator.compare_and_set(key, msgspec.json.encode(new), stored.version)
+                return new
+            except VersionConflictError:
+                continue
+
+
+def _decode_progress(data: bytes, where: str) -> dict[str, int]:
+    try:
+        return msgspec.json.decode(data, type=dict[str, int])
+    except msgspec.DecodeError as e:  # ValidationError included
+        raise CoordinationError(f"{where} does not hold a listener's progress ({e}): delete the key") from e
 
 
 def _ordinal(sideline_id: str) -> int:

@@ -190,6 +190,10 @@ class _ZooKeeperCandidacy:
             except KazooException as e:
                 log.info("standing for %s failed (%s); standing again", self._path, e)
                 acquired = False
+            if acquired:
+                # A suspension while waiting for the lock set it; holding the lock now, on a live session, this
+                # candidate leads (a suspension from here on sets it again, and the state is read after).
+                self._wake.clear()
             if acquired and not self._cancelled.is_set() and self._coordinator._zk.state == KazooState.CONNECTED:
                 self._leading = True
                 call_safely(self._on_elected, self._path)

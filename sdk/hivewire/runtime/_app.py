@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from hivewire.runtime._membership import Membership
+    from hivewire.runtime._singleton import Singleton
 
 log = logging.getLogger("hivewire.app")
 
@@ -136,6 +137,7 @@ class App(AppDecorators):
             retry=options.get("retry"),
             timeout=options.get("timeout"),
             concurrency=options.get("concurrency"),
+            singleton=_singleton(target, options.get("singleton")),
         )
         with self._lock:
             if any(existing.name == listener.name for existing in self._listeners):
@@ -200,6 +202,7 @@ class App(AppDecorators):
                 f"app {self.name!r} has no listeners: register some with "
                 "decorators or list them in apiary.listener.list",
             )
+        _check_singletons(config, source, self._listeners)
         self.config = config
         self.metrics = metrics = Metrics()
         server: HealthServer | None = None
@@ -209,29 +212,46 @@ class App(AppDecorators):
             # by dispatch() before the run were made with the app's settings, not the run's.
             for listener in self._listeners:
                 listener.bind(config)
-            runner = Runner(
-                app_name=self.name,
-                listeners=self._listeners,
-                source=source,
-                metrics=metrics,
-                retry=RetryPolicy(
-                    settings.retry_max_attempts,
-                    settings.retry_initial_delay,
-                    settings.retry_multiplier,
-                    settings.retry_max_delay,
-                ),
-                timeout=settings.listener_timeout,
-                queue_events=settings.queue_size,
-                queue_bytes=settings.queue_bytes,
-                batch_size=settings.batch_size,
-                commit_interval=settings.commit_interval,
-                shutdown_timeout=settings.shutdown_timeout,
-                metastore=_metastore_factory(config),
-                max_abandoned=settings.max_abandoned_threads,
+
+            def make_runner(
+                listeners: Sequence[Listener],
+                source: Source,
+                metrics: Metrics,
+                membership: Membership | None = None,
+                tune_gc: bool = False,
+            ) -> Runner:
+                return Runner(
+                    app_name=self.name,
+                    listeners=listeners,
+                    source=source,
+                    metrics=metrics,
+                    retry=RetryPolicy(
+                        settings.retry_max_attempts,
+                        settings.retry_initial_delay,
+                        settings.retry_multiplier,
+                        settings.retry_max_delay,
+                    ),
+                    timeout=settings.listener_timeout,
+                    queue_events=settings.queue_size,
+                    queue_bytes=settings.queue_bytes,
+                    batch_size=settings.batch_size,
+                    commit_interval=settings.commit_interval,
+                    shutdown_timeout=settings.shutdown_timeout,
+                    metastore=_metastore_factory(config),
+                    max_abandoned=settings.max_abandoned_threads,
+                    tune_gc=tune_gc,
+                    reread=settings.reread,
+                    concurrency=settings.listener_concurrency,
+                    membership=membership,
+                )
+
+            singletons = _singletons(self._listeners, source, make_runner, metrics, lambda e: runner._fatal(e))
+            runner = make_runner(
+                [listener for listener in self._listeners if not listener.singleton],
+                source,
+                metrics,
+                membership=_membership(config, settings.instance_name, self._listeners, metrics, singletons),
                 tune_gc=settings.tune_gc,
-                reread=settings.reread,
-                concurrency=settings.listener_concurrency,
-                membership=_membership(config, settings.instance_name, self._listeners),
             )
             if settings.endpoint_port:
                 server = _health_server(metrics, runner, settings.endpoint_port, settings.endpoint_address)
@@ -296,7 +316,9 @@ def _metastore_factory(config: Config) -> Callable[[], MetastoreClient | None]:
     return lambda: MetastoreClient(uris, **options)
 
 
-def _membership(config: Config, app: str, listeners: Sequence[Listener]) -> Membership | None:
+def _membership(
+    config: Config, app: str, listeners: Sequence[Listener], metrics: Metrics, singletons: Sequence[Singleton]
+) -> Membership | None:
     """This instance's membership of ``app`` (named as its consumer group is), when coordination is configured;
     without ``hivewire.coordination.zookeeper`` nothing of coordination (or kazoo) is imported."""
     if not config.optional(keys.COORDINATION_ZOOKEEPER):
@@ -306,7 +328,58 @@ def _membership(config: Config, app: str, listeners: Sequence[Listener]) -> Memb
 
     coordination = CoordinationSettings.from_config(config)
     where = coordination.zookeeper.quorum if coordination.zookeeper else "ZooKeeper"
-    return Membership(coordination.connect, app, [listener.name for listener in listeners], where=where)
+    return Membership(
+        coordination.connect,
+        app,
+        [listener.name for listener in listeners],
+        where=where,
+        metrics=metrics,
+        singletons=singletons,
+    )
+
+
+def _singleton(target: object, option: bool | None) -> bool:
+    """A listener's ``singleton`` option, else its class's ``singleton`` attribute."""
+    if option is not None:
+        return option
+    cls = target if inspect.isclass(target) else type(target)
+    return bool(issubclass(cls, MetaStoreEventListener) and cls.singleton)
+
+
+def _check_singletons(config: Config, source: Source | KafkaSource, listeners: Sequence[Listener]) -> None:
+    """Singleton listeners need coordination, and a source they can read every partition of."""
+    names = [listener.name for listener in listeners if listener.singleton]
+    if not names:
+        return
+    if not config.optional(keys.COORDINATION_ZOOKEEPER):
+        raise ConfigError(
+            keys.COORDINATION_ZOOKEEPER.name,
+            f"listener(s) {', '.join(names)} are singletons (run on exactly one instance of the app), which needs "
+            "coordination: set hivewire.coordination.zookeeper (--zookeeper zk1:2181), or drop singleton=True",
+        )
+    if not callable(getattr(source, "tail", None)):
+        raise ConfigError(
+            names[0], f"is a singleton listener, which {source!r} cannot serve (it has no tail()): use a KafkaSource"
+        )
+
+
+def _singletons(
+    listeners: Sequence[Listener],
+    source: Source,
+    make_runner: Callable[[Sequence[Listener], Source, Metrics], Runner],
+    metrics: Metrics,
+    fatal: Callable[[BaseException], None],
+) -> list[Singleton]:
+    """One :class:`Singleton` per singleton listener, each running it with a runner of its own."""
+    if not any(listener.singleton for listener in listeners):
+        return []
+    from hivewire.runtime._singleton import Singleton
+
+    def build(listener: Listener) -> Callable[[Source], Runner]:
+        return lambda tail: make_runner([listener], tail, metrics.for_singleton())
+
+    singles = [listener for listener in listeners if listener.singleton]
+    return [Singleton(listener, source, build(listener), metrics, fatal) for listener in singles]
 
 
 def _health_server(metrics: Metrics, runner: Runner, port: int, address: str) -> HealthServer:

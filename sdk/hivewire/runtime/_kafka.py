@@ -40,10 +40,18 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    OFFSET_INVALID,
+    OFFSET_STORED,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 
 from hivewire._ratelimit import RateLimit
 from hivewire._reachability import Reachability
@@ -408,6 +416,11 @@ class KafkaSource:
         """A consumer of its own (no group membership, no commits) that reads ranges of the topic again."""
         return _Reader(self._consumer_conf())
 
+    def tail(self) -> _Tail:
+        """A consumer of its own (no group membership, no commits) that reads every partition from given
+        offsets: a singleton listener's."""
+        return _Tail(self._consumer_conf(), self.topic, self._client_error)
+
     # -- dead letters ---------------------------------------------------------------------------------
     def _ensure_producer(self) -> Producer:
         # The polling thread (undecodable records) and listener workers dead-letter concurrently: exactly one
@@ -634,6 +647,69 @@ class _Reader:
                 next_offset = offset + 1
                 if offset == end - 1:
                     return out  # the range's last record (it exists: it was polled before)
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+class _Tail:
+    """Reads every partition of ``topic`` by assignment (:class:`~hivewire.runtime._source.Tail`).
+
+    It has the group's ``group.id``, only so that a partition added without an offset starts at the group's
+    committed offset (librdkafka's ``OFFSET_STORED``); assigned, not subscribed, it never joins the group, and it
+    never commits.
+    """
+
+    def __init__(self, conf: Mapping[str, Any], topic: str, on_error: Callable[[KafkaError], None]) -> None:
+        self._consumer = Consumer(dict(conf))
+        self._topic = topic
+        self._on_error = on_error
+        self._paused = False
+
+    def partitions(self) -> list[TP]:
+        try:
+            metadata = self._consumer.list_topics(self._topic, timeout=10).topics.get(self._topic)
+        except KafkaException as e:
+            log.info("could not list the partitions of %s (%s); trying again later", self._topic, _reason(e))
+            return []
+        if metadata is None or metadata.error is not None:
+            return []
+        return [(self._topic, p) for p in sorted(metadata.partitions)]
+
+    def add(self, positions: Mapping[TP, int | None]) -> None:
+        tps = [TopicPartition(t, p, OFFSET_STORED if o is None else o) for (t, p), o in positions.items()]
+        self._consumer.incremental_assign(tps)
+        if self._paused:
+            self._consumer.pause(tps)
+
+    def poll(self, max_records: int, timeout: float) -> Sequence[Record]:
+        good: list[Record] = []
+        for m in self._consumer.consume(max_records, timeout):
+            err = m.error()
+            if err is None:
+                good.append(m)
+            elif err.fatal():
+                raise HivewireError(f"fatal Kafka consumer error: {err}")
+            elif err.code() != KafkaError._PARTITION_EOF:
+                self._on_error(err)
+        return good
+
+    def pause(self) -> None:
+        self._paused = True
+        self._consumer.pause(self._consumer.assignment())
+
+    def resume(self) -> None:
+        self._paused = False
+        self._consumer.resume(self._consumer.assignment())
+
+    def lag(self) -> dict[TP, int]:
+        out = {}
+        assignment = self._consumer.assignment()
+        for tp in self._consumer.position(assignment) if assignment else []:
+            _low, high = self._consumer.get_watermark_offsets(tp, cached=True)
+            if tp.offset != OFFSET_INVALID and high >= 0:
+                out[(tp.topic, tp.partition)] = max(0, high - tp.offset)
+        return out
 
     def close(self) -> None:
         self._consumer.close()

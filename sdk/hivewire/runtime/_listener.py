@@ -13,7 +13,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, ClassVar, TypedDict
 
 from hivewire.config._config import Config
 from hivewire.errors import ConfigError
@@ -33,8 +33,12 @@ class MetaStoreEventListener(ListenerMethods):
     Override the ``on_*`` methods you need (one per event type, each typed with its event class); only those
     event types are delivered to the listener. hivewire constructs the class with the app's
     :class:`~hivewire.config.Config` (as Hive passes its ``Configuration``) and calls :meth:`close` when the
-    app stops.
+    app stops. Set ``singleton = True`` on the class to run it on exactly one live instance of the app (as
+    ``singleton=True`` does for a function; see :class:`ListenerOptions`).
     """
+
+    #: Run on exactly one live instance of the app (needs ``hivewire.coordination.zookeeper``).
+    singleton: ClassVar[bool] = False
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -87,7 +91,9 @@ class ListenerOptions(TypedDict, total=False):
     ``db``/``table``: glob patterns (or lists of them); ``status``: deliver successful changes (True, the
     default), failed ones (False) or both (None); ``name``: the listener's name (default: the function's or
     class's); ``timeout``/``retry``: override the app's; ``concurrency``: events in flight at once (never two
-    of one table; default ``hivewire.listener.concurrency``).
+    of one table; default ``hivewire.listener.concurrency``); ``singleton``: run on exactly one live instance
+    of the app, over every partition, resuming from its own progress when another instance takes over (needs
+    ``hivewire.coordination.zookeeper``; default: the class's ``singleton`` attribute, else False).
     """
 
     db: str | Iterable[str] | None
@@ -97,6 +103,7 @@ class ListenerOptions(TypedDict, total=False):
     timeout: float | None
     retry: RetryPolicy | None
     concurrency: int | None
+    singleton: bool | None
 
 
 @dataclass(frozen=True)
@@ -143,7 +150,8 @@ class Listener:
     ``target`` is what was registered (function, class, or instance); classes are constructed with the
     configuration by :meth:`bind`, afresh for every run of the app (a run ends with :meth:`close`).
     ``retry``/``timeout``/``concurrency`` of None mean the app's defaults. ``concurrency`` is how many of its
-    events may be in flight at once, never two of one table, so order is kept per table.
+    events may be in flight at once, never two of one table, so order is kept per table. A ``singleton`` runs
+    on one live instance of the app only (:mod:`hivewire.runtime._singleton`).
     """
 
     name: str
@@ -153,6 +161,7 @@ class Listener:
     retry: RetryPolicy | None = None
     timeout: float | None = None
     concurrency: int | None = None
+    singleton: bool = False
     handlers: dict[EventType, Handler] = field(default_factory=dict, repr=False)
     instance: Any = field(default=None, repr=False)
     async_types: frozenset[EventType] = field(default=frozenset(), init=False, repr=False, compare=False)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from hivewire._reachability import Reachability
 from hivewire.coordination._interfaces import Coordinator
@@ -19,12 +20,19 @@ from hivewire.coordination._member import AppMember, this_instance
 from hivewire.errors import CoordinationError
 from hivewire.runtime._source import TopicPartition
 
+if TYPE_CHECKING:
+    from hivewire.runtime._metrics import Metrics
+    from hivewire.runtime._singleton import Singleton
+
 log = logging.getLogger("hivewire.runtime.membership")
 
 
 class Membership:
     """``app``'s member for this process, on the coordinator ``connect`` opens (it may raise
-    :class:`~hivewire.errors.CoordinationError`; it is then called again every ``retry_every`` seconds)."""
+    :class:`~hivewire.errors.CoordinationError`; it is then called again every ``retry_every`` seconds).
+
+    Once joined, it stands for each of ``singletons`` (their listeners run here while elected) and counts the
+    app's live instances in ``metrics``."""
 
     def __init__(
         self,
@@ -34,8 +42,12 @@ class Membership:
         *,
         where: str = "ZooKeeper",
         retry_every: float = 5.0,
+        metrics: Metrics | None = None,
+        singletons: Sequence[Singleton] = (),
     ) -> None:
         self.app = app
+        self._metrics = metrics
+        self.singletons = tuple(singletons)
         self._connect = connect
         self._instance = this_instance(tuple(listeners))
         self._retry_every = retry_every
@@ -69,6 +81,7 @@ class Membership:
     def lag(self, behind: Mapping[str, int]) -> None:
         """Events each listener is behind, over the partitions held here."""
         lag = dict(behind)
+        lag.update({s.name: s.lag() for s in self.singletons if s.leading})  # over every partition
         with self._lock:
             if lag == self._lag:
                 return
@@ -79,11 +92,15 @@ class Membership:
 
     def start(self) -> None:
         """Join in the background: returns at once, whether the coordinator answers or not."""
+        for singleton in self.singletons:
+            singleton.start()
         self._thread.start()
 
     def close(self, timeout: float = 10.0) -> None:
         """Leave the group and end the session (waiting up to ``timeout`` seconds; the session's end, at its
         timeout, removes the instance anyway)."""
+        for singleton in self.singletons:  # first: their runners commit their progress through the session
+            singleton.close(timeout)
         self._closing.set()
         self._wake.set()
         if self._thread.is_alive():
@@ -120,7 +137,17 @@ class Membership:
             raise
         self.member = member
         log.info("joined app %s in coordination as %s", self.app, member.member)
+        self._stand(member)
         return member
+
+    def _stand(self, member: AppMember) -> None:
+        """Stand for the singletons and count the live instances (the coordinator keeps both up after a
+        reconnection)."""
+        metrics = self._metrics
+        if metrics is not None:
+            member.watch_instances(metrics.instances.labels(self.app).set)
+        for singleton in self.singletons:
+            singleton.stand(member)
 
     def _leave(self) -> None:
         member, coordinator = self.member, self._coordinator

@@ -11,7 +11,11 @@ has handled: events not yet read plus those read and not yet done with by it),
 ``events_by_type_total{event_type}``, ``build_info{version,python}``,
 ``consumer_lag{topic,partition}`` (not yet read), ``consumer_committed_lag{topic,partition}`` (from the end
 of the log to the group's committed offset), ``commits_total``, ``commit_failures_total``,
-``commit_pending_age_seconds``, ``dead_letter_failures_total``. Each App has its own registry, so several
+``commit_pending_age_seconds``, ``dead_letter_failures_total``. With coordination configured:
+``coordination_instances{app}`` (live instances of the app, as this one sees them),
+``singleton_leadership_changes_total{listener,change}`` (``gained``/``lost``), ``singleton_leading{listener}``
+(1 while this instance runs the singleton) and ``singleton_lag{listener}`` (events from the end of the log to
+what the singleton has handled, on the instance that runs it). Each App has its own registry, so several
 apps (or tests) in one process do not collide.
 
 Drone Fly's Spring Actuator paths are served too (``/actuator/prometheus``, ``/actuator/health``,
@@ -144,8 +148,55 @@ class Metrics:
             registry=r,
         )
 
+        # -- singleton listeners and the app's instances (coordination) ----------------------------------------
+        self.instances = Gauge(
+            "hivewire_coordination_instances",
+            "Live instances of the app in its coordination group, as this instance last saw them.",
+            ["app"],
+            registry=r,
+        )
+        self.leadership_changes = Counter(
+            "hivewire_singleton_leadership_changes",
+            "Times this instance gained or lost the right to run a singleton listener.",
+            ["listener", "change"],
+            registry=r,
+        )
+        self.singleton_leading = Gauge(
+            "hivewire_singleton_leading", "1 while this instance runs the singleton listener.", ["listener"], registry=r
+        )
+        self.singleton_lag = Gauge(
+            "hivewire_singleton_lag",
+            "Events from the end of the log to what the singleton listener has handled (0 where it does not run).",
+            ["listener"],
+            registry=r,
+        )
+
     def for_listener(self, name: str) -> ListenerMetrics:
         return ListenerMetrics(self, name)
+
+    def for_singleton(self) -> Metrics:
+        """Metrics for a singleton listener's own runner: its listener's metrics are this app's; what counts
+        records read, commits and consumer lag is its own (not exposed), so the app's are not counted twice."""
+        own = Metrics()
+        for name in _LISTENER_FAMILIES:
+            setattr(own, name, getattr(self, name))
+        return own
+
+
+#: The per-listener metric families, shared by a singleton's runner.
+_LISTENER_FAMILIES = (
+    "handled",
+    "failed",
+    "retried",
+    "dead_lettered",
+    "timeouts",
+    "abandoned",
+    "queue_depth",
+    "queue_bytes",
+    "spilled",
+    "latency",
+    "behind",
+)
 
 
 class ListenerMetrics:

@@ -410,9 +410,9 @@ class Runner:
         finally:
             if self.loop is not None:
                 self.loop.stop(max(1.0, deadline - time.monotonic()))
-            self.source.close()
-            if self.membership is not None:
+            if self.membership is not None:  # first: its singletons' runners dead-letter through the source
                 self.membership.close()
+            self.source.close()
 
     # -- health ---------------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:

@@ -49,11 +49,33 @@ class Reader(Protocol):
     def close(self) -> None: ...
 
 
+class Tail(Protocol):
+    """Reads every partition of a topic by assignment, never as a member of the consumer group and never
+    committing: a singleton listener's reader of its own (``Source.tail()``)."""
+
+    def partitions(self) -> list[TopicPartition]:
+        """The topic's partitions now (none while the topic does not exist)."""
+
+    def add(self, positions: Mapping[TopicPartition, int | None]) -> None:
+        """Start reading these partitions at these offsets (None: at the group's committed offset, or where the
+        consumer's ``auto.offset.reset`` says when the group has none)."""
+
+    def poll(self, max_records: int, timeout: float) -> Sequence[Record]: ...
+    def pause(self) -> None: ...
+    def resume(self) -> None: ...
+
+    def lag(self) -> dict[TopicPartition, int]:
+        """Messages behind the end of each partition read (best effort)."""
+
+    def close(self) -> None: ...
+
+
 class Source(Protocol):
     """A stream of Apiary records the runtime consumes.
 
     A source may also have ``attach_metrics(metrics)``: the runtime calls it with its
-    :class:`~hivewire.metrics.Metrics` before :meth:`open`, so the source can count its own failures.
+    :class:`~hivewire.metrics.Metrics` before :meth:`open`, so the source can count its own failures; and
+    ``tail()``, a new :class:`Tail` over every partition, which singleton listeners need.
     """
 
     topic: str
@@ -252,6 +274,10 @@ class MemorySource:
     def reader(self) -> Reader:
         return _MemoryReader(self)
 
+    def tail(self) -> Tail:
+        """A reader of every partition from given offsets (a singleton listener's)."""
+        return _MemoryTail(self)
+
     def close(self) -> None:
         self._closed = True
 
@@ -276,6 +302,52 @@ class _MemoryReader:
         self.reads += 1
         with self._source._lock:
             return self._source._logs[tp[1]][start:end]
+
+    def close(self) -> None:
+        pass
+
+
+class _MemoryTail:
+    """Reads a :class:`MemorySource`'s partitions from given offsets, apart from its consumer."""
+
+    def __init__(self, source: MemorySource) -> None:
+        self._source = source
+        self._positions: dict[TopicPartition, int] = {}
+        self._paused = False
+
+    def partitions(self) -> list[TopicPartition]:
+        return [(self._source.topic, p) for p in range(self._source.partitions)]
+
+    def add(self, positions: Mapping[TopicPartition, int | None]) -> None:
+        with self._source._lock:
+            for tp, offset in positions.items():
+                self._positions[tp] = self._source.committed.get(tp, 0) if offset is None else offset
+
+    def poll(self, max_records: int, timeout: float) -> Sequence[Record]:
+        source = self._source
+        with source._lock:
+            if not self._paused and (batch := self._take(max_records)):
+                return batch
+            source._lock.wait(timeout)
+            return [] if self._paused else self._take(max_records)
+
+    def _take(self, max_records: int) -> list[MemoryRecord]:
+        out: list[MemoryRecord] = []
+        for tp, position in self._positions.items():
+            chunk = self._source._logs[tp[1]][position : position + max_records - len(out)]
+            out.extend(chunk)
+            self._positions[tp] = position + len(chunk)
+        return out
+
+    def pause(self) -> None:
+        self._paused = True
+
+    def resume(self) -> None:
+        self._paused = False
+
+    def lag(self) -> dict[TopicPartition, int]:
+        with self._source._lock:
+            return {tp: len(self._source._logs[tp[1]]) - position for tp, position in self._positions.items()}
 
     def close(self) -> None:
         pass

@@ -32,7 +32,7 @@ def status(app: str, as_json: bool, **params: object) -> None:
     for member, i in found.instances.items():
         click.echo(
             f"  {member}  {i.host} pid {i.pid}  hivewire {i.version}  since {_when(i.started_at)}  "
-            f"partitions {','.join(i.partitions) or '-'}"
+            f"partitions {','.join(i.partitions) or '-'}" + (f"  singletons {','.join(i.leading)}" if i.leading else "")
         )
     click.echo("listeners:" if found.listeners else "listeners: none known")
     for name, listener in found.listeners.items():

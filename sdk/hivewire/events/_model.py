@@ -426,7 +426,7 @@ class NotificationLogEvent(ListenerEvent):
 
     @property
     def hive_event_type(self) -> str:
-        """Hive's name of the event type, as the log stores it (``OPEN_TXN``, ``ALLOC_WRITE_ID_EVENT``, ...)."""
+        """Hive's name of the event type, as the log stores it (``CREATE_INDEX``, ...)."""
         return _behaviour.notification_log_hive_event_type(self)
 
     @property
@@ -852,6 +852,7 @@ class CommitTxnEvent(ListenerEvent):
     table_objs: ListField[Table] = ListField()
     partition_objs: ListField[Partition] = ListField()
     files: ListField[str] = ListField()
+    """As Hive writes them: ``path#checksum#cmroot#subdir``."""
 
     if TYPE_CHECKING:
 
@@ -949,6 +950,7 @@ class AcidWriteEvent(ListenerEvent):
     partition: Field[str | None] = Field()
     """The partition's name (``dt=2024-01-01``), or None."""
     files: ListField[str] = ListField()
+    """As Hive writes them: ``path#checksum#cmroot#subdir``."""
     table: Field[Table] = Field()
     partition_obj: Field[Partition | None] = Field()
 

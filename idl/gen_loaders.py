@@ -22,10 +22,28 @@ from __future__ import annotations
 
 import keyword
 import re
+import textwrap
 
 from gen_model import Field, Program, Struct, Type
 
-ROOTS = ("Table", "Partition", "Database", "EnvironmentContext", "NotificationEvent")
+# The structs the event types carry (idl/events.toml); the loaders reach the rest through their fields.
+ROOTS = (
+    "Table",
+    "Partition",
+    "Database",
+    "EnvironmentContext",
+    "NotificationEvent",
+    "Function",
+    "SQLPrimaryKey",
+    "SQLForeignKey",
+    "SQLUniqueConstraint",
+    "SQLNotNullConstraint",
+    "SQLDefaultConstraint",
+    "SQLCheckConstraint",
+    "Catalog",
+    "ColumnStatistics",
+    "TxnToWriteId",
+)
 # (struct, field) -> the helper of hivewire.events._jsonvalues that converts it.
 SPECIAL = {("SkewedInfo", "skewedColValueLocationMaps"): "skewed_locations"}
 # The list whose views-on-views nesting is limited.
@@ -362,13 +380,15 @@ def loaders_module(program: Program, roots: tuple[str, ...] = ROOTS) -> str:
         raise LoaderError(f"names used twice in the generated module: {sorted(clash)}")
     # isort's order: constants, classes, then functions.
     helpers = ", ".join(sorted(module.helpers, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n)))
-    classes = ", ".join(sorted(module.classes))
+    classes = ", ".join(sorted(module.classes, key=str.lower))
     imports = [
         f"from hivewire.events._jsonvalues import {helpers}",
         f"from {program.package}.ttypes import {classes}",
     ]
     imports = [line if len(line) <= LINE_LENGTH else _wrap_import(line) for line in imports]
-    text = HEADER.format(roots=", ".join(roots[:-1]) + " and " + roots[-1], imports="\n".join(imports))
+    named = ", ".join(roots[:-1]) + " and " + roots[-1]
+    wrapped = "\n".join(textwrap.wrap(named, LINE_LENGTH, break_long_words=False, break_on_hyphens=False))
+    text = HEADER.format(roots=wrapped, imports="\n".join(imports))
     text = text.rstrip("\n") + "\n"
     for enum, const in sorted(module.enums.items()):
         text += f"{const} = {enum}._NAMES_TO_VALUES\n"

@@ -58,7 +58,7 @@ class DescriptionError(ValueError):
 @dataclass(frozen=True)
 class Field:
     name: str
-    type: str  # as written: Table, list<Partition>, bool, list<string>, map<string,string>
+    type: str  # as written: Table, list<Partition>, bool, string, i64, list<string>, list<i64>, map<string,string>
     key: str
     required: bool
     doc: str | None
@@ -68,6 +68,12 @@ class Field:
         """The ``Kind`` member (hivewire.events._description)."""
         if self.type == "bool":
             return "FLAG"
+        if self.type == "string":
+            return "STRING"
+        if self.type == "i64":
+            return "INT"
+        if self.type == "list<i64>":
+            return "INT_LIST"
         if self.type == "list<string>":
             return "STRING_LIST"
         if self.type == "map<string,string>":
@@ -90,6 +96,9 @@ class Field:
         """The Python type of the value read."""
         return {
             "FLAG": "bool",
+            "STRING": "str | None",
+            "INT": "int | None",
+            "INT_LIST": "list[int]",
             "STRING_LIST": "list[str]",
             "STRING_MAP": "dict[str, str]",
             "STRUCT_LIST": f"list[{self.struct}]",
@@ -101,6 +110,9 @@ class Field:
         """The descriptor class of hivewire.events._event that reads the field, with its type argument."""
         return {
             "FLAG": "FlagField",
+            "STRING": "Field[str | None]",
+            "INT": "Field[int | None]",
+            "INT_LIST": "ListField[int]",
             "STRING_LIST": "ListField[str]",
             "STRING_MAP": "MapField",
             "STRUCT_LIST": f"ListField[{self.struct}]",
@@ -112,6 +124,9 @@ class Field:
         """The type of the constructor's keyword (every field may be left out of an event built in Python)."""
         return {
             "FLAG": "bool | None",
+            "STRING": "str | None",
+            "INT": "int | None",
+            "INT_LIST": "list[int] | None",
             "STRING_LIST": "list[str] | None",
             "STRING_MAP": "Mapping[str, str] | None",
             "STRUCT_LIST": f"list[{self.struct}] | None",
@@ -132,6 +147,7 @@ class Event:
     cls: str
     doc: str
     wire: str | None
+    log_only: bool
     database_event: bool
     names_from: str | None
     summary: str | None
@@ -145,10 +161,21 @@ class Event:
 
 # The plain Python types a computed property may return (``dict[str, object]``: decoded JSON).
 _PROPERTY_TYPES = {"bool", "str", "int", "dict[str, object]"}
-_EVENT_KEYS = {"type", "class", "doc", "wire", "database_event", "names_from", "summary", "fields", "properties"}
+_EVENT_KEYS = {
+    "type",
+    "class",
+    "doc",
+    "wire",
+    "log_only",
+    "database_event",
+    "names_from",
+    "summary",
+    "fields",
+    "properties",
+}
 _FIELD_KEYS = {"name", "type", "key", "required", "doc"}
 _PROPERTY_KEYS = {"type", "doc"}
-_PLAIN_TYPES = {"bool", "list<string>", "map<string,string>"}
+_PLAIN_TYPES = {"bool", "string", "i64", "list<string>", "list<i64>", "map<string,string>"}
 _COMMON = {"db_name", "table_name", "status", "parameters", "environment_context", "raw", "origin", "handler"}
 
 
@@ -234,8 +261,10 @@ def load(path: Path = DESCRIPTION, structs: set[str] | None = None) -> list[Even
                 raise DescriptionError(f"{pwhere}: the name is taken by a field")
             properties.append(Property(name, ptype, doc))
         database_event = entry.get("database_event", False)
-        if not isinstance(database_event, bool):
-            raise DescriptionError(f"{where}: 'database_event' must be true or false")
+        log_only = entry.get("log_only", False)
+        for flag, value in (("database_event", database_event), ("log_only", log_only)):
+            if not isinstance(value, bool):
+                raise DescriptionError(f"{where}: {flag!r} must be true or false")
         names_from = _text(entry, "names_from", where, required=False)
         if names_from is not None:
             source = next((f for f in fields if f.name == names_from), None)
@@ -248,6 +277,8 @@ def load(path: Path = DESCRIPTION, structs: set[str] | None = None) -> list[Even
         wire = _text(entry, "wire", where, required=False)
         if wire is not None and not re.fullmatch(r"[A-Z][A-Z0-9_]*", wire):
             raise DescriptionError(f"{where}: wire {wire!r} must be an upper-case name such as ON_CREATE_TABLE")
+        if log_only and wire is None:
+            raise DescriptionError(f"{where}: a log_only type needs the wire name its records carry")
         doc = _text(entry, "doc", where)
         assert doc is not None
         events.append(
@@ -256,6 +287,7 @@ def load(path: Path = DESCRIPTION, structs: set[str] | None = None) -> list[Even
                 cls,
                 doc,
                 wire,
+                log_only,
                 database_event,
                 names_from,
                 summary,
@@ -368,6 +400,8 @@ def types_module(events: list[Event]) -> str:
             out += [f'            names_from="{e.names_from}",']
         if e.database_event:
             out += ["            database_event=True,"]
+        if e.log_only:
+            out += ["            log_only=True,"]
         out += ["        ),"]
     out += ["    }", ")", ""]
     return "\n".join(out)

@@ -206,6 +206,14 @@ struct TruncateTableRequest {
 struct TruncateTableResponse {
 }
 
+// 3.0+: a catalog, as the notification log's ALTER_CATALOG message carries it
+struct Catalog {
+  1: string name,
+  2: optional string description,
+  3: string locationUri,
+  4: optional i32 createTime // 4.x
+}
+
 // 3.0+ (get_catalogs)
 struct GetCatalogsResponse {
   1: list<string> names
@@ -674,6 +682,12 @@ struct GetAllFunctionsResponse {
 // ---------------------------------------------------------------------------------------------
 // Notifications
 // ---------------------------------------------------------------------------------------------
+
+// 3.0+: a transaction and the write id it was given for a table (ALLOC_WRITE_ID messages)
+struct TxnToWriteId {
+  1: required i64 txnId,
+  2: required i64 writeId
+}
 
 struct NotificationEventRequest {
     1: required i64 lastEvent,

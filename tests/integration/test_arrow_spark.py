@@ -19,13 +19,16 @@ from hivewire.data import _spark as hw_spark
 from hivewire.data._arrow import SCHEMA, paused_gc, to_arrow
 from hivewire.data._notebook import EventList
 from hivewire.events._model import (
+    AcidWriteEvent,
     AddPartitionEvent,
     AlterPartitionEvent,
     AlterTableEvent,
+    CommitTxnEvent,
     DropPartitionEvent,
     EventType,
     InsertEvent,
     ListenerEvent,
+    ReloadEvent,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
@@ -125,7 +128,10 @@ def test_partitions_round_trip(frame: Any, events: list[ListenerEvent]) -> None:
             return [(tuple(e.new_partition.values), e.new_partition.sd.location)]
         if isinstance(e, InsertEvent):
             return [(tuple(e.partition_key_values.values()), None)]
-        return []
+        # The notification log's types that carry partitions: a reload's, an ACID write's, a commit's.
+        one = e.partition if isinstance(e, ReloadEvent) else e.partition_obj if isinstance(e, AcidWriteEvent) else None
+        listed = e.partition_objs if isinstance(e, CommitTxnEvent) else [one] if one is not None else []
+        return [(tuple(p.values), p.sd.location) for p in listed]
 
     expected = Counter(p for e in events for p in partitions(e))
     exploded = (

@@ -6,8 +6,9 @@ enums by name, binary as base64, and SkewedInfo's location map as a list of ``{"
 (see ``JacksonThriftSerializerTest`` in apiary-extensions for the Hive 2.3 and 3.1.3 key sets). The 4.x
 key sets follow the Hive 4 IDL. Nothing here is produced by ``hivewire.apiary``.
 
-``GOLDEN`` lists ``(name, message, expected event)`` for the seven Apiary types and hivewire's three
-database types, each in the Hive 2.3, 3.1 and 4.x field sets.
+``GOLDEN`` lists ``(name, message, expected event)`` for the seven Apiary types, hivewire's three database
+types and the types only the notification log carries (hivewire's own messages, see ``log_messages``), each in
+the Hive 2.3, 3.1 and 4.x field sets.
 """
 
 from __future__ import annotations
@@ -15,18 +16,41 @@ from __future__ import annotations
 from typing import Any
 
 from hivewire.events._model import (
+    AbortTxnEvent,
+    AcidWriteEvent,
+    AddCheckConstraintEvent,
+    AddDefaultConstraintEvent,
+    AddForeignKeyEvent,
+    AddNotNullConstraintEvent,
     AddPartitionEvent,
+    AddPrimaryKeyEvent,
+    AddUniqueConstraintEvent,
+    AllocWriteIdEvent,
+    AlterCatalogEvent,
     AlterDatabaseEvent,
     AlterPartitionEvent,
     AlterTableEvent,
+    CommitCompactionEvent,
+    CommitTxnEvent,
+    CreateCatalogEvent,
     CreateDatabaseEvent,
+    CreateFunctionEvent,
     CreateTableEvent,
+    DeletePartitionColumnStatEvent,
+    DeleteTableColumnStatEvent,
+    DropCatalogEvent,
+    DropConstraintEvent,
     DropDatabaseEvent,
+    DropFunctionEvent,
     DropPartitionEvent,
     DropTableEvent,
     InsertEvent,
     ListenerEvent,
     NotificationLogEvent,
+    OpenTxnEvent,
+    ReloadEvent,
+    UpdatePartitionColumnStatEvent,
+    UpdateTableColumnStatEvent,
 )
 from hivewire_thrift.hive_metastore import ttypes as hms
 
@@ -328,6 +352,149 @@ def messages(version: str) -> dict[str, dict[str, Any]]:
         "ON_DROP_DATABASE": envelope("ON_DROP_DATABASE", version, table_name=None, database=database_json(version)),
         # hivewire's own: a notification-log entry with no class of its own (see hivewire.events._notification)
         "ON_NOTIFICATION_LOG": envelope("ON_NOTIFICATION_LOG", version, notification=NOTIFICATION_JSON),
+        **log_messages(version),
+    }
+
+
+# -- The notification log's own types, in hivewire's messages (Apiary has none of them) ------------------------
+
+FUNCTION_JSON = {
+    "functionName": "to_cents",
+    "dbName": "sales",
+    "className": "com.example.udf.ToCents",
+    "ownerName": "etl",
+    "ownerType": "USER",
+    "createTime": 1717171717,
+    "functionType": "JAVA",
+    "resourceUris": [{"resourceType": "JAR", "uri": "s3://lake/libs/udfs.jar"}],
+    "catName": "hive",
+}
+CONSTRAINT_FLAGS = {"enable_cstr": False, "validate_cstr": False, "rely_cstr": True}
+PRIMARY_KEY_JSON = {
+    "table_db": "sales",
+    "table_name": "orders",
+    "column_name": "id",
+    "key_seq": 1,
+    "pk_name": "pk_orders",
+    **CONSTRAINT_FLAGS,
+    "catName": "hive",
+}
+FOREIGN_KEY_JSON = {
+    "pktable_db": "sales",
+    "pktable_name": "customers",
+    "pkcolumn_name": "id",
+    "fktable_db": "sales",
+    "fktable_name": "orders",
+    "fkcolumn_name": "customer_id",
+    "key_seq": 1,
+    "update_rule": 0,
+    "delete_rule": 0,
+    "fk_name": "fk_orders_customer",
+    "pk_name": "pk_customers",
+    **CONSTRAINT_FLAGS,
+    "catName": "hive",
+}
+COLUMN = {"catName": "hive", "table_db": "sales", "table_name": "orders"}
+UNIQUE_JSON = {**COLUMN, "column_name": "order_ref", "key_seq": 1, "uk_name": "uk_orders_ref", **CONSTRAINT_FLAGS}
+NOT_NULL_JSON = {**COLUMN, "column_name": "id", "nn_name": "nn_orders_id", **CONSTRAINT_FLAGS}
+DEFAULT_JSON = {**COLUMN, "column_name": "amount", "default_value": "0", "dc_name": "dc_amount", **CONSTRAINT_FLAGS}
+CHECK_JSON = {
+    **COLUMN,
+    "column_name": "amount",
+    "check_expression": "amount >= 0",
+    "dc_name": "cc_amount",
+    **CONSTRAINT_FLAGS,
+}
+
+
+def catalog_json(description: str) -> dict[str, Any]:
+    return {"name": "spark", "description": description, "locationUri": "s3://lake/spark", "createTime": 1717171000}
+
+
+def log_messages(version: str) -> dict[str, dict[str, Any]]:
+    """hivewire's messages of the notification log's own types (what the notification-log source's records hold)."""
+    table, p1 = table_json(version), partition_json(version, "2024-05-01")
+    no_db = {"databaseName": "", "qualifiedTableName": ""}  # transactions and catalogs name no database
+    return {
+        "ON_CREATE_FUNCTION": envelope("ON_CREATE_FUNCTION", version, table_name=None, function=FUNCTION_JSON),
+        "ON_DROP_FUNCTION": envelope("ON_DROP_FUNCTION", version, table_name=None, functionName="to_cents"),
+        "ON_RELOAD": envelope("ON_RELOAD", version, table=table, partition=p1, refreshEvent=True),
+        "ON_ADD_PRIMARYKEY": envelope("ON_ADD_PRIMARYKEY", version, primaryKeys=[PRIMARY_KEY_JSON]),
+        "ON_ADD_FOREIGNKEY": envelope(
+            "ON_ADD_FOREIGNKEY", version, table_name="customers", foreignKeys=[FOREIGN_KEY_JSON]
+        ),
+        "ON_ADD_UNIQUECONSTRAINT": envelope("ON_ADD_UNIQUECONSTRAINT", version, uniqueConstraints=[UNIQUE_JSON]),
+        "ON_ADD_NOTNULLCONSTRAINT": envelope("ON_ADD_NOTNULLCONSTRAINT", version, notNullConstraints=[NOT_NULL_JSON]),
+        "ON_ADD_DEFAULTCONSTRAINT": envelope("ON_ADD_DEFAULTCONSTRAINT", version, defaultConstraints=[DEFAULT_JSON]),
+        "ON_ADD_CHECKCONSTRAINT": envelope("ON_ADD_CHECKCONSTRAINT", version, checkConstraints=[CHECK_JSON]),
+        "ON_DROP_CONSTRAINT": envelope("ON_DROP_CONSTRAINT", version, constraintName="uk_orders_ref"),
+        "ON_CREATE_CATALOG": envelope("ON_CREATE_CATALOG", version, table_name=None, **no_db, catalog="spark"),
+        "ON_ALTER_CATALOG": envelope(
+            "ON_ALTER_CATALOG",
+            version,
+            table_name=None,
+            **no_db,
+            oldCatalog=catalog_json("Spark"),
+            newCatalog=catalog_json("Spark's tables"),
+        ),
+        "ON_DROP_CATALOG": envelope("ON_DROP_CATALOG", version, table_name=None, **no_db, catalog="spark"),
+        "ON_OPEN_TXN": envelope("ON_OPEN_TXN", version, table_name=None, **no_db, txnIds=[42, 43]),
+        "ON_COMMIT_TXN": envelope(
+            "ON_COMMIT_TXN",
+            version,
+            table_name=None,
+            **no_db,
+            txnId=42,
+            writeIds=[7],
+            databases=["sales"],
+            tables=["orders"],
+            partitions=["dt=2024-05-01"],
+            tableObjs=[table],
+            partitionObjs=[p1],
+            files=[f"{BASE}/dt=2024-05-01/delta_0000007_0000007/bucket_00000"],
+        ),
+        "ON_ABORT_TXN": envelope("ON_ABORT_TXN", version, table_name=None, **no_db, txnId=43, dbsUpdated=["sales"]),
+        "ON_ALLOC_WRITE_ID": envelope(
+            "ON_ALLOC_WRITE_ID", version, txnToWriteIds=[{"txnId": 42, "writeId": 7}, {"txnId": 43, "writeId": 8}]
+        ),
+        "ON_ACID_WRITE": envelope(
+            "ON_ACID_WRITE",
+            version,
+            txnId=42,
+            writeId=7,
+            partition="dt=2024-05-01",
+            files=[f"{BASE}/dt=2024-05-01/delta_0000007_0000007/bucket_00000"],
+            table=table,
+            partitionObj=p1,
+        ),
+        "ON_UPDATE_TABLE_COLUMN_STAT": envelope(
+            "ON_UPDATE_TABLE_COLUMN_STAT",
+            version,
+            colStats=COLSTATS_JSON,
+            writeId=0,
+            tableParameters={"COLUMN_STATS_ACCURATE": '{"COLUMN_STATS":{"id":"true"}}'},
+            table=table,
+        ),
+        "ON_DELETE_TABLE_COLUMN_STAT": envelope("ON_DELETE_TABLE_COLUMN_STAT", version, colName="amount"),
+        "ON_UPDATE_PARTITION_COLUMN_STAT": envelope(
+            "ON_UPDATE_PARTITION_COLUMN_STAT",
+            version,
+            colStats=COLSTATS_JSON,
+            writeId=7,
+            partitionParameters={"numRows": "100"},
+            partVals=["2024-05-01"],
+            table=table,
+        ),
+        "ON_DELETE_PARTITION_COLUMN_STAT": envelope(
+            "ON_DELETE_PARTITION_COLUMN_STAT",
+            version,
+            colName="amount",
+            partName="dt=2024-05-01",
+            partValues=["2024-05-01"],
+        ),
+        "ON_COMMIT_COMPACTION": envelope(
+            "ON_COMMIT_COMPACTION", version, txnId=44, compactionId=5, type="MAJOR", partName="dt=2024-05-01"
+        ),
     }
 
 
@@ -540,6 +707,151 @@ def expected_events(version: str) -> dict[str, ListenerEvent]:
             db_name="sales",
             table_name="orders",
             parameters=params,
+        ),
+        **expected_log_events(version, params),
+    }
+
+
+EXPECTED_FUNCTION = hms.Function(
+    functionName="to_cents",
+    dbName="sales",
+    className="com.example.udf.ToCents",
+    ownerName="etl",
+    ownerType=hms.PrincipalType.USER,
+    createTime=1717171717,
+    functionType=hms.FunctionType.JAVA,
+    resourceUris=[hms.ResourceUri(resourceType=hms.ResourceType.JAR, uri="s3://lake/libs/udfs.jar")],
+    catName="hive",
+)
+FLAGS = {"enable_cstr": False, "validate_cstr": False, "rely_cstr": True}
+IN_ORDERS = {"catName": "hive", "table_db": "sales", "table_name": "orders"}
+
+
+def expected_catalog(description: str) -> Any:
+    return hms.Catalog(name="spark", description=description, locationUri="s3://lake/spark", createTime=1717171000)
+
+
+def expected_log_events(version: str, params: dict[str, str]) -> dict[str, ListenerEvent]:
+    table, p1 = expected_table(version), expected_partition(version, "2024-05-01")
+    names = {"db_name": "sales", "table_name": "orders", "parameters": params}
+    no_db = {"db_name": "", "parameters": params}
+    files = [f"{BASE}/dt=2024-05-01/delta_0000007_0000007/bucket_00000"]
+    return {
+        "ON_CREATE_FUNCTION": CreateFunctionEvent(function=EXPECTED_FUNCTION, db_name="sales", parameters=params),
+        "ON_DROP_FUNCTION": DropFunctionEvent(function_name="to_cents", db_name="sales", parameters=params),
+        "ON_RELOAD": ReloadEvent(table=table, partition=p1, refresh_event=True, **names),
+        "ON_ADD_PRIMARYKEY": AddPrimaryKeyEvent(
+            primary_keys=[
+                hms.SQLPrimaryKey(
+                    table_db="sales",
+                    table_name="orders",
+                    column_name="id",
+                    key_seq=1,
+                    pk_name="pk_orders",
+                    catName="hive",
+                    **FLAGS,
+                )
+            ],
+            **names,
+        ),
+        "ON_ADD_FOREIGNKEY": AddForeignKeyEvent(
+            foreign_keys=[
+                hms.SQLForeignKey(
+                    pktable_db="sales",
+                    pktable_name="customers",
+                    pkcolumn_name="id",
+                    fktable_db="sales",
+                    fktable_name="orders",
+                    fkcolumn_name="customer_id",
+                    key_seq=1,
+                    update_rule=0,
+                    delete_rule=0,
+                    fk_name="fk_orders_customer",
+                    pk_name="pk_customers",
+                    catName="hive",
+                    **FLAGS,
+                )
+            ],
+            db_name="sales",
+            table_name="customers",
+            parameters=params,
+        ),
+        "ON_ADD_UNIQUECONSTRAINT": AddUniqueConstraintEvent(
+            unique_constraints=[
+                hms.SQLUniqueConstraint(
+                    **IN_ORDERS, column_name="order_ref", key_seq=1, uk_name="uk_orders_ref", **FLAGS
+                )
+            ],
+            **names,
+        ),
+        "ON_ADD_NOTNULLCONSTRAINT": AddNotNullConstraintEvent(
+            not_null_constraints=[
+                hms.SQLNotNullConstraint(**IN_ORDERS, column_name="id", nn_name="nn_orders_id", **FLAGS)
+            ],
+            **names,
+        ),
+        "ON_ADD_DEFAULTCONSTRAINT": AddDefaultConstraintEvent(
+            default_constraints=[
+                hms.SQLDefaultConstraint(
+                    **IN_ORDERS, column_name="amount", default_value="0", dc_name="dc_amount", **FLAGS
+                )
+            ],
+            **names,
+        ),
+        "ON_ADD_CHECKCONSTRAINT": AddCheckConstraintEvent(
+            check_constraints=[
+                hms.SQLCheckConstraint(
+                    **IN_ORDERS, column_name="amount", check_expression="amount >= 0", dc_name="cc_amount", **FLAGS
+                )
+            ],
+            **names,
+        ),
+        "ON_DROP_CONSTRAINT": DropConstraintEvent(constraint_name="uk_orders_ref", **names),
+        "ON_CREATE_CATALOG": CreateCatalogEvent(catalog="spark", **no_db),
+        "ON_ALTER_CATALOG": AlterCatalogEvent(
+            old_catalog=expected_catalog("Spark"), new_catalog=expected_catalog("Spark's tables"), **no_db
+        ),
+        "ON_DROP_CATALOG": DropCatalogEvent(catalog="spark", **no_db),
+        "ON_OPEN_TXN": OpenTxnEvent(txn_ids=[42, 43], **no_db),
+        "ON_COMMIT_TXN": CommitTxnEvent(
+            txn_id=42,
+            write_ids=[7],
+            databases=["sales"],
+            tables=["orders"],
+            partitions=["dt=2024-05-01"],
+            table_objs=[table],
+            partition_objs=[p1],
+            files=files,
+            **no_db,
+        ),
+        "ON_ABORT_TXN": AbortTxnEvent(txn_id=43, dbs_updated=["sales"], **no_db),
+        "ON_ALLOC_WRITE_ID": AllocWriteIdEvent(
+            txn_to_write_ids=[hms.TxnToWriteId(txnId=42, writeId=7), hms.TxnToWriteId(txnId=43, writeId=8)], **names
+        ),
+        "ON_ACID_WRITE": AcidWriteEvent(
+            txn_id=42, write_id=7, partition="dt=2024-05-01", files=files, table=table, partition_obj=p1, **names
+        ),
+        "ON_UPDATE_TABLE_COLUMN_STAT": UpdateTableColumnStatEvent(
+            col_stats=EXPECTED_COLSTATS,
+            write_id=0,
+            table_parameters={"COLUMN_STATS_ACCURATE": '{"COLUMN_STATS":{"id":"true"}}'},
+            table=table,
+            **names,
+        ),
+        "ON_DELETE_TABLE_COLUMN_STAT": DeleteTableColumnStatEvent(col_name="amount", **names),
+        "ON_UPDATE_PARTITION_COLUMN_STAT": UpdatePartitionColumnStatEvent(
+            col_stats=EXPECTED_COLSTATS,
+            write_id=7,
+            partition_parameters={"numRows": "100"},
+            part_vals=["2024-05-01"],
+            table=table,
+            **names,
+        ),
+        "ON_DELETE_PARTITION_COLUMN_STAT": DeletePartitionColumnStatEvent(
+            col_name="amount", part_name="dt=2024-05-01", part_values=["2024-05-01"], **names
+        ),
+        "ON_COMMIT_COMPACTION": CommitCompactionEvent(
+            txn_id=44, compaction_id=5, type="MAJOR", part_name="dt=2024-05-01", **names
         ),
     }
 

@@ -49,7 +49,8 @@ def test_every_event_type_has_a_class() -> None:
     assert set(EVENT_CLASSES) == set(EventType)
     for event_type, cls in EVENT_CLASSES.items():
         assert cls.event_type is event_type
-        assert cls.__name__ == "".join(w.title() for w in event_type.value.split("_")) + "Event"
+        # CamelCase of Hive's name, with Hive's own word breaks where it writes none (ADD_PRIMARYKEY)
+        assert cls.__name__.lower() == "".join(event_type.value.split("_")).lower() + "event"
     assert str(EventType.ADD_PARTITION) == "ADD_PARTITION" and EventType("INSERT") is EventType.INSERT
     assert str(Origin("apiary", 2, 77)) == "apiary/2@77"
 

@@ -130,9 +130,9 @@ def test_a_malformed_description_is_refused(tmp_path: Path, change: tuple[str, s
 
 NEW_TYPES = """
 [[event]]
-type = "UPDATE_TABLE_COLUMN_STAT"
+type = "UPDATE_TABLE_STATS"
 doc = "A table's column statistics were updated."
-wire = "ON_UPDATE_TABLE_COLUMN_STAT"
+wire = "ON_UPDATE_TABLE_STATS"
 names_from = "table"
 fields = [
     { name = "table", type = "Table", key = "table", required = true },
@@ -141,10 +141,10 @@ fields = [
 ]
 
 [[event]]
-type = "OPEN_TXN"
-doc = "Transactions were opened (not an Apiary message)."
+type = "CREATE_DATACONNECTOR"
+doc = "A data connector was created (not an Apiary message)."
 database_event = true
-fields = [{ name = "txn_ids", type = "list<string>", key = "txnIds" }]
+fields = [{ name = "connector_names", type = "list<string>", key = "connectorNames" }]
 """
 
 USES_THE_NEW_TYPES = """
@@ -156,46 +156,47 @@ from hivewire_thrift.hive_metastore.ttypes import ColumnStatistics, ColumnStatis
 seen = []
 app = hw.App("statistics")
 
-@app.on_update_table_column_stat(db="sales")
-def updated(event: hw.events.UpdateTableColumnStatEvent) -> None:
+@app.on_update_table_stats(db="sales")
+def updated(event: hw.events.UpdateTableStatsEvent) -> None:
     seen.append((event.qualified_name, event.column_statistics.statsDesc.tableName, event.valid_write_ids))
 
 class Audit(hw.MetaStoreEventListener):
-    def on_update_table_column_stat(self, event):
+    def on_update_table_stats(self, event):
         seen.append(("audit", event.table.tableName))
 
 app.add_listener(Audit)
 described = ColumnStatisticsDesc(isTblLevel=True, dbName="sales", tableName="orders")
 stats = ColumnStatistics(statsDesc=described, statsObj=[])
 event = hw.testing.make_event(
-    hw.EventType.UPDATE_TABLE_COLUMN_STAT, "sales", "orders", column_statistics=stats, valid_write_ids=["7"]
+    hw.EventType.UPDATE_TABLE_STATS, "sales", "orders", column_statistics=stats, valid_write_ids=["7"]
 )
 data = hw.apiary.encode(event)
 message = json.loads(data)
-assert message["eventType"] == "ON_UPDATE_TABLE_COLUMN_STAT"
+assert message["eventType"] == "ON_UPDATE_TABLE_STATS"
 assert message["colStats"]["statsDesc"]["tableName"] == "orders"
 decoded = hw.apiary.decode(data)
-assert decoded == event and type(decoded).__name__ == "UpdateTableColumnStatEvent"
+assert decoded == event and type(decoded).__name__ == "UpdateTableStatsEvent"
 assert (decoded.db_name, decoded.table_name) == ("sales", "orders")
 assert app.dispatch(decoded) == ["updated", "Audit"]
 assert seen == [("sales.orders", "orders", ["7"]), ("audit", "orders")]
 assert "<th style='text-align:left'>valid write ids</th><td>7</td>" in decoded._repr_html_()
 row = to_arrow([decoded]).to_pylist()[0]
-assert (row["event_type"], row["qualified_name"]) == ("UPDATE_TABLE_COLUMN_STAT", "sales.orders")
+assert (row["event_type"], row["qualified_name"]) == ("UPDATE_TABLE_STATS", "sales.orders")
 assert row["location"] == event.table.sd.location and row["columns"] == [{"name": "id", "type": "int", "comment": None}]
 
-opened = hw.testing.make_event("OPEN_TXN", txn_ids=["7"])
-assert type(opened).__name__ == "OpenTxnEvent" and opened.txn_ids == ["7"] and callable(app.on_open_txn)
+opened = hw.testing.make_event("CREATE_DATACONNECTOR", connector_names=["7"])
+assert type(opened).__name__ == "CreateDataconnectorEvent" and opened.connector_names == ["7"]
+assert callable(app.on_create_dataconnector)
 try:
     hw.apiary.encode(opened)
 except hw.HivewireError as e:
-    assert "OPEN_TXN events have no Apiary message form" in str(e)
+    assert "CREATE_DATACONNECTOR events have no Apiary message form" in str(e)
 else:
     raise AssertionError("encoded")
 try:
-    hw.apiary.decode(b'{"eventType": "ON_OPEN_TXN", "databaseName": "db"}')
+    hw.apiary.decode(b'{"eventType": "ON_CREATE_DATACONNECTOR", "databaseName": "db"}')
 except hw.DecodeError as e:
-    assert "unknown eventType 'ON_OPEN_TXN'" in str(e), e
+    assert "unknown eventType 'ON_CREATE_DATACONNECTOR'" in str(e), e
 else:
     raise AssertionError("decoded")
 print("ok")
@@ -211,9 +212,7 @@ def test_new_event_types_need_only_their_description(tmp_path: Path) -> None:
     generate = [sys.executable, str(GENERATE), "--description", str(description), "--root", str(tmp_path)]
     proc = subprocess.run(generate, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (
-        "class UpdateTableColumnStatEvent(ListenerEvent):" in (tmp_path / "sdk/hivewire/events/_model.py").read_text()
-    )
+    assert "class UpdateTableStatsEvent(ListenerEvent):" in (tmp_path / "sdk/hivewire/events/_model.py").read_text()
     env = {"PYTHONPATH": f"{tmp_path / 'sdk'}:{ROOT / 'thrift'}", "PATH": "/usr/bin:/bin"}
     run = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(USES_THE_NEW_TYPES)], capture_output=True, text=True, env=env

@@ -92,8 +92,8 @@ COLUMNS: tuple[tuple[str, pa.DataType, str], ...] = (
         "partition_values",
         pa.list_(pa.list_(pa.string())),
         "One list of values per partition: every partition of `ADD_PARTITION`/`DROP_PARTITION`, the new "
-        "partition of `ALTER_PARTITION`, the inserted partition of `INSERT` (empty when unpartitioned). Null "
-        "for other types.",
+        "partition of `ALTER_PARTITION`, the inserted partition of `INSERT` (empty when unpartitioned), the "
+        "partition of `RELOAD`/`ACID_WRITE`. Null for other types.",
     ),
     (
         "partition_locations",
@@ -114,7 +114,7 @@ COLUMNS: tuple[tuple[str, pa.DataType, str], ...] = (
         "The table's parameters (the new table's for `ALTER_TABLE`); null for `INSERT` and database events.",
     ),
     ("delete_data", pa.bool_(), "`DROP_TABLE`/`DROP_PARTITION` only: whether the data was deleted too."),
-    ("files", pa.list_(pa.string()), "`INSERT` only: the files written."),
+    ("files", pa.list_(pa.string()), "`INSERT`, `ACID_WRITE`, `COMMIT_TXN`: the files written."),
     ("hive_version", pa.string(), "The metastore's Hive version (the `hive.version` parameter)."),
     (
         "decode_error",

@@ -109,7 +109,7 @@ def _loader(k: FieldSpec) -> Loader:
             return [load(_parse(raw, f"{key}[{i}]"), f"{key}[{i}]") for i, raw in enumerate(raws)]
 
         return struct_list
-    if k.kind is Kind.FLAG:
+    if k.kind is Kind.FLAG or k.kind is Kind.STRING or k.kind is Kind.INT:
         return lambda env: getattr(env, key)
 
     def copied(env: Any) -> Any:  # a list or map of strings: each reader gets its own
@@ -122,7 +122,17 @@ def _loader(k: FieldSpec) -> Loader:
 class _Spec:
     """What decoding needs to know about one event type (from its description)."""
 
-    __slots__ = ("checked", "cls", "event_type", "is_database_event", "keys", "loaders", "names_key", "wire_type")
+    __slots__ = (
+        "checked",
+        "cls",
+        "event_type",
+        "is_database_event",
+        "keys",
+        "loaders",
+        "log_only",
+        "names_key",
+        "wire_type",
+    )
 
     def __init__(self, spec: EventSpec, wire_type: str) -> None:
         self.event_type = spec.event_type
@@ -139,6 +149,7 @@ class _Spec:
         # The key of the object the names come from when the envelope lacks them (older producers).
         self.names_key = spec.field(spec.names_from).key if spec.names_from else None
         self.is_database_event = spec.database_event
+        self.log_only = spec.log_only
 
 
 _SPECS: dict[type[Envelope], _Spec] = {
@@ -255,7 +266,7 @@ def read(data: bytes | bytearray | memoryview | str) -> Decoded:
         raise decode_error("environmentContext", "an object", _parse(context, "environmentContext"))
     db_name = env.databaseName
     table_name = None if spec.is_database_event else env.tableName
-    if spec.event_type is EventType.NOTIFICATION_LOG:  # a log entry may name no database (transactions) or table
+    if spec.log_only:  # a log entry may name no database (transactions, catalogs) or table
         db_name = db_name or ""
     elif db_name is None or (table_name is None and not spec.is_database_event):
         db_name, table_name = _names_from_object(env, spec, db_name, table_name)
@@ -334,7 +345,7 @@ def _explain(data: bytes, error: msgspec.ValidationError) -> DecodeError:
     wire_type = msg.get("eventType")
     spec = _BY_WIRE_TYPE.get(wire_type) if type(wire_type) is str else None
     if spec is None:
-        known = ", ".join(sorted(_BY_WIRE_TYPE))
+        known = ", ".join(sorted(w for w, s in _BY_WIRE_TYPE.items() if not s.log_only))
         return DecodeError(
             "missing eventType" if wire_type is None else f"unknown eventType {shown(wire_type)} (Apiary's are {known})"
         )
@@ -350,6 +361,16 @@ def _explain(data: bytes, error: msgspec.ValidationError) -> DecodeError:
             return decode_error(key, "a string", value)
         if kind is Kind.FLAG and type(value) is not bool:
             return decode_error(key, "true or false", value)
+        if kind is Kind.STRING and type(value) is not str:
+            return decode_error(key, "a string", value)
+        if kind is Kind.INT and type(value) is not int:
+            return decode_error(key, "a whole number", value)
+        if kind is Kind.INT_LIST:
+            if type(value) is not list:
+                return decode_error(key, "a list of whole numbers", value)
+            for i, item in enumerate(value):
+                if type(item) is not int:
+                    return decode_error(f"{key}[{i}]", "a whole number", item)
         if kind is Kind.STRUCT_LIST and type(value) is not list:
             return decode_error(key, "a list", value)
         if kind is Kind.STRING_LIST:

@@ -15,7 +15,7 @@ from hivewire.events._description import Kind
 from hivewire.events._event import Facts, ListenerEvent
 from hivewire.events._logmessage import parse_message
 from hivewire.events._types import TYPES
-from hivewire_thrift.hive_metastore.ttypes import Database, Partition, Table
+from hivewire_thrift.hive_metastore.ttypes import ColumnStatistics, Database, Partition, Table, TxnToWriteId
 
 if TYPE_CHECKING:
     from hivewire.events._model import (
@@ -83,9 +83,35 @@ def fields_summary(event: ListenerEvent) -> Facts:
             facts[field.name] = _listed([_partition_facts(table, p) for p in value])
         elif field.kind is Kind.FLAG:
             facts[field.name.replace("_", " ")] = str(value)
-        elif field.kind is Kind.STRING_LIST:
+        elif field.kind is Kind.STRING or field.kind is Kind.INT:
+            if value is not None:
+                facts[field.name.replace("_", " ")] = str(value)
+        elif field.kind is Kind.STRING_LIST or field.kind is Kind.INT_LIST:
             facts[field.name.replace("_", " ")] = _listed([str(v) for v in value])
+        elif field.kind is Kind.STRUCT_LIST:
+            facts[field.name.replace("_", " ")] = _listed([_named(v) for v in value])
+        elif field.kind is Kind.STRUCT and field.thrift is Partition and value is not None:
+            facts[field.name.replace("_", " ")] = _partition_facts(table, value)
+        elif field.kind is Kind.STRUCT and value is not None:
+            facts[field.name.replace("_", " ")] = _named(value)
     return facts
+
+
+# What names an object of the notification log's types in a notebook: the first of these it has.
+_NAMING = ("functionName", "column_name", "fkcolumn_name", "tableName", "name")
+
+
+def _named(obj: object) -> str:
+    """A short name for a Thrift object (a function, a constraint's column, a catalog, ...)."""
+    if isinstance(obj, TxnToWriteId):
+        return f"txn {obj.txnId}: write id {obj.writeId}"
+    if isinstance(obj, ColumnStatistics):
+        return ", ".join(str(o.colName) for o in obj.statsObj or ())
+    for attr in _NAMING:
+        value = getattr(obj, attr, None)
+        if value is not None:
+            return str(value)
+    return type(obj).__name__
 
 
 def alter_table_summary(event: AlterTableEvent) -> Facts:

@@ -17,6 +17,9 @@ class Kind(enum.Enum):
     STRUCT = "struct"  #: one Thrift object (a JSON object)
     STRUCT_LIST = "struct list"  #: a list of Thrift objects
     FLAG = "flag"  #: true or false (false when missing)
+    STRING = "string"  #: a string (None when missing)
+    INT = "int"  #: a whole number (None when missing)
+    INT_LIST = "int list"  #: a list of whole numbers (empty when missing)
     STRING_LIST = "string list"  #: a list of strings (empty when missing)
     STRING_MAP = "string map"  #: an object of strings (empty when missing)
 
@@ -34,8 +37,9 @@ class FieldSpec(NamedTuple):
 
 class EventSpec(NamedTuple):
     """One event type: its Hive name, class name, one-line doc, Apiary ``eventType`` (None when Apiary does not
-    carry it), fields, the field whose object names the event's database and table, and whether it is a
-    database event (no table name)."""
+    carry it), fields, the field whose object names the event's database and table, whether it is a
+    database event (no table name), and whether only the notification log carries it (its wire name is
+    hivewire's own, and the bridge does not publish it to the Apiary topic)."""
 
     event_type: EventType
     class_name: str
@@ -44,6 +48,7 @@ class EventSpec(NamedTuple):
     fields: tuple[FieldSpec, ...]
     names_from: str | None = None
     database_event: bool = False
+    log_only: bool = False
 
     def field(self, name: str) -> FieldSpec:
         """The field called ``name``."""

@@ -54,6 +54,9 @@ _KEY_TYPES: Mapping[Kind, tuple[object, object]] = {
     Kind.STRUCT: (Raw, Raw()),
     Kind.STRUCT_LIST: (list[Raw] | None, None),
     Kind.FLAG: (bool | None, None),
+    Kind.STRING: (str | None, None),
+    Kind.INT: (int | None, None),
+    Kind.INT_LIST: (list[int] | None, None),
     Kind.STRING_LIST: (list[str] | None, None),
     Kind.STRING_MAP: (dict[str, str] | None, None),
 }
@@ -100,6 +103,7 @@ _ENCODE = msgspec.json.Encoder().encode
 _parse_any = msgspec.json.Decoder().decode
 # The kinds as module globals: the encoder compares each key's kind, and a global is cheaper than Kind.X.
 _STRUCT, _STRUCT_LIST, _FLAG, _STRING_LIST = Kind.STRUCT, Kind.STRUCT_LIST, Kind.FLAG, Kind.STRING_LIST
+_INT_LIST, _STRING_MAP = Kind.INT_LIST, Kind.STRING_MAP
 
 
 class _Writing:
@@ -152,9 +156,9 @@ def _message(event: ListenerEvent, hive_version: str | None) -> dict[str, Any]:
                 value = [None if v is None else dump_struct(v, version) for v in value]
             elif kind is _FLAG:
                 value = bool(value)
-            elif kind is _STRING_LIST:
+            elif kind is _STRING_LIST or kind is _INT_LIST:
                 value = list(value)
-            else:
+            elif kind is _STRING_MAP:
                 value = dict(value)
         elif isinstance(payload, Envelope):
             value = getattr(payload, k.key)

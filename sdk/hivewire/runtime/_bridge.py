@@ -3,7 +3,8 @@
 Each log entry whose event Apiary carries (tables, partitions, inserts; and databases, as hivewire writes
 them) becomes one Apiary JSON record, placed as the Apiary listener places it: partition
 ``partition_for(qualified table name)``, key the event time in milliseconds as an 8-byte big-endian long.
-Other entries (transactions, functions, ...) are not Apiary's and are skipped; gaps are reported as
+Other entries (functions, constraints, transactions, write ids, statistics, compactions, ...: the types
+only the notification log carries) are not Apiary's and are skipped, counted; gaps are reported as
 :class:`~hivewire.runtime.NotificationLogSource` reports them.
 
 Exactly once per event id: every record carries its event id in the header :data:`EVENT_ID_HEADER`. After
@@ -32,7 +33,6 @@ from hivewire.config import _keys as keys
 from hivewire.config._config import Config
 from hivewire.errors import DecodeError, MetastoreError, SourceError
 from hivewire.events import _apiary as apiary
-from hivewire.events._model import NotificationLogEvent
 from hivewire.events._notification import from_notification
 from hivewire.events._types import TYPES
 from hivewire.metastore import MetastoreClient
@@ -262,7 +262,8 @@ class Bridge:
             log.warning("notification %d (%s) does not decode, not published: %s", entry.eventId, entry.eventType, e)
             stats.undecodable += 1
             return
-        if isinstance(event, NotificationLogEvent) or TYPES[event.event_type].wire is None:
+        spec = TYPES[event.event_type]
+        if spec.log_only or spec.wire is None:  # not Apiary's: Drone Fly and Apiary consumers know none of these
             stats.skipped += 1
             return
         value = apiary.encode(event)

@@ -352,9 +352,10 @@ def make_event(
     description unless given in ``fields``.
 
     Defaults: a Table field is ``make_table(db, table)`` (partitioned by ``dt`` when the type carries
-    partitions), a Partition ``dt=2024-01-01`` of that table, a Database ``make_database(db)``, a flag False,
-    lists and maps empty. ``table`` is ignored for database events. So a new event type needs no factory of
-    its own::
+    partitions), a Partition ``dt=2024-01-01`` of that table, a Database ``make_database(db)``, another
+    required object (a Function, ColumnStatistics, ...) one with every field unset, a flag False, strings,
+    numbers and other objects None, lists and maps empty. ``table`` is ignored for database events. So a new
+    event type needs no factory of its own::
 
         event = hw.testing.make_event(hw.AddPartitionEvent, "sales", "orders", delete_data=True)
     """
@@ -379,7 +380,8 @@ def make_event(
         if f.name in fields:
             values[f.name] = fields[f.name]
         elif f.thrift is hms.Table:
-            values[f.name] = copy.deepcopy(the_table)
+            table_copy = copy.deepcopy(the_table)
+            values[f.name] = [table_copy] if f.kind is Kind.STRUCT_LIST else table_copy
         elif f.thrift is hms.Partition:
             partition = make_partition(the_table, _PARTITION_VALUES)
             values[f.name] = [partition] if f.kind is Kind.STRUCT_LIST else partition
@@ -392,7 +394,9 @@ def make_event(
             values[f.name] = False
         elif f.kind is Kind.STRING_MAP:
             values[f.name] = {}
-        elif f.kind is Kind.STRUCT:
+        elif f.kind is Kind.STRUCT and f.required and f.thrift is not None:
+            values[f.name] = f.thrift()  # an object of the notification log's types, every field unset
+        elif f.kind in (Kind.STRUCT, Kind.STRING, Kind.INT):
             values[f.name] = None
         else:
             values[f.name] = []

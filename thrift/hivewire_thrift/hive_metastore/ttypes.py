@@ -1583,6 +1583,96 @@ class TruncateTableResponse(object):
         return not (self == other)
 
 
+class Catalog(object):
+    """
+    Attributes:
+     - name
+     - description
+     - locationUri
+     - createTime
+
+    """
+
+
+    def __init__(self, name=None, description=None, locationUri=None, createTime=None,):
+        self.name = name
+        self.description = description
+        self.locationUri = locationUri
+        self.createTime = createTime
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.description = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.locationUri = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.I32:
+                    self.createTime = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('Catalog')
+        if self.name is not None:
+            oprot.writeFieldBegin('name', TType.STRING, 1)
+            oprot.writeString(self.name.encode('utf-8') if sys.version_info[0] == 2 else self.name)
+            oprot.writeFieldEnd()
+        if self.description is not None:
+            oprot.writeFieldBegin('description', TType.STRING, 2)
+            oprot.writeString(self.description.encode('utf-8') if sys.version_info[0] == 2 else self.description)
+            oprot.writeFieldEnd()
+        if self.locationUri is not None:
+            oprot.writeFieldBegin('locationUri', TType.STRING, 3)
+            oprot.writeString(self.locationUri.encode('utf-8') if sys.version_info[0] == 2 else self.locationUri)
+            oprot.writeFieldEnd()
+        if self.createTime is not None:
+            oprot.writeFieldBegin('createTime', TType.I32, 4)
+            oprot.writeI32(self.createTime)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class GetCatalogsResponse(object):
     """
     Attributes:
@@ -7299,6 +7389,78 @@ class GetAllFunctionsResponse(object):
         return not (self == other)
 
 
+class TxnToWriteId(object):
+    """
+    Attributes:
+     - txnId
+     - writeId
+
+    """
+
+
+    def __init__(self, txnId=None, writeId=None,):
+        self.txnId = txnId
+        self.writeId = writeId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I64:
+                    self.txnId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.I64:
+                    self.writeId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('TxnToWriteId')
+        if self.txnId is not None:
+            oprot.writeFieldBegin('txnId', TType.I64, 1)
+            oprot.writeI64(self.txnId)
+            oprot.writeFieldEnd()
+        if self.writeId is not None:
+            oprot.writeFieldBegin('writeId', TType.I64, 2)
+            oprot.writeI64(self.writeId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.txnId is None:
+            raise TProtocolException(message='Required field txnId is unset!')
+        if self.writeId is None:
+            raise TProtocolException(message='Required field writeId is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class NotificationEventRequest(object):
     """
     Attributes:
@@ -11898,6 +12060,14 @@ TruncateTableRequest.thrift_spec = (
 all_structs.append(TruncateTableResponse)
 TruncateTableResponse.thrift_spec = (
 )
+all_structs.append(Catalog)
+Catalog.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'name', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'description', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'locationUri', 'UTF8', None, ),  # 3
+    (4, TType.I32, 'createTime', None, None, ),  # 4
+)
 all_structs.append(GetCatalogsResponse)
 GetCatalogsResponse.thrift_spec = (
     None,  # 0
@@ -12357,6 +12527,12 @@ all_structs.append(GetAllFunctionsResponse)
 GetAllFunctionsResponse.thrift_spec = (
     None,  # 0
     (1, TType.LIST, 'functions', (TType.STRUCT, [Function, None], False), None, ),  # 1
+)
+all_structs.append(TxnToWriteId)
+TxnToWriteId.thrift_spec = (
+    None,  # 0
+    (1, TType.I64, 'txnId', None, None, ),  # 1
+    (2, TType.I64, 'writeId', None, None, ),  # 2
 )
 all_structs.append(NotificationEventRequest)
 NotificationEventRequest.thrift_spec = (

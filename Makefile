@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
+# Two test processes, each with its own services, a file's tests kept together (module fixtures start once):
+# most integration tests wait on services or subprocesses, so two overlap their waits on a 2-core machine.
+TEST_WORKERS ?= -n 2 --dist loadfile
 BASE ?= HEAD
 BENCH ?=
 
@@ -26,14 +29,14 @@ demo: $(BIN)/python  ## install hivewire and run the demo: shim -> Kafka -> list
 
 test: install  ## install and run the whole test suite (unit + integration against real services)
 	./dev/prereqs.sh --with-thrift
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(TEST_WORKERS) $(PYTEST_ARGS)
 
 unit: install  ## only the fast unit tests
 	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
 
 integration: install  ## only the integration tests (real HMS, ZooKeeper, Kafka mock, Spark)
 	./dev/prereqs.sh
-	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m integration $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint:  ## ruff check, ruff format --check, mypy (strict)
 	$(BIN)/ruff check .

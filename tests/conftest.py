@@ -1,7 +1,8 @@
 """Session-wide real services for the test suite.
 
 Tests under ``tests/unit`` are marked ``unit`` (no external processes); tests under ``tests/integration``
-are marked ``integration`` and may use these fixtures, each started once per session on free ports:
+are marked ``integration`` and may use these fixtures, each started once per session on free ports (``make test``
+runs two sessions side by side with pytest-xdist, each with its own services):
 
 * ``metastore``  a real Hive Metastore 2.3 (pyspark's jars, Derby in a temp dir) -> ``.uri``
 * ``zookeeper``  a real ZooKeeper 3.9 (pyspark's jars) -> ``.quorum``
@@ -38,11 +39,32 @@ from hivewire.tools._testing import mock_kafka
 ROOT = Path(__file__).resolve().parent.parent
 
 
+#: The files that take longest (Spark drivers, kill -9 runs, docs blocks in fresh interpreters), longest first.
+#: ``make test`` runs two test processes (pytest-xdist, a file at a time): starting these first keeps one of
+#: them from starting last and running on alone.
+LONGEST_FIRST = (
+    "integration/test_docs_examples.py",
+    "integration/test_spark_source.py",
+    "integration/test_metastore_client.py",
+    "integration/test_arrow_spark.py",
+    "integration/test_runtime_process.py",
+    "integration/test_archive.py",
+    "integration/test_shim_kafka.py",
+    "integration/test_outages.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         parts = Path(str(item.fspath)).relative_to(ROOT / "tests").parts
         if parts and parts[0] in ("unit", "integration"):
             item.add_marker(getattr(pytest.mark, parts[0]))
+
+    def rank(item: pytest.Item) -> int:
+        path = Path(str(item.fspath)).relative_to(ROOT / "tests").as_posix()
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the order within a file, and of the other files, is kept
 
 
 @pytest.hookimpl(wrapper=True)

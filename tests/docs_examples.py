@@ -3,6 +3,12 @@ not runnable, with the reason, by an HTML comment on the line before its fence::
 
     <!-- not runnable: needs a ZooKeeper ensemble with TLS and client certificates -->
     ```python
+
+A block that a test runs itself, inside a fixture it already has (a Spark session, a topic of 200,000 events),
+names that test instead, and the generic harness leaves it to it::
+
+    <!-- example: spark-batch (tests/integration/test_spark_source.py runs it) -->
+    ```python
 """
 
 from __future__ import annotations
@@ -15,7 +21,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
-_BLOCK = re.compile(r"(?:<!-- not runnable: (?P<reason>[^\n]*?) -->\n)?```python\n(?P<code>.*?)^```", re.S | re.M)
+_BLOCK = re.compile(
+    r"(?:<!-- not runnable: (?P<reason>[^\n]*?) -->\n"
+    r"|<!-- example: (?P<example>\S+) \((?P<runner>\S+) runs it\) -->\n)?"
+    r"```python\n(?P<code>.*?)^```",
+    re.S | re.M,
+)
 
 
 @dataclass(frozen=True)
@@ -24,6 +35,9 @@ class Block:
     line: int
     code: str
     reason: str | None
+    #: The example's name and the test file that runs it, for a block run by a test of its own.
+    example: str | None = None
+    runner: str | None = None
 
     @property
     def name(self) -> str:
@@ -35,4 +49,11 @@ def blocks() -> Iterator[Block]:
         text = path.read_text()
         for match in _BLOCK.finditer(text):
             line = text.count("\n", 0, match.start("code"))
-            yield Block(str(path.relative_to(ROOT)), line, match.group("code"), match.group("reason"))
+            yield Block(
+                str(path.relative_to(ROOT)),
+                line,
+                match.group("code"),
+                match.group("reason"),
+                match.group("example"),
+                match.group("runner"),
+            )

@@ -19,7 +19,7 @@ from hivewire_thrift.hive_metastore import ttypes as hms
 
 @pytest.fixture
 def client(metastore: LocalMetastore) -> Iterator[hw.MetastoreClient]:
-    with hw.MetastoreClient(metastore.uri, timeout=120) as c:
+    with hw.MetastoreClient(metastore.uri, timeout=300) as c:
         yield c
 
 

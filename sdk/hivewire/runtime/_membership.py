@@ -5,6 +5,9 @@
 and leaves on shutdown. The runner only records what changed (:meth:`Membership.hold`, :meth:`Membership.lag`);
 one thread of its own talks to the coordinator, so an unreachable ZooKeeper never holds up polling, dispatch or
 commits: it is said once (and reminded now and then), the announcement is retried, and the data path goes on.
+
+The listeners' switches are followed by watches (:meth:`Membership.paused` reads the last ones seen, kept when
+ZooKeeper goes away); :attr:`Membership.switched` is set after each change, for the runner to obey them.
 """
 
 from __future__ import annotations
@@ -47,6 +50,10 @@ class Membership:
         self._thread = threading.Thread(target=self._run, name=f"hivewire-membership:{app}", daemon=True)
         self._coordinator: Coordinator | None = None
         self.member: AppMember | None = None
+        #: Set when the switches (or sidelines) changed; the runner clears it and obeys them.
+        self.switched = threading.Event()
+        #: Set once the switches are known (the first time this instance joined).
+        self.followed = threading.Event()
         #: Whether the coordinator answers (logged once per outage).
         self.reachability = Reachability(
             f"coordination at {where}",
@@ -74,6 +81,11 @@ class Membership:
                 return
             self._lag = lag
         self._wake.set()
+
+    def paused(self, listener: str) -> bool:
+        """Whether ``listener`` is switched off, as last seen (running while never seen)."""
+        member = self.member
+        return member is not None and member.paused(listener)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -112,13 +124,15 @@ class Membership:
 
     def _join(self) -> AppMember:
         coordinator = self._coordinator = self._coordinator or self._connect()
-        member = AppMember(coordinator, self.app, self._instance)
+        member = AppMember(coordinator, self.app, self._instance, on_change=self.switched.set)
         try:
             member.start()
         except CoordinationError:
             member.close()  # whatever it had set up; joined again on the next attempt
             raise
         self.member = member
+        self.followed.set()
+        self.switched.set()
         log.info("joined app %s in coordination as %s", self.app, member.member)
         return member
 

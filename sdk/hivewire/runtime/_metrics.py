@@ -5,6 +5,7 @@ Metric names (all prefixed ``hivewire_``): ``events_consumed_total``, ``events_u
 ``listener_events_retried_total{listener}``, ``listener_events_dead_lettered_total{listener}``,
 ``listener_timeouts_total{listener}``, ``listener_abandoned_threads{listener}``,
 ``listener_queue_depth{listener}``, ``listener_queue_bytes{listener}``, ``listener_spilled_events{listener}``,
+``listener_paused{listener}`` (1 while switched off, with coordination),
 ``listener_latency_seconds{listener}`` (from a record being polled to the listener being done with it: one
 observation per event), ``listener_events_behind{listener}`` (from the end of the log to what the listener
 has handled: events not yet read plus those read and not yet done with by it),
@@ -95,6 +96,12 @@ class Metrics:
             ["listener"],
             registry=r,
         )
+        self.paused = Gauge(
+            "hivewire_listener_paused",
+            "1 while the listener is switched off (hivewire listener pause), else 0.",
+            ["listener"],
+            registry=r,
+        )
         self.latency = Histogram(
             "hivewire_listener_latency_seconds",
             "From a record being polled to the listener being done with it (one observation per event).",
@@ -161,6 +168,7 @@ class ListenerMetrics:
         self.queue_depth = metrics.queue_depth.labels(name)
         self.queue_bytes = metrics.queue_bytes.labels(name)
         self.spilled = metrics.spilled.labels(name)
+        self.paused = metrics.paused.labels(name)
         self.latency = metrics.latency.labels(name)
         self.behind = metrics.behind.labels(name)
         # prometheus_client's own bucket counters, to observe a share's events in one pass (observe_latencies)

@@ -10,6 +10,11 @@ keeps polling, so it keeps its group membership) while every lane is over its bo
 are; it resumes when those have drained to half of both bounds (and, spilling, one lane has).
 Committed offsets come from the :class:`~hivewire.runtime.tracker.CommitTracker`.
 
+With coordination configured, the polling thread also follows the listeners' switches (``hivewire listener
+pause|resume``): between two polls it pauses or resumes their lanes (:meth:`Runner._obey`), and before the
+first poll it waits a few seconds for the switches to be known, so that a paused listener stays paused across
+restarts. When every listener is paused, consumption pauses too.
+
 Stopping (SIGTERM/SIGINT, :meth:`Runner.stop`): polling ends, each listener finishes the call it is in (up to
 ``hivewire.shutdown.timeout.ms``), queued events are left, finished batches are committed synchronously.
 Events not committed are read again on restart: delivery is at least once, never lost.
@@ -188,15 +193,18 @@ class Runner:
         for lane in self.lanes:
             lane.start()
         watchdog.start()
-        self.source.open(self._on_assign, self._on_revoke)
         if self.membership is not None:
             self.membership.start()
+            self._follow_switches()
+        self.source.open(self._on_assign, self._on_revoke)
         self.started = True
         next_commit = next_lag = time.monotonic()
         try:
             while not self.stopping.is_set():
                 records = self.source.poll(self.batch_size, 0.2)
                 self.last_poll = now = time.monotonic()
+                if self.membership is not None and self.membership.switched.is_set():
+                    self._obey()
                 if records:
                     self._dispatch(records)
                     self._pace()
@@ -228,7 +236,7 @@ class Runner:
         room, bound = self.room, self.pace_bound
         room.clear()
         for lane in self.lanes:
-            if lane.backlog.depth < bound and not lane.spilling:
+            if lane.backlog.depth < bound and not lane.spilling and not lane.paused:
                 return
         room.wait(0.02)  # a lane's thread sets it when its queue falls below the bound
 
@@ -313,6 +321,8 @@ class Runner:
             full = [backlog for backlog in backlogs if backlog.full]
             if not full and self.reread and all(queue.full for queue in self.queues):
                 full = self.queues
+            if not full and all(lane.paused for lane in self.lanes):
+                full = self.queues  # every listener is switched off: reading ahead is for nobody
             if full:
                 self.source.pause()
                 self.paused = True
@@ -322,8 +332,10 @@ class Runner:
                     self.undelivered.max_bytes,
                     ", ".join(f"{b.name}={b.depth} events/{b.bytes} bytes" for b in full),
                 )
-        elif all(backlog.drained for backlog in backlogs) and (
-            not self.reread or any(queue.drained for queue in self.queues)
+        elif (
+            all(backlog.drained for backlog in backlogs)
+            and (not self.reread or any(queue.drained for queue in self.queues))
+            and not all(lane.paused for lane in self.lanes)
         ):
             self.source.resume()
             self.paused = False
@@ -332,6 +344,37 @@ class Runner:
             lane.metrics.queue_depth.set(lane.depth)
             lane.metrics.queue_bytes.set(lane.bytes)
             lane.metrics.spilled.set(lane.spilled)
+
+    # -- switches (coordination) ----------------------------------------------------------------------
+    def _follow_switches(self, wait: float = 5.0) -> None:
+        """Before the first poll: wait up to ``wait`` seconds for the switches, then obey them (an unreachable
+        coordinator delays the start by that much, never more: the last switches seen are obeyed later)."""
+        assert self.membership is not None
+        if not self.membership.followed.wait(wait):
+            log.warning(
+                "starting without knowing which listeners are paused: coordination did not answer within %g s "
+                "(they are obeyed as soon as it does)",
+                wait,
+            )
+        self._obey()
+
+    def _obey(self) -> None:
+        """Pause or resume each lane as its listener's switch says (polling thread, between dispatches)."""
+        membership = self.membership
+        assert membership is not None
+        membership.switched.clear()
+        for lane in self.lanes:
+            paused = membership.paused(lane.name)
+            lane.metrics.paused.set(1 if paused else 0)
+            if paused == lane.paused:
+                continue
+            if paused:
+                lane.pause()
+                log.info("listener %s paused: what arrives for it is read again when it resumes", lane.name)
+            else:
+                waiting = lane.parked
+                lane.resume()
+                log.info("listener %s resumed: %d event(s) to catch up on", lane.name, waiting)
 
     # -- offsets --------------------------------------------------------------------------------------
     def _commit(self, *, wait: bool, everything: bool = False) -> None:
@@ -440,6 +483,8 @@ class Runner:
                 "queued": lane.depth,
                 "queued_bytes": lane.bytes,
                 "spilled": lane.spilled,
+                "paused": lane.paused,
+                "parked": lane.parked,
                 "busy_for_s": round(now - busy, 3) if busy else 0,
                 "timeouts": lane.timeouts,
                 "abandoned_threads": threads,

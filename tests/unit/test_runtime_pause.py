@@ -137,3 +137,44 @@ def test_a_listener_paused_before_the_start_takes_nothing_and_the_source_pauses_
         assert committed_total(source) == 0  # audit has handled nothing: nothing is committed
         state.resume("audit")
         waiting.wait_for(lambda: seen.count("audit") == 100 and committed_total(source) == 100, "audit resumed", 30)
+
+
+def tenants(first: int, count: int) -> list[bytes]:
+    """Events alternating between databases tenant_a and tenant_b, ``TABLES`` tables each."""
+    shapes = {
+        db: [make_table(db, f"t{i:02d}", partition_keys={"seq": "string"}) for i in range(TABLES)]
+        for db in ("tenant_a", "tenant_b")
+    }
+    out = []
+    for seq in range(first, first + count):
+        table = shapes["tenant_a" if seq % 2 == 0 else "tenant_b"][(seq // 2) % TABLES]
+        out.append(apiary.encode(hw.AddPartitionEvent(table=table, partitions=[make_partition(table, [str(seq)])])))
+    return out
+
+
+@pytest.mark.parametrize("concurrency", [1, 4], ids=["lane", "scheduled"])
+def test_a_sidelined_tenant_is_skipped_then_replayed_in_order(concurrency: int) -> None:
+    with running(concurrency) as (source, state, seen, runner):
+        sideline = state.start_sideline("audit", db="tenant_a")
+        waiting.wait_for(lambda: runner.sidelinings[runner.lanes[0]].active, "the sideline followed", 30)
+        source.send_all(tenants(0, 400))
+        waiting.wait_for(lambda: seen.count("report") == 400 and committed_total(source) == 400, "both tenants", 30)
+        assert {seq % 2 for _, seq in seen.by_listener["audit"]} == {1}  # tenant_b only
+        assert seen.count("audit") == 200
+        assert set(state.sideline(sideline.id).starts) == {f"apiary:{p}" for p in range(PARTITIONS)}
+
+        state.resume_sideline(sideline.id)
+        source.send_all(tenants(400, 200))  # tenant_a's still skipped live, replayed at the end
+        waiting.wait_for(lambda: seen.count("audit") >= 300 + 200, "tenant_a replayed up to the resume", 30)
+        state.resolve_sideline(sideline.id)
+        source.send_all(tenants(600, 200))  # after resolving: tenant_a live again, after its replay
+        waiting.wait_for(lambda: state.sideline(sideline.id).finished, "the sideline finished", 30)
+        waiting.wait_for(lambda: seen.count("audit") == 800, "everything", 30)
+        waiting.wait_for(lambda: not runner.sidelinings[runner.lanes[0]].active, "the finished sideline let go", 30)
+
+    audit = seen.by_listener["audit"]
+    assert sorted(seq for _, seq in audit) == list(range(800))  # each once
+    by_table: dict[str, list[int]] = {}
+    for table, seq in audit:
+        by_table.setdefault(table, []).append(seq)
+    assert all(seqs == sorted(seqs) for seqs in by_table.values())

@@ -93,12 +93,14 @@ Resume = tuple[Work, int, int, BaseException]  # share, index, attempts made, th
 
 
 class Spill(NamedTuple):
-    """A share not kept in memory because its lane was over its bounds: read again when the lane gets to it."""
+    """A share not kept in memory because its lane was over its bounds: read again when the lane gets to it.
+    Also a chunk of what a paused lane let pass, or of a sideline's replay (``keep``: only the events it says)."""
 
     batch: Batch
     start: int  # the share's first offset
     end: int  # one past its last
     events: int
+    keep: Callable[[Decoded], bool] | None = None
 
 
 class _Stopping(Exception):
@@ -208,6 +210,8 @@ class Lane:
         self._paused = False
         self._parked: dict[TopicPartition, Parked] = {}
         self.parked = 0  # events let pass while paused, to be read again on resuming
+        # With sidelines: whether the live stream skipped an event (partition, offset), set by the runner.
+        self.skipped: Callable[[TopicPartition, int, Decoded], bool] | None = None
 
     # -- feeding --------------------------------------------------------------------------------------
     def submit(self, batch: Batch, items: list[Item], size: int, may_spill: bool = False) -> None:
@@ -234,6 +238,14 @@ class Lane:
         parked.add(batch.end, len(items))
         self.parked += len(items)
         tracker.release(batch)  # the parked range's cap holds the commits instead
+
+    def replay(self, chunks: Sequence[tuple[Batch, int, int, int]], keep: Callable[[Decoded], bool]) -> None:
+        """Queue ``chunks`` of a partition to read again (what ``keep`` says of them), behind what is queued."""
+        with self._cond:
+            for batch, start, end, events in chunks:
+                self._queue.append(Spill(batch, start, end, events, keep))
+                self.spilled += events
+            self._cond.notify()
 
     @property
     def paused(self) -> bool:
@@ -453,7 +465,11 @@ class Lane:
                 decoded = apiary.read(value)
             except DecodeError:
                 continue  # dead-lettered by the runner when it was polled
-            if self.wants(decoded):
+            # A replay keeps the events its sideline skipped; anything else read again leaves out what the live
+            # stream skipped (a sideline's events stay skipped when read again).
+            keep, skipped = share.keep, self.skipped
+            wanted = keep(decoded) if keep is not None else skipped is None or not skipped(tp, offset, decoded)
+            if wanted and self.wants(decoded):
                 shares[share.batch].append(Item.of(tp, record, value, decoded))
                 sizes[share.batch] += len(value)
         loaded: list[Work] = []

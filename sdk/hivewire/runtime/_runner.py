@@ -50,6 +50,7 @@ from hivewire.runtime._tracker import Batch, CommitTracker
 
 if TYPE_CHECKING:  # imported only when coordination is configured
     from hivewire.runtime._membership import Membership
+    from hivewire.runtime._sidelining import Sidelining
 
 log = logging.getLogger("hivewire.runtime.runner")
 
@@ -160,6 +161,17 @@ class Runner:
         if not reread:
             self.backlogs += [lane.backlog for lane in self.lanes]
         self.queues = [lane.backlog for lane in self.lanes]
+        # With coordination: each lane's sidelines, and those of the lanes that have some (empty: no cost).
+        self.sidelinings: dict[Lane, Sidelining] = {}
+        self.skipping: dict[Lane, Sidelining] = {}
+        if membership is not None:
+            from hivewire.runtime._sidelining import Sidelining
+
+            self.sidelinings = {
+                lane: Sidelining(lane, self.tracker, membership, queue_events // 2) for lane in self.lanes
+            }
+            for lane, sidelining in self.sidelinings.items():
+                lane.skipped = sidelining.skipped
         metrics.pending_age.set_function(self.tracker.oldest_pending_age)
         # Optional for a Source: KafkaSource counts failed commits and dead-letter sends in these metrics.
         attach = getattr(source, "attach_metrics", None)
@@ -268,6 +280,9 @@ class Runner:
         shares: dict[Lane, list[Item]] = {}
         sizes: dict[Lane, int] = {}
         routes = self.routes
+        skipping = self.skipping
+        for sidelining in skipping.values():
+            sidelining.dispatching(tp, records[0].offset() or 0)  # replays due go ahead of these events
         for record in records:
             value = record.value()
             try:
@@ -283,6 +298,8 @@ class Runner:
             types[event_type] = types.get(event_type, 0) + 1
             for listener, lane in routes:
                 if listener.accepts(decoded):
+                    if skipping and lane in skipping and skipping[lane].skips(tp, item._offset, decoded):
+                        continue
                     share = shares.get(lane)
                     if share is None:
                         shares[lane] = share = []
@@ -366,6 +383,9 @@ class Runner:
         for lane in self.lanes:
             paused = membership.paused(lane.name)
             lane.metrics.paused.set(1 if paused else 0)
+            sidelining = self.sidelinings.get(lane)
+            if sidelining is not None:
+                sidelining.update(membership.sidelines(lane.name), self.positions)
             if paused == lane.paused:
                 continue
             if paused:
@@ -375,6 +395,7 @@ class Runner:
                 waiting = lane.parked
                 lane.resume()
                 log.info("listener %s resumed: %d event(s) to catch up on", lane.name, waiting)
+        self.skipping = {lane: s for lane, s in self.sidelinings.items() if s.active}
 
     # -- offsets --------------------------------------------------------------------------------------
     def _commit(self, *, wait: bool, everything: bool = False) -> None:
@@ -400,6 +421,8 @@ class Runner:
             # does not make it means those records are read again by the new owner (at least once).
             self.source.commit(final, wait=False)
         self.assigned -= set(partitions)
+        for sidelining in self.sidelinings.values():
+            sidelining.revoked(partitions)
         if self.membership is not None:
             self.membership.hold(self.assigned)
         for tp in partitions:

@@ -162,6 +162,8 @@ def test_a_sidelined_tenant_is_skipped_then_replayed_in_order(concurrency: int) 
         assert {seq % 2 for _, seq in seen.by_listener["audit"]} == {1}  # tenant_b only
         assert seen.count("audit") == 200
         assert set(state.sideline(sideline.id).starts) == {f"apiary:{p}" for p in range(PARTITIONS)}
+        sample = runner.metrics.registry.get_sample_value
+        assert sample("hivewire_sidelines", {"state": "started"}) == 1
 
         state.resume_sideline(sideline.id)
         source.send_all(tenants(400, 200))  # tenant_a's still skipped live, replayed at the end
@@ -171,6 +173,10 @@ def test_a_sidelined_tenant_is_skipped_then_replayed_in_order(concurrency: int) 
         waiting.wait_for(lambda: state.sideline(sideline.id).finished, "the sideline finished", 30)
         waiting.wait_for(lambda: seen.count("audit") == 800, "everything", 30)
         waiting.wait_for(lambda: not runner.sidelinings[runner.lanes[0]].active, "the finished sideline let go", 30)
+        assert sample("hivewire_sidelines", {"state": "resolved"}) == 0
+        replayed = sample("hivewire_sideline_events_replayed_total", {"listener": "audit", "sideline": "s1"})
+        assert replayed is not None and 200 <= replayed <= 400  # tenant_a's up to the end, read again
+        assert runner.sidelinings[runner.lanes[0]].remaining == {"s1": 0}
 
     audit = seen.by_listener["audit"]
     assert sorted(seq for _, seq in audit) == list(range(800))  # each once

@@ -168,7 +168,7 @@ class Runner:
             from hivewire.runtime._sidelining import Sidelining
 
             self.sidelinings = {
-                lane: Sidelining(lane, self.tracker, membership, queue_events // 2) for lane in self.lanes
+                lane: Sidelining(lane, self.tracker, membership, queue_events // 2, metrics) for lane in self.lanes
             }
             for lane, sidelining in self.sidelinings.items():
                 lane.skipped = sidelining.skipped
@@ -396,6 +396,10 @@ class Runner:
                 lane.resume()
                 log.info("listener %s resumed: %d event(s) to catch up on", lane.name, waiting)
         self.skipping = {lane: s for lane, s in self.sidelinings.items() if s.active}
+        if self.sidelinings:
+            states = {s.id: s.state for sidelining in self.sidelinings.values() for s in sidelining.sidelines}
+            for state in ("started", "resumed", "resolved"):
+                self.metrics.sidelines.labels(state).set(sum(1 for found in states.values() if found == state))
 
     # -- offsets --------------------------------------------------------------------------------------
     def _commit(self, *, wait: bool, everything: bool = False) -> None:
@@ -454,6 +458,9 @@ class Runner:
             lane.metrics.behind.set(unread + lane.outstanding)
         if self.membership is not None:
             self.membership.lag({lane.name: unread + lane.outstanding for lane in self.lanes})
+        for lane, sidelining in self.sidelinings.items():
+            for sideline, offsets in sidelining.remaining.items():
+                metrics.replay_remaining.labels(lane.name, sideline).set(offsets)
 
     # -- shutdown -------------------------------------------------------------------------------------
     def _shutdown(self) -> None:

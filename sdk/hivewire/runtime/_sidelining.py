@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from hivewire.coordination._state import Sideline
 from hivewire.events._apiary import Decoded
 from hivewire.events._model import EventType
+from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._parking import Chunks
 from hivewire.runtime._source import TopicPartition
 from hivewire.runtime._tracker import CommitTracker
@@ -50,8 +51,11 @@ class Sidelining:
     """``lane``'s sidelines (its listener's), followed on the polling thread; replays are read ``chunk``
     offsets at a time."""
 
-    def __init__(self, lane: Lane, tracker: CommitTracker, membership: Membership, chunk: int) -> None:
+    def __init__(
+        self, lane: Lane, tracker: CommitTracker, membership: Membership, chunk: int, metrics: Metrics
+    ) -> None:
         self.lane = lane
+        self.metrics = metrics
         self.tracker = tracker
         self.membership = membership
         self.chunk = max(1, chunk)
@@ -195,9 +199,14 @@ class Sidelining:
             done[0] = reached
             self.membership.record(sid, replayed={name: reached})
 
+        replayed = self.metrics.replayed.labels(self.lane.name, sid)
+
         def keep(decoded: Decoded) -> bool:
             found = self.first_match(decoded)
-            return found is not None and found.id == sid
+            if found is None or found.id != sid:
+                return False
+            replayed.inc()
+            return True
 
         chunks = Chunks(self.tracker, tp, begin, end, self.chunk, end - begin, progress).chunks
         log.info("listener %s: sideline %s replays %s offsets %d..%d", self.lane.name, sid, name, begin, end - 1)

@@ -12,8 +12,8 @@ Committed offsets come from the :class:`~hivewire.runtime.tracker.CommitTracker`
 
 With coordination configured, the polling thread also follows the listeners' switches (``hivewire listener
 pause|resume``): between two polls it pauses or resumes their lanes (:meth:`Runner._obey`), and before the
-first poll it waits a few seconds for the switches to be known, so that a paused listener stays paused across
-restarts. When every listener is paused, consumption pauses too.
+first poll it waits (up to 30 s) for the switches and sidelines to be known, so that a paused listener stays
+paused and a sideline keeps its order across restarts. When every listener is paused, consumption pauses too.
 
 Stopping (SIGTERM/SIGINT, :meth:`Runner.stop`): polling ends, each listener finishes the call it is in (up to
 ``hivewire.shutdown.timeout.ms``), queued events are left, finished batches are committed synchronously.
@@ -363,14 +363,17 @@ class Runner:
             lane.metrics.spilled.set(lane.spilled)
 
     # -- switches (coordination) ----------------------------------------------------------------------
-    def _follow_switches(self, wait: float = 5.0) -> None:
-        """Before the first poll: wait up to ``wait`` seconds for the switches, then obey them (an unreachable
-        coordinator delays the start by that much, never more: the last switches seen are obeyed later)."""
+    def _follow_switches(self, wait: float = 30.0) -> None:
+        """Before the first poll: wait up to ``wait`` seconds for the switches and sidelines, then obey them (an
+        unreachable coordinator delays the start by that much, never more: they are obeyed once it answers).
+
+        Starting without them would hand a paused listener events, and a sidelined table's live events ahead of
+        its replay; a ZooKeeper that answers at all answers well within this, even on a loaded machine."""
         assert self.membership is not None
         if not self.membership.followed.wait(wait):
             log.warning(
-                "starting without knowing which listeners are paused: coordination did not answer within %g s "
-                "(they are obeyed as soon as it does)",
+                "starting without knowing which listeners are paused or sidelined: coordination did not answer "
+                "within %g s (they are obeyed as soon as it does)",
                 wait,
             )
         self._obey()

@@ -199,7 +199,9 @@ def test_a_paused_listener_gets_everything_in_order_on_resuming_even_across_kill
     wait_for(lambda: set(app.seqs("audit")) >= set(range(5200)) or not app.alive(), 180, "audit to catch up")
     assert app.alive(), app.tails()
     lines = app.lines("audit")
-    assert sorted(line.seq for line in lines[before:]) == list(range(200, 5200))  # the 5,000, each exactly once
+    # The 5,000 of the pause, at least once (a rebalance while catching up, as the group settles after the kill,
+    # hands a partition's uncommitted tail to its new owner again), each table's first seen in order.
+    assert {line.seq for line in lines[before:]} == set(range(200, 5200))
     assert first_seen_in_order(lines)
     wait_for(lambda: sum(committed(app.kafka, app.group, app.topic).values()) == 5200, 60, "everything committed")
 

@@ -126,3 +126,30 @@ def test_commit_progress_is_the_age_of_the_oldest_unfinished_batch() -> None:
     finish(tracker, old)
     assert tracker.oldest_pending_age() == 0.0
     assert tracker.take_commits() == {T0: 10, T1: 5}
+
+
+def test_caps_hold_a_partitions_commits_and_detached_batches_call_back_without_moving_them() -> None:
+    tracker = CommitTracker()
+    tracker.assign([T0, T1])
+    paused, sideline = object(), object()
+    tracker.cap(T0, paused, 4)  # a paused listener stopped before offset 4
+    tracker.cap(T0, sideline, 7)
+    finish(tracker, tracker.open(T0, 10), tracker.open(T1, 10))
+    assert tracker.take_commits() == {T0: 4, T1: 10}  # the lowest cap of T0; T1 has none
+    done: list[int] = []
+    chunk = tracker.detached(T0, 8, lambda: done.append(8))  # part of what the paused listener reads again
+    tracker.hold(chunk)  # a dead letter of the chunk in flight
+    tracker.release(chunk)
+    assert done == []
+    tracker.release(chunk)
+    assert done == [8] and tracker.take_commits() == {}  # a detached batch never moves the offset itself
+    tracker.cap(T0, paused, 8)  # its owner raises the cap instead
+    assert tracker.take_commits() == {T0: 7}
+    tracker.uncap(T0, paused)
+    tracker.uncap(T0, sideline)
+    assert tracker.take_commits() == {T0: 10}
+    tracker.cap(T1, paused, 0)
+    assert tracker.revoke([T1]) == {T1: 0}  # a revoked partition's final commit keeps to its caps
+    tracker.assign([T1])
+    finish(tracker, later := tracker.open(T1, 12))
+    assert tracker.is_current(later) and tracker.take_commits() == {T1: 12}  # the caps went with the generation

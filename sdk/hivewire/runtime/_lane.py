@@ -15,6 +15,11 @@ bounds (or with ``overflow=pause``, when any is) the runner pauses consumption i
 nobody would only be read twice. Within a lane events are handled one at a time in the order they were
 polled, spilled or not, which keeps the order of each table's events.
 
+A paused lane (:meth:`Lane.pause`, a listener switched off with ``hivewire listener pause``) finishes the call
+it is in and takes nothing more; what arrives for it meanwhile is kept as one
+:class:`~hivewire.runtime._parking.Parked` range of offsets per partition, which holds back those partitions'
+commits and becomes spills again on :meth:`Lane.resume`.
+
 A call that raises is retried with exponential backoff (tenacity), then the record is dead-lettered with
 the error; the lane's share of the batch is released only after that, and the dead letter holds the batch
 (and stays in the lane's backlog, against its bounds) until the broker acknowledges it, so nothing is
@@ -47,6 +52,7 @@ from hivewire.events._model import ListenerEvent, Origin
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._listener import Handler, Listener, RetryPolicy
 from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._parking import Parked
 from hivewire.runtime._source import MemoryRecord, Reader, Record, Source, TopicPartition
 from hivewire.runtime._tracker import Batch, CommitTracker
 
@@ -87,12 +93,14 @@ Resume = tuple[Work, int, int, BaseException]  # share, index, attempts made, th
 
 
 class Spill(NamedTuple):
-    """A share not kept in memory because its lane was over its bounds: read again when the lane gets to it."""
+    """A share not kept in memory because its lane was over its bounds: read again when the lane gets to it.
+    Also a chunk of what a paused lane let pass, or of a sideline's replay (``keep``: only the events it says)."""
 
     batch: Batch
     start: int  # the share's first offset
     end: int  # one past its last
     events: int
+    keep: Callable[[Decoded], bool] | None = None
 
 
 class _Stopping(Exception):
@@ -199,11 +207,20 @@ class Lane:
         self._attempt = 0
         self._started: tuple[int, float] | None = None
         self.timeouts = 0
+        self._paused = False
+        self._parked: dict[TopicPartition, Parked] = {}
+        self.parked = 0  # events let pass while paused, to be read again on resuming
+        # With sidelines: whether the live stream skipped an event (partition, offset), set by the runner.
+        self.skipped: Callable[[TopicPartition, int, Decoded], bool] | None = None
 
     # -- feeding --------------------------------------------------------------------------------------
     def submit(self, batch: Batch, items: list[Item], size: int, may_spill: bool = False) -> None:
         """Queue a share; with ``may_spill``, as a :class:`Spill` while this lane is over its bounds."""
         with self._cond:
+            if self._paused:
+                self._park(batch, items)
+                self._cond.notify()
+                return
             if may_spill and self._spills():
                 self._queue.append(Spill(batch, items[0]._offset, items[-1]._offset + 1, len(items)))
                 self.spilled += len(items)
@@ -211,6 +228,56 @@ class Lane:
                 self._queue.append((batch, items, size))
                 self.backlog.add(len(items), size)
             self._cond.notify()
+
+    def _park(self, batch: Batch, items: list[Item]) -> None:
+        """Paused: extend the partition's parked range over this share instead of queueing it (lock held)."""
+        tp, tracker = batch.tp, self.services.tracker
+        parked = self._parked.get(tp)
+        if parked is None or not parked.current:
+            parked = self._parked[tp] = Parked(tracker, batch, items[0]._offset)
+        parked.add(batch.end, len(items))
+        self.parked += len(items)
+        tracker.release(batch)  # the parked range's cap holds the commits instead
+
+    def replay(self, chunks: Sequence[tuple[Batch, int, int, int]], keep: Callable[[Decoded], bool]) -> None:
+        """Queue ``chunks`` of a partition to read again (what ``keep`` says of them), behind what is queued."""
+        with self._cond:
+            for batch, start, end, events in chunks:
+                self._queue.append(Spill(batch, start, end, events, keep))
+                self.spilled += events
+            self._cond.notify()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def pause(self) -> None:
+        """Finish the call in progress, then take nothing more until :meth:`resume` (what arrives meanwhile is
+        parked: offsets only)."""
+        with self._cond:
+            self._paused = True
+
+    def resume(self) -> None:
+        """Go on: first what was queued before the pause, then what was parked (read again), then the rest."""
+        with self._cond:
+            size = max(1, self.services.queue_events // 2)
+            for parked in self._parked.values():
+                if parked.current:
+                    for batch, start, end, events in parked.chunks(size):
+                        self._queue.append(Spill(batch, start, end, events))
+                        self.spilled += events
+            self._parked.clear()
+            self.parked = 0
+            self._paused = False
+            self._cond.notify_all()
+
+    def _wait_running(self) -> bool:
+        """Wait while paused; False if the app stops meanwhile."""
+        stopping = self.services.stopping
+        with self._cond:
+            while self._paused and not stopping.is_set():
+                self._cond.wait(0.5)
+        return not stopping.is_set()
 
     @property
     def spilling(self) -> bool:
@@ -220,7 +287,7 @@ class Lane:
     def behind(self) -> bool:
         """At its in-memory bound (the smaller one while :attr:`failing`): what comes next spills, or waits."""
         backlog = self.backlog
-        return backlog.full or (self.failing and backlog.depth >= self.failing_bound)
+        return self._paused or backlog.full or (self.failing and backlog.depth >= self.failing_bound)
 
     @property
     def caught_up(self) -> bool:
@@ -254,7 +321,7 @@ class Lane:
     def outstanding(self) -> int:
         """Events routed to this listener and not yet done with: queued (in memory or spilled), in hand, or
         dead letters not yet acknowledged."""
-        return max(0, self.backlog.depth + self.letters.depth + self.spilled - self._index)
+        return max(0, self.backlog.depth + self.letters.depth + self.spilled + self.parked - self._index)
 
     @property
     def depth(self) -> int:
@@ -301,7 +368,7 @@ class Lane:
 
     def _next(self, gen: int) -> Work | Spill | None:
         with self._cond:
-            while not self._queue:
+            while not self._queue or self._paused:
                 if self.services.stopping.is_set() or gen != self._gen:
                     return None
                 self._cond.wait(0.5)
@@ -398,7 +465,11 @@ class Lane:
                 decoded = apiary.read(value)
             except DecodeError:
                 continue  # dead-lettered by the runner when it was polled
-            if self.wants(decoded):
+            # A replay keeps the events its sideline skipped; anything else read again leaves out what the live
+            # stream skipped (a sideline's events stay skipped when read again).
+            keep, skipped = share.keep, self.skipped
+            wanted = keep(decoded) if keep is not None else skipped is None or not skipped(tp, offset, decoded)
+            if wanted and self.wants(decoded):
                 shares[share.batch].append(Item.of(tp, record, value, decoded))
                 sizes[share.batch] += len(value)
         loaded: list[Work] = []
@@ -473,7 +544,7 @@ class Lane:
         self._share = work
         try:
             for i in range(start, len(items)):
-                if stopping.is_set():
+                if stopping.is_set() or (self._paused and not self._wait_running()):
                     return False
                 if tracker.epoch != epoch:  # a rebalance happened while this share was being handled
                     epoch, current = tracker.epoch, tracker.is_current(batch)

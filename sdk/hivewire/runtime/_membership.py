@@ -5,6 +5,12 @@
 and leaves on shutdown. The runner only records what changed (:meth:`Membership.hold`, :meth:`Membership.lag`);
 one thread of its own talks to the coordinator, so an unreachable ZooKeeper never holds up polling, dispatch or
 commits: it is said once (and reminded now and then), the announcement is retried, and the data path goes on.
+
+The listeners' switches are followed by watches (:meth:`Membership.paused` reads the last ones seen, kept when
+ZooKeeper goes away); :attr:`Membership.switched` is set after each change, for the runner to obey them.
+So are the sidelines (:meth:`Membership.sidelines`); what the instance records in them (where skipping began
+and ended, how far the replay got: :meth:`Membership.record`) is written by the same thread, retried until
+ZooKeeper takes it.
 """
 
 from __future__ import annotations
@@ -12,11 +18,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from hivewire._reachability import Reachability
 from hivewire.coordination._interfaces import Coordinator
 from hivewire.coordination._member import AppMember, this_instance
+from hivewire.coordination._state import Sideline
 from hivewire.errors import CoordinationError
 from hivewire.runtime._source import TopicPartition
 
@@ -25,6 +33,16 @@ if TYPE_CHECKING:
     from hivewire.runtime._singleton import Singleton
 
 log = logging.getLogger("hivewire.runtime.membership")
+
+
+@dataclass
+class _Offsets:
+    """Offsets to merge into one sideline, and what to call once they are stored."""
+
+    starts: dict[str, int] = field(default_factory=dict)
+    ends: dict[str, int] = field(default_factory=dict)
+    replayed: dict[str, int] = field(default_factory=dict)
+    then: list[Callable[[], None]] = field(default_factory=list)
 
 
 class Membership:
@@ -59,6 +77,11 @@ class Membership:
         self._thread = threading.Thread(target=self._run, name=f"hivewire-membership:{app}", daemon=True)
         self._coordinator: Coordinator | None = None
         self.member: AppMember | None = None
+        #: Set when the switches (or sidelines) changed; the runner clears it and obeys them.
+        self.switched = threading.Event()
+        #: Set once the switches are known (the first time this instance joined).
+        self.followed = threading.Event()
+        self._records: dict[str, _Offsets] = {}  # by sideline id, not yet stored
         #: Whether the coordinator answers (logged once per outage).
         self.reachability = Reachability(
             f"coordination at {where}",
@@ -87,6 +110,62 @@ class Membership:
                 return
             self._lag = lag
         self._wake.set()
+
+    def paused(self, listener: str) -> bool:
+        """Whether ``listener`` is switched off, as last seen (running while never seen)."""
+        member = self.member
+        return member is not None and member.paused(listener)
+
+    def sidelines(self, listener: str) -> tuple[Sideline, ...]:
+        """``listener``'s unfinished sidelines, as last seen, oldest first."""
+        member = self.member
+        return member.sidelines(listener) if member is not None else ()
+
+    def record(
+        self,
+        sideline: str,
+        *,
+        starts: Mapping[str, int] | None = None,
+        ends: Mapping[str, int] | None = None,
+        replayed: Mapping[str, int] | None = None,
+        then: Callable[[], None] | None = None,
+    ) -> None:
+        """Merge offsets into ``sideline`` (by ``topic:partition``), in the background; ``then`` once stored."""
+        with self._lock:
+            pending = self._records.setdefault(sideline, _Offsets())
+            for mine, given in ((pending.starts, starts), (pending.ends, ends)):
+                for key, offset in (given or {}).items():
+                    mine.setdefault(key, offset)  # the first one wins, as in the store
+            for key, offset in (replayed or {}).items():
+                pending.replayed[key] = max(offset, pending.replayed.get(key, offset))
+            if then is not None:
+                pending.then.append(then)
+        self._wake.set()
+
+    def _store_records(self, member: AppMember) -> None:
+        with self._lock:
+            records, self._records = self._records, {}
+        try:
+            while records:
+                sideline, offsets = next(iter(records.items()))
+                member.state.record_offsets(
+                    sideline, starts=offsets.starts, ends=offsets.ends, replayed=offsets.replayed
+                )
+                del records[sideline]
+                for then in offsets.then:
+                    then()
+        except CoordinationError:
+            with self._lock:  # stored again on the next attempt, merged with what came since
+                for sideline, offsets in records.items():
+                    newer = self._records.get(sideline)
+                    if newer is not None:
+                        offsets.starts = {**newer.starts, **offsets.starts}
+                        offsets.ends = {**newer.ends, **offsets.ends}
+                        for key, offset in newer.replayed.items():
+                            offsets.replayed[key] = max(offset, offsets.replayed.get(key, offset))
+                        offsets.then.extend(newer.then)
+                    self._records[sideline] = offsets
+            raise
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -117,6 +196,7 @@ class Membership:
                     if wanted != announced:
                         member.announce(partitions=wanted[0], lag=wanted[1])
                         announced = wanted
+                    self._store_records(member)
                     self.reachability.up()
                 except CoordinationError as e:
                     self.reachability.down(str(e))
@@ -129,13 +209,15 @@ class Membership:
 
     def _join(self) -> AppMember:
         coordinator = self._coordinator = self._coordinator or self._connect()
-        member = AppMember(coordinator, self.app, self._instance)
+        member = AppMember(coordinator, self.app, self._instance, on_change=self.switched.set)
         try:
             member.start()
         except CoordinationError:
             member.close()  # whatever it had set up; joined again on the next attempt
             raise
         self.member = member
+        self.followed.set()
+        self.switched.set()
         log.info("joined app %s in coordination as %s", self.app, member.member)
         self._stand(member)
         return member

@@ -5,6 +5,9 @@ Metric names (all prefixed ``hivewire_``): ``events_consumed_total``, ``events_u
 ``listener_events_retried_total{listener}``, ``listener_events_dead_lettered_total{listener}``,
 ``listener_timeouts_total{listener}``, ``listener_abandoned_threads{listener}``,
 ``listener_queue_depth{listener}``, ``listener_queue_bytes{listener}``, ``listener_spilled_events{listener}``,
+``listener_paused{listener}`` (1 while switched off, with coordination), ``sidelines{state}`` (unfinished
+sidelines of the listeners run here), ``sideline_events_replayed_total{listener,sideline}``,
+``sideline_replay_remaining_offsets{listener,sideline}``,
 ``listener_latency_seconds{listener}`` (from a record being polled to the listener being done with it: one
 observation per event), ``listener_events_behind{listener}`` (from the end of the log to what the listener
 has handled: events not yet read plus those read and not yet done with by it),
@@ -97,6 +100,31 @@ class Metrics:
             "Events waiting for a listener that fell too far "
             "behind to keep them in memory: it reads them again from the topic.",
             ["listener"],
+            registry=r,
+        )
+        self.paused = Gauge(
+            "hivewire_listener_paused",
+            "1 while the listener is switched off (hivewire listener pause), else 0.",
+            ["listener"],
+            registry=r,
+        )
+        self.sidelines = Gauge(
+            "hivewire_sidelines",
+            "Unfinished sidelines of the listeners this instance runs, by state (started, resumed, resolved).",
+            ["state"],
+            registry=r,
+        )
+        self.replayed = Counter(
+            "hivewire_sideline_events_replayed",
+            "Events a sideline's replay read again and handed to its listener here.",
+            ["listener", "sideline"],
+            registry=r,
+        )
+        self.replay_remaining = Gauge(
+            "hivewire_sideline_replay_remaining_offsets",
+            "Offsets of the partitions held here that a sideline's replay has queued and not yet read again "
+            "(records of other tables and listeners included: an upper bound of its events).",
+            ["listener", "sideline"],
             registry=r,
         )
         self.latency = Histogram(
@@ -212,6 +240,7 @@ class ListenerMetrics:
         self.queue_depth = metrics.queue_depth.labels(name)
         self.queue_bytes = metrics.queue_bytes.labels(name)
         self.spilled = metrics.spilled.labels(name)
+        self.paused = metrics.paused.labels(name)
         self.latency = metrics.latency.labels(name)
         self.behind = metrics.behind.labels(name)
         # prometheus_client's own bucket counters, to observe a share's events in one pass (observe_latencies)

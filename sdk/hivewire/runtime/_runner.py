@@ -10,6 +10,11 @@ keeps polling, so it keeps its group membership) while every lane is over its bo
 are; it resumes when those have drained to half of both bounds (and, spilling, one lane has).
 Committed offsets come from the :class:`~hivewire.runtime.tracker.CommitTracker`.
 
+With coordination configured, the polling thread also follows the listeners' switches (``hivewire listener
+pause|resume``): between two polls it pauses or resumes their lanes (:meth:`Runner._obey`), and before the
+first poll it waits (up to 30 s) for the switches and sidelines to be known, so that a paused listener stays
+paused and a sideline keeps its order across restarts. When every listener is paused, consumption pauses too.
+
 Stopping (SIGTERM/SIGINT, :meth:`Runner.stop`): polling ends, each listener finishes the call it is in (up to
 ``hivewire.shutdown.timeout.ms``), queued events are left, finished batches are committed synchronously.
 Events not committed are read again on restart: delivery is at least once, never lost.
@@ -45,6 +50,7 @@ from hivewire.runtime._tracker import Batch, CommitTracker
 
 if TYPE_CHECKING:  # imported only when coordination is configured
     from hivewire.runtime._membership import Membership
+    from hivewire.runtime._sidelining import Sidelining
 
 log = logging.getLogger("hivewire.runtime.runner")
 
@@ -155,6 +161,17 @@ class Runner:
         if not reread:
             self.backlogs += [lane.backlog for lane in self.lanes]
         self.queues = [lane.backlog for lane in self.lanes]
+        # With coordination: each lane's sidelines, and those of the lanes that have some (empty: no cost).
+        self.sidelinings: dict[Lane, Sidelining] = {}
+        self.skipping: dict[Lane, Sidelining] = {}
+        if membership is not None:
+            from hivewire.runtime._sidelining import Sidelining
+
+            self.sidelinings = {
+                lane: Sidelining(lane, self.tracker, membership, queue_events // 2, metrics) for lane in self.lanes
+            }
+            for lane, sidelining in self.sidelinings.items():
+                lane.skipped = sidelining.skipped
         metrics.pending_age.set_function(self.tracker.oldest_pending_age)
         # Optional for a Source: KafkaSource counts failed commits and dead-letter sends in these metrics.
         attach = getattr(source, "attach_metrics", None)
@@ -188,15 +205,18 @@ class Runner:
         for lane in self.lanes:
             lane.start()
         watchdog.start()
-        self.source.open(self._on_assign, self._on_revoke)
         if self.membership is not None:
             self.membership.start()
+            self._follow_switches()
+        self.source.open(self._on_assign, self._on_revoke)
         self.started = True
         next_commit = next_lag = time.monotonic()
         try:
             while not self.stopping.is_set():
                 records = self.source.poll(self.batch_size, 0.2)
                 self.last_poll = now = time.monotonic()
+                if self.membership is not None and self.membership.switched.is_set():
+                    self._obey()
                 if records:
                     self._dispatch(records)
                     self._pace()
@@ -228,7 +248,7 @@ class Runner:
         room, bound = self.room, self.pace_bound
         room.clear()
         for lane in self.lanes:
-            if lane.backlog.depth < bound and not lane.spilling:
+            if lane.backlog.depth < bound and not lane.spilling and not lane.paused:
                 return
         room.wait(0.02)  # a lane's thread sets it when its queue falls below the bound
 
@@ -260,6 +280,9 @@ class Runner:
         shares: dict[Lane, list[Item]] = {}
         sizes: dict[Lane, int] = {}
         routes = self.routes
+        skipping = self.skipping
+        for sidelining in skipping.values():
+            sidelining.dispatching(tp, records[0].offset() or 0)  # replays due go ahead of these events
         for record in records:
             value = record.value()
             try:
@@ -275,6 +298,8 @@ class Runner:
             types[event_type] = types.get(event_type, 0) + 1
             for listener, lane in routes:
                 if listener.accepts(decoded):
+                    if skipping and lane in skipping and skipping[lane].skips(tp, item._offset, decoded):
+                        continue
                     share = shares.get(lane)
                     if share is None:
                         shares[lane] = share = []
@@ -313,6 +338,8 @@ class Runner:
             full = [backlog for backlog in backlogs if backlog.full]
             if not full and self.reread and all(queue.full for queue in self.queues):
                 full = self.queues
+            if not full and all(lane.paused for lane in self.lanes):
+                full = self.queues  # every listener is switched off: reading ahead is for nobody
             if full:
                 self.source.pause()
                 self.paused = True
@@ -322,8 +349,10 @@ class Runner:
                     self.undelivered.max_bytes,
                     ", ".join(f"{b.name}={b.depth} events/{b.bytes} bytes" for b in full),
                 )
-        elif all(backlog.drained for backlog in backlogs) and (
-            not self.reread or any(queue.drained for queue in self.queues)
+        elif (
+            all(backlog.drained for backlog in backlogs)
+            and (not self.reread or any(queue.drained for queue in self.queues))
+            and not all(lane.paused for lane in self.lanes)
         ):
             self.source.resume()
             self.paused = False
@@ -332,6 +361,48 @@ class Runner:
             lane.metrics.queue_depth.set(lane.depth)
             lane.metrics.queue_bytes.set(lane.bytes)
             lane.metrics.spilled.set(lane.spilled)
+
+    # -- switches (coordination) ----------------------------------------------------------------------
+    def _follow_switches(self, wait: float = 30.0) -> None:
+        """Before the first poll: wait up to ``wait`` seconds for the switches and sidelines, then obey them (an
+        unreachable coordinator delays the start by that much, never more: they are obeyed once it answers).
+
+        Starting without them would hand a paused listener events, and a sidelined table's live events ahead of
+        its replay; a ZooKeeper that answers at all answers well within this, even on a loaded machine."""
+        assert self.membership is not None
+        if not self.membership.followed.wait(wait):
+            log.warning(
+                "starting without knowing which listeners are paused or sidelined: coordination did not answer "
+                "within %g s (they are obeyed as soon as it does)",
+                wait,
+            )
+        self._obey()
+
+    def _obey(self) -> None:
+        """Pause or resume each lane as its listener's switch says (polling thread, between dispatches)."""
+        membership = self.membership
+        assert membership is not None
+        membership.switched.clear()
+        for lane in self.lanes:
+            paused = membership.paused(lane.name)
+            lane.metrics.paused.set(1 if paused else 0)
+            sidelining = self.sidelinings.get(lane)
+            if sidelining is not None:
+                sidelining.update(membership.sidelines(lane.name), self.positions)
+            if paused == lane.paused:
+                continue
+            if paused:
+                lane.pause()
+                log.info("listener %s paused: what arrives for it is read again when it resumes", lane.name)
+            else:
+                waiting = lane.parked
+                lane.resume()
+                log.info("listener %s resumed: %d event(s) to catch up on", lane.name, waiting)
+        self.skipping = {lane: s for lane, s in self.sidelinings.items() if s.active}
+        if self.sidelinings:
+            states = {s.id: s.state for sidelining in self.sidelinings.values() for s in sidelining.sidelines}
+            for state in ("started", "resumed", "resolved"):
+                self.metrics.sidelines.labels(state).set(sum(1 for found in states.values() if found == state))
 
     # -- offsets --------------------------------------------------------------------------------------
     def _commit(self, *, wait: bool, everything: bool = False) -> None:
@@ -357,6 +428,8 @@ class Runner:
             # does not make it means those records are read again by the new owner (at least once).
             self.source.commit(final, wait=False)
         self.assigned -= set(partitions)
+        for sidelining in self.sidelinings.values():
+            sidelining.revoked(partitions)
         if self.membership is not None:
             self.membership.hold(self.assigned)
         for tp in partitions:
@@ -388,6 +461,9 @@ class Runner:
             lane.metrics.behind.set(unread + lane.outstanding)
         if self.membership is not None:
             self.membership.lag({lane.name: unread + lane.outstanding for lane in self.lanes})
+        for lane, sidelining in self.sidelinings.items():
+            for sideline, offsets in sidelining.remaining.items():
+                metrics.replay_remaining.labels(lane.name, sideline).set(offsets)
 
     # -- shutdown -------------------------------------------------------------------------------------
     def _shutdown(self) -> None:
@@ -440,6 +516,8 @@ class Runner:
                 "queued": lane.depth,
                 "queued_bytes": lane.bytes,
                 "spilled": lane.spilled,
+                "paused": lane.paused,
+                "parked": lane.parked,
                 "busy_for_s": round(now - busy, 3) if busy else 0,
                 "timeouts": lane.timeouts,
                 "abandoned_threads": threads,

@@ -227,6 +227,7 @@ class ScheduledLane(Lane):
         self._tables: dict[str, deque[tuple[_Share, Item]]] = {}  # loop thread only
         self._ready: asyncio.Queue[str | None] | None = None
         self._stop: asyncio.Event | None = None
+        self._running: asyncio.Event | None = None  # cleared while paused: workers start no new event
         self._workers: list[asyncio.Task[None]] = []
         self._done = threading.Event()
         self._inflight: dict[int, float] = {}  # id of the task -> when its call started
@@ -248,6 +249,9 @@ class ScheduledLane(Lane):
     def _start_workers(self) -> None:
         self._ready = asyncio.Queue()
         self._stop = asyncio.Event()
+        self._running = asyncio.Event()
+        if not self._paused:
+            self._running.set()
         self._workers = [asyncio.ensure_future(self._work(slot)) for slot in range(self.concurrency)]
         if self.services.stopping.is_set():
             self._stop_workers()
@@ -264,8 +268,27 @@ class ScheduledLane(Lane):
         if self._stop is None or self._ready is None:
             return
         self._stop.set()
+        if self._running is not None:
+            self._running.set()
         for _ in self._workers:
             self._ready.put_nowait(None)
+
+    def pause(self) -> None:
+        super().pause()
+        self._loop.call(self._set_running)
+
+    def resume(self) -> None:
+        super().resume()
+        self._loop.call(self._set_running)
+
+    def _set_running(self) -> None:
+        """Follow :attr:`paused` (loop thread)."""
+        running = self._running
+        if running is not None:
+            if self._paused:
+                running.clear()
+            else:
+                running.set()
 
     def join(self, timeout: float) -> bool:
         """Wait for the intake thread and for the calls in flight to finish."""
@@ -351,11 +374,13 @@ class ScheduledLane(Lane):
                 waiting.append((share, item))  # behind the table's event in flight or queued
 
     async def _work(self, slot: int) -> None:
-        ready, stop, tables = self._ready, self._stop, self._tables
-        assert ready is not None and stop is not None
+        ready, stop, tables, running = self._ready, self._stop, self._tables, self._running
+        assert ready is not None and stop is not None and running is not None
         try:
             while not stop.is_set():
                 key = await ready.get()
+                if key is not None and not running.is_set():
+                    await running.wait()  # paused: the table waits its turn (stopping sets it too)
                 if key is None or stop.is_set():
                     break
                 waiting = tables[key]
@@ -416,7 +441,7 @@ class ScheduledLane(Lane):
 
     @property
     def outstanding(self) -> int:
-        return max(0, self.backlog.depth + self.letters.depth + self.spilled - self._done_early)
+        return max(0, self.backlog.depth + self.letters.depth + self.spilled + self.parked - self._done_early)
 
     async def _call_once(self, call: _Call, handler: Handler, view: ListenerEvent) -> None:
         task_id = id(asyncio.current_task())

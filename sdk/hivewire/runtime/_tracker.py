@@ -11,6 +11,11 @@ cost per record at zero.
 Partition ownership changes (rebalances) bump a generation: records of a partition that was revoked are
 skipped by the workers and never committed by this instance; its new owner reads them again. The batches
 of a revoked generation leave the partition's FIFO, so they cannot hold up the next generation either.
+
+A paused listener holds back its partitions' commits without holding their batches: it sets a *cap* per
+partition (:meth:`CommitTracker.cap`), the first offset it has not handled, and raises it as it catches up by
+reading those offsets again in *detached* batches (:meth:`CommitTracker.detached`: outside the FIFO, a
+callback when done). Commits never pass the lowest cap of a partition.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from hivewire.runtime._source import TopicPartition
 
@@ -26,15 +31,18 @@ from hivewire.runtime._source import TopicPartition
 class Batch:
     """One partition's records of one poll: where they end, and how many parts of the batch are still out."""
 
-    __slots__ = ("end", "generation", "pending", "seq", "started", "tp")
+    __slots__ = ("done", "end", "generation", "pending", "seq", "started", "tp")
 
-    def __init__(self, seq: int, tp: TopicPartition, end: int, generation: int) -> None:
+    def __init__(
+        self, seq: int, tp: TopicPartition, end: int, generation: int, done: Callable[[], None] | None = None
+    ) -> None:
         self.seq = seq
         self.tp = tp
         self.end = end
         self.generation = generation
         self.pending = 1  # the dispatcher's own hold, released once every part is handed out
         self.started = time.monotonic()
+        self.done = done  # called once when every part is released (detached batches only)
 
     def __repr__(self) -> str:
         return f"Batch(#{self.seq} {self.tp[0]}/{self.tp[1]} ..{self.end}, pending={self.pending})"
@@ -51,6 +59,7 @@ class CommitTracker:
         self._committable: dict[TopicPartition, int] = {}
         self._dirty: set[TopicPartition] = set()
         self._owned: frozenset[TopicPartition] = frozenset()
+        self._caps: dict[TopicPartition, dict[object, int]] = {}  # per partition, per holder: commit no further
         self._epoch = 0
         self._idle = threading.Condition(self._lock)
 
@@ -68,6 +77,13 @@ class CommitTracker:
             fifo.append(batch)
         return batch
 
+    def detached(self, tp: TopicPartition, end: int, done: Callable[[], None]) -> Batch:
+        """A batch of ``tp`` outside its FIFO (it never moves the committed offset): ``done`` is called once
+        every part of it is released. :meth:`is_current` says whether ``tp`` changed hands since."""
+        with self._lock:
+            self._seq += 1
+            return Batch(self._seq, tp, end, self._generation.get(tp, 0), done)
+
     def hold(self, batch: Batch, parts: int = 1) -> None:
         """``parts`` more pieces of ``batch`` are out (a worker's share, a dead letter in flight)."""
         with self._lock:
@@ -75,6 +91,9 @@ class CommitTracker:
 
     def release(self, batch: Batch, parts: int = 1) -> None:
         """``parts`` pieces of ``batch`` are done; advance its partition's offset over finished batches."""
+        if batch.done is not None:
+            self._release_detached(batch, parts)
+            return
         with self._lock:
             batch.pending -= parts
             if batch.pending > 0:
@@ -94,6 +113,38 @@ class CommitTracker:
             if end > self._committable.get(tp, -1):
                 self._committable[tp] = end
                 self._dirty.add(tp)
+
+    def _release_detached(self, batch: Batch, parts: int) -> None:
+        with self._lock:
+            batch.pending -= parts
+            done = batch.done if batch.pending <= 0 else None
+            batch.done = None if done is not None else batch.done
+        if done is not None:
+            done()  # outside the lock: its owner may cap or uncap
+
+    def cap(self, tp: TopicPartition, holder: object, offset: int) -> None:
+        """Commit nothing of ``tp`` past ``offset`` for ``holder`` (until :meth:`uncap`; raising it is allowed).
+        Caps end with the partition's generation (revoked, they are of no use)."""
+        with self._lock:
+            if tp in self._owned:
+                self._caps.setdefault(tp, {})[holder] = offset
+                self._dirty.add(tp)
+
+    def uncap(self, tp: TopicPartition, holder: object) -> None:
+        with self._lock:
+            caps = self._caps.get(tp)
+            if caps is not None and caps.pop(holder, None) is not None:
+                if not caps:
+                    del self._caps[tp]
+                self._dirty.add(tp)
+
+    def _committable_now(self, tp: TopicPartition) -> int | None:
+        """What may be committed of ``tp``: its finished prefix, under its caps (lock held)."""
+        end = self._committable.get(tp)
+        caps = self._caps.get(tp)
+        if end is None or not caps:
+            return end
+        return min(end, *caps.values())
 
     def is_current(self, batch: Batch) -> bool:
         """False when the batch's partition was revoked after it was polled (its records must be skipped)."""
@@ -117,7 +168,7 @@ class CommitTracker:
         """Give up ``partitions``; returns their last committable offsets, to commit before letting go."""
         with self._lock:
             gone = set(partitions) & self._owned
-            final = {tp: self._committable[tp] for tp in gone if tp in self._committable}
+            final = {tp: offset for tp in gone if (offset := self._committable_now(tp)) is not None}
             for tp in gone:
                 self._new_generation(tp)
                 self._dirty.discard(tp)
@@ -129,6 +180,7 @@ class CommitTracker:
         """The partition changes hands: its pending batches will never be committed here (lock held)."""
         self._generation[tp] = self._generation.get(tp, 0) + 1
         self._committable.pop(tp, None)
+        self._caps.pop(tp, None)
         if self._fifos.pop(tp, None) is not None and not self._fifos:
             self._idle.notify_all()
 
@@ -137,7 +189,7 @@ class CommitTracker:
         """Offsets that advanced since the last call (or all owned ones with ``everything``)."""
         with self._lock:
             keys = set(self._committable) if everything else self._dirty
-            out = {tp: self._committable[tp] for tp in keys if tp in self._committable}
+            out = {tp: offset for tp in keys if (offset := self._committable_now(tp)) is not None}
             self._dirty = set()
             return out
 

@@ -3,6 +3,7 @@ running an app twice, and a clear error when the health port is taken."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import threading
@@ -487,14 +488,22 @@ class Tagged(hw.MetaStoreEventListener):
 
     log: list[tuple[int, str, str]] = []
     closed: set[int] = set()
+    serials = itertools.count()
+
+    @property
+    def serial(self) -> int:
+        """This instance's own number (not id(), which a freed instance's successor may reuse)."""
+        if "_serial" not in self.__dict__:
+            self.__dict__["_serial"] = next(Tagged.serials)
+        return int(self.__dict__["_serial"])
 
     def on_create_table(self, event: hw.CreateTableEvent) -> None:
-        if id(self) in Tagged.closed:
+        if self.serial in Tagged.closed:
             raise RuntimeError("called after close")
-        Tagged.log.append((id(self), self.config.get("tag", "?"), event.table_name or ""))
+        Tagged.log.append((self.serial, self.config.get("tag", "?"), event.table_name or ""))
 
     def close(self) -> None:
-        Tagged.closed.add(id(self))
+        Tagged.closed.add(self.serial)
 
 
 @pytest.fixture

@@ -7,7 +7,10 @@ HiveServer2 write them, each test in its own namespace.
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
+from proxy import TcpProxy
 from runtime_harness import MemoryHarness
 from waiting import wait_for
 
@@ -343,3 +347,47 @@ def test_the_runtime_handler_finds_the_metastore_through_zookeeper(
     )
     harness.run(app, lambda: len(found) == 1)
     assert found == [("facts", unique)]
+
+
+EXITS_WHILE_ZOOKEEPER_IS_AWAY = """
+import sys, time
+import hivewire as hw
+
+client = hw.MetastoreClient.from_zookeeper(sys.argv[1], sys.argv[2], connect_timeout=1)  # never closed
+print("discovered", flush=True)
+sys.stdin.readline()  # the test cuts ZooKeeper off, then says go on
+time.sleep(2)  # the shared resolver's watch is now retrying against nothing
+print("exiting", flush=True)
+"""
+
+
+def test_a_process_exits_while_zookeeper_is_unreachable(
+    zk: KazooClient, zookeeper: LocalZooKeeper, unique: str
+) -> None:
+    # kazoo's own exit hook waits for its worker threads, and a data watch retrying against an unreachable
+    # ZooKeeper never returns: hivewire closes its shared resolvers first, so a script or notebook that used
+    # from_zookeeper and never closed the client still exits.
+    register_like_hive4(zk, unique, "127.0.0.1:9")
+    proxy = TcpProxy(("127.0.0.1", zookeeper.port))
+    child = subprocess.Popen(
+        [sys.executable, "-c", EXITS_WHILE_ZOOKEEPER_IS_AWAY, f"127.0.0.1:{proxy.port}", unique],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+    )
+    try:
+        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout.readline().strip() == "discovered"
+        proxy.cut()
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        out, _ = child.communicate(timeout=120)  # a bound against the hang, not a timing check
+        assert child.returncode == 0, out
+        assert "exiting" in out
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(30)
+        proxy.close()

@@ -18,6 +18,7 @@ Where and how to connect (quorum, namespace, timeouts, auth, TLS: Hive's keys an
 
 from __future__ import annotations
 
+import atexit
 import logging
 import random
 import sys
@@ -336,6 +337,13 @@ def shared_resolver(config: DiscoveryConfig) -> ZooKeeperResolver:
             _shared[config] = winner = created
     if winner is not created:
         created.close()
+    else:
+        # kazoo stops each client's worker threads at exit (an atexit hook of its own, registered when the
+        # client started) and waits for them; a data watch retrying against an unreachable ZooKeeper never
+        # returns, so the process would hang at exit. Close the shared sessions first: atexit runs hooks last
+        # registered first, hence registered again after every new client.
+        atexit.unregister(close_shared_resolvers)
+        atexit.register(close_shared_resolvers)
     return winner
 
 

@@ -18,13 +18,17 @@ from typing import Any
 import pytest
 from fidelity import Captured
 from sasl_metastore import PASSWORD, USER, SaslMetastore
+from waiting import wait_for
 
 import hivewire as hw
+from hivewire.config import Config
 from hivewire.errors import MetastoreAuthError
 from hivewire.events._model import EventType
 from hivewire.metastore import SaslAuth
+from hivewire.metastore._discovery import discover_metastores
+from hivewire.metastore._registration import Registration, RegistrationSettings
 from hivewire.metastore._sasl import Mechanism
-from hivewire.tools._local import LocalMetastore, free_port
+from hivewire.tools._local import LocalMetastore, LocalZooKeeper, free_port
 from hivewire.tools._testing import make_database, make_table
 from hivewire_shim import Shim
 
@@ -197,3 +201,34 @@ def test_debug_logs_of_a_sasl_shim_hold_no_password(
     assert "refused SASL DIGEST-MD5" in text["bad"]  # the operator sees why
     for name, body in text.items():
         assert PASSWORD not in body, f"the {name} shim's DEBUG log holds the password"
+
+
+def test_the_register_sidecar_checks_a_sasl_metastore_with_its_credentials(
+    sasl_metastore: SaslMetastore, zookeeper: LocalZooKeeper, unique: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HW_TEST_SASL_PASSWORD", PASSWORD)
+    base = {
+        "hivewire.register.metastore": sasl_metastore.uri,
+        "hivewire.register.zookeeper": zookeeper.quorum,
+        "hivewire.register.interval": "1s",
+    }
+    sasl = {
+        "hive.metastore.sasl.enabled": "true",
+        "hivewire.metastore.sasl.mechanism": "DIGEST-MD5",
+        "hivewire.metastore.sasl.username": USER,
+        "hivewire.metastore.sasl.password": "env:HW_TEST_SASL_PASSWORD",
+    }
+    # Without credentials its health checks fail, and it never registers the metastore.
+    without = {**base, "hivewire.register.namespace": f"{unique}_plain"}
+    with Registration.from_config(Config(without)) as plain:
+        wait_for(lambda: plain.checks >= 3, "three health checks", timeout=120)
+        assert plain.healthy is False and plain.node is None
+    # With them, it does.
+    settings = RegistrationSettings.from_config(Config({**base, **sasl, "hivewire.register.namespace": unique}))
+    assert settings.sasl == SaslAuth("DIGEST-MD5", USER, PASSWORD) and PASSWORD not in repr(settings)
+    with Registration.from_settings(settings) as registered:
+        wait_for(lambda: registered.node, "the SASL metastore to be registered", timeout=120)
+        assert registered.healthy is True
+        [found] = discover_metastores(zookeeper.quorum, unique)
+        with hw.MetastoreClient(found, sasl=settings.sasl) as client:
+            assert "default" in client.get_all_databases()

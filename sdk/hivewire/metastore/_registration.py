@@ -48,6 +48,8 @@ from hivewire.errors import ConfigError
 from hivewire.metastore._addresses import connect, format_address, parse_uri
 from hivewire.metastore._client import MetastoreClient
 from hivewire.metastore._client_options import ClientOptions, ProtocolName, Transport
+from hivewire.metastore._sasl import SaslAuth
+from hivewire.metastore._transport import open_connection
 from hivewire.metastore._zookeeper import DiscoveryConfig, DiscoveryOptions, _kazoo_client, discovery_config
 from hivewire_thrift.fb303.ttypes import fb_status
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
@@ -156,6 +158,8 @@ class RegistrationSettings:
     check_timeout: float | None
     transport: Transport
     protocol: ProtocolName
+    #: SASL towards the metastore, as for :class:`~hivewire.metastore.MetastoreClient` (None: none).
+    sasl: SaslAuth | None = None
 
     @classmethod
     def from_config(cls, config: Config) -> RegistrationSettings:
@@ -184,6 +188,7 @@ class RegistrationSettings:
             check_timeout=config.optional(keys.REGISTER_CHECK_TIMEOUT),
             transport=options.transport or "buffered",
             protocol=options.protocol or "binary",
+            sasl=options.sasl,
         )
 
 
@@ -205,7 +210,7 @@ class Registration:
     (``zk_options`` are its other fields, e.g. ``auth_data``, ``session_timeout``). ``acl`` as in
     :func:`parse_acl`. ``check_timeout`` bounds a whole health check, connecting included (default: half of
     ``interval``; it must be less than ``interval``). ``client_options`` may set the metastore's
-    ``transport``, ``protocol`` and ``ugi``, as for :class:`~hivewire.metastore.MetastoreClient`.
+    ``transport``, ``protocol``, ``ugi`` and ``sasl``, as for :class:`~hivewire.metastore.MetastoreClient`.
 
     Observability: :attr:`checks` counts health checks, :attr:`overruns` those that did not finish (with the
     ZooKeeper update they caused) within their interval, :attr:`history` lists the last
@@ -275,7 +280,11 @@ class Registration:
             acl=list(settings.acl) or None,
             interval=settings.interval,
             check_timeout=settings.check_timeout,
-            client_options={"transport": settings.transport, "protocol": settings.protocol},
+            client_options={
+                "transport": settings.transport,
+                "protocol": settings.protocol,
+                **({"sasl": settings.sasl} if settings.sasl is not None else {}),
+            },
         )
 
     @classmethod
@@ -487,11 +496,11 @@ class _HealthProbe:
     """
 
     def __init__(self, address: str, options: Mapping[str, Any]) -> None:
-        unknown = sorted(set(options) - {"transport", "protocol", "ugi"})
+        unknown = sorted(set(options) - {"transport", "protocol", "ugi", "sasl"})
         if unknown:
             raise ConfigError(
                 "client_options",
-                f"{', '.join(unknown)}: only transport, protocol and ugi apply "
+                f"{', '.join(unknown)}: only transport, protocol, ugi and sasl apply "
                 "to health checks (check_timeout bounds them)",
             )
         # MetastoreClient validates and normalises the options (it connects only when used).
@@ -500,6 +509,7 @@ class _HealthProbe:
         self._framed = spec.transport == "framed"
         self._compact = spec.protocol == "compact"
         self._ugi = spec.ugi
+        self._sasl = spec.sasl
         self._sock: TSocket.TSocket | None = None
         self._trans: TTransport.TTransportBase | None = None
         self._client: Any = None
@@ -541,14 +551,22 @@ class _HealthProbe:
         if left <= 0:
             raise _OutOfTime
         # Not TSocket.open(), which logs a traceback at ERROR for every refused connection.
-        handle = connect(self._host, self._port, left)
-        sock = TSocket.TSocket(self._host, self._port)
-        sock.setHandle(handle)
-        self._sock = sock
+        trans: TTransport.TTransportBase
+        if self._sasl is not None:
+            # The SASL negotiation shares the check's deadline; SASL frames every message itself.
+            _, authenticated = open_connection(
+                f"thrift://{format_address(self._host, self._port)}", connect_timeout=left, sasl=self._sasl
+            )
+            assert authenticated is not None
+            self._sock = authenticated.transport
+            trans = authenticated
+        else:
+            handle = connect(self._host, self._port, left)
+            sock = TSocket.TSocket(self._host, self._port)
+            sock.setHandle(handle)
+            self._sock = sock
+            trans = TTransport.TFramedTransport(sock) if self._framed else TTransport.TBufferedTransport(sock)
         self._bound(deadline)
-        trans: TTransport.TTransportBase = (
-            TTransport.TFramedTransport(sock) if self._framed else TTransport.TBufferedTransport(sock)
-        )
         self._trans = trans
         proto = (
             TCompactProtocol.TCompactProtocolAccelerated(trans)

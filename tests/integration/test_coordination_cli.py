@@ -70,6 +70,21 @@ def test_pausing_a_listener_no_instance_runs_is_a_usage_error(
     assert hivewire(zookeeper, root, "listener", "pause", "other-app", "anything").exit_code == 0
 
 
+def test_a_singleton_listener_is_not_paused_or_sidelined(
+    zookeeper: LocalZooKeeper, root: str, instances: AppState
+) -> None:
+    # "report" is led by host-a: its instance does not obey switches and sidelines yet, so nothing is recorded.
+    for args in (("listener", "pause", "orders", "report"),
+                 ("sideline", "start", "orders", "--listener", "report", "--db", "tenant_a")):  # fmt: skip
+        out = hivewire(zookeeper, root, *args)
+        assert out.exit_code == 1 and "'report' is a singleton listener of orders" in out.output, out.output
+    assert instances.switches() == {} and instances.sidelines() == []
+    # Known as one by its stored progress too, while no instance leads it.
+    instances.advance_progress("nightly", {"t:0": 5})
+    out = hivewire(zookeeper, root, "sideline", "start", "orders", "--listener", "nightly", "--db", "x")
+    assert out.exit_code == 1 and "singleton" in out.output, out.output
+
+
 def test_sideline_start_resume_resolve_list(zookeeper: LocalZooKeeper, root: str) -> None:
     out = hivewire(zookeeper, root, "sideline", "start", "orders", "--listener", "audit", "--db", "tenant_a",
                    "--type", "add_partition", "--type", "INSERT")  # fmt: skip

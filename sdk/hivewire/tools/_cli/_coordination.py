@@ -49,3 +49,14 @@ def who() -> str:
     except (KeyError, OSError):
         user = "?"
     return f"{user}@{socket.gethostname()}"
+
+
+def refuse_singleton(state: AppState, name: str, what: str) -> None:
+    """Refuse to ``what`` (pause, sideline) a singleton listener: its instance does not obey those yet, and
+    recording a switch nobody follows would look like it had worked."""
+    leading = any(name in instance.leading for instance in state.instances().values())
+    if leading or state.progress(name):
+        raise click.ClickException(
+            f"{name!r} is a singleton listener of {state.app}, and singleton listeners cannot be {what} yet: "
+            "stop the instances or remove singleton=True from the listener to hold it back"
+        )

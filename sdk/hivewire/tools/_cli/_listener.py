@@ -34,6 +34,7 @@ def pause(app: str, name: str, **params: object) -> None:
     """Pause LISTENER in every instance of APP; it keeps its place and resumes where it stopped."""
     with _coordination.app_state(app, params) as state:
         _check_known(state, name)
+        _coordination.refuse_singleton(state, name, "paused")
         state.pause(name, by=_coordination.who())
     click.echo(f"{app}: {name} paused")
 

@@ -47,6 +47,7 @@ def start(app: str, name: str, db: str, table: str, types: tuple[str, ...], **pa
     """Make LISTENER of APP skip the matching events from now on, remembering where skipping began."""
     event_types = _event_types(types)
     with _coordination.app_state(app, params) as state:
+        _coordination.refuse_singleton(state, name, "sidelined")
         created = state.start_sideline(name, db, table, event_types)
     click.echo(f"{app}: sideline {created.id} started: {name} skips {created.describe()}")
 

@@ -10,10 +10,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fidelity import Captured
@@ -132,14 +129,6 @@ def test_a_shim_with_a_wrong_password_tells_its_clients_why(sasl_metastore: Sasl
         assert PASSWORD not in str(caught.value)
 
 
-def _wait_for(predicate: Callable[[], Any], what: str, deadline: float = 120.0) -> Any:
-    end = time.monotonic() + deadline
-    while not (value := predicate()):
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.2)
-    return value
-
-
 def _shim_process(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen(
@@ -184,7 +173,7 @@ def test_debug_logs_of_a_sasl_shim_hold_no_password(
     try:
         for name, proc in (("good", good), ("bad", bad)):
             log = logs[name]
-            _wait_for(lambda p=proc, f=log: p.poll() is not None or "serving on" in f.read_text(), f"{name} shim")
+            wait_for(lambda p=proc, f=log: p.poll() is not None or "serving on" in f.read_text(), f"{name} shim", 120)
             assert proc.poll() is None, log.read_text()
         with hw.MetastoreClient(f"thrift://127.0.0.1:{ports['good']}", timeout=60) as client:
             client.create_database(make_database(unique))

@@ -26,7 +26,7 @@ from hivewire.coordination._interfaces import Coordinator
 from hivewire.coordination._member import AppMember, this_instance
 from hivewire.coordination._state import Sideline
 from hivewire.errors import CoordinationError
-from hivewire.runtime._source import TopicPartition
+from hivewire.runtime._source import TopicPartition, partition_name
 
 if TYPE_CHECKING:
     from hivewire.runtime._metrics import Metrics
@@ -94,7 +94,7 @@ class Membership:
 
     def hold(self, partitions: Iterable[TopicPartition]) -> None:
         """The partitions this instance holds now (after an assignment or a revocation)."""
-        held = tuple(sorted(f"{topic}:{partition}" for topic, partition in partitions))
+        held = tuple(sorted(partition_name(tp) for tp in partitions))
         with self._lock:
             if held == self._partitions:
                 return

@@ -30,7 +30,7 @@ from hivewire.events._apiary import Decoded
 from hivewire.events._model import EventType
 from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._parking import Chunks
-from hivewire.runtime._source import TopicPartition
+from hivewire.runtime._source import TopicPartition, partition_name
 from hivewire.runtime._tracker import CommitTracker
 
 if TYPE_CHECKING:
@@ -40,11 +40,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("hivewire.runtime.sidelining")
 
 _Key = tuple[str, TopicPartition]  # a sideline's id and a partition
-
-
-def partition_name(tp: TopicPartition) -> str:
-    """``topic:partition``, as sidelines record partitions."""
-    return f"{tp[0]}:{tp[1]}"
 
 
 class Sidelining:

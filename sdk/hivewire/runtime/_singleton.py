@@ -26,16 +26,21 @@ from hivewire.errors import CoordinationError
 from hivewire.runtime._listener import Listener
 from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._runner import Runner
-from hivewire.runtime._source import Assigned, Delivered, Reader, Record, Source, Tail, TopicPartition
+from hivewire.runtime._source import (
+    Assigned,
+    Delivered,
+    Reader,
+    Record,
+    Source,
+    Tail,
+    TopicPartition,
+    partition_name,
+)
 
 log = logging.getLogger("hivewire.runtime.singleton")
 
 #: How often a leader looks for partitions added to the topic.
 REFRESH_PARTITIONS = 30.0
-
-
-def _name(tp: TopicPartition) -> str:
-    return f"{tp[0]}:{tp[1]}"
 
 
 class SingletonSource:
@@ -76,7 +81,7 @@ class SingletonSource:
             log.info("could not read the progress of %s (%s); trying again", self._listener, e)
             self._next_refresh = time.monotonic() + 1.0
             return
-        self._tail.add({tp: progress.get(_name(tp)) for tp in found})
+        self._tail.add({tp: progress.get(partition_name(tp)) for tp in found})
         self._assigned.update(found)
         log.info("singleton %s reads %s from %s", self._listener, sorted(found), progress or "the group's offsets")
         if self._on_assign is not None:
@@ -89,7 +94,7 @@ class SingletonSource:
 
     def commit(self, offsets: Mapping[TopicPartition, int], *, wait: bool) -> None:
         try:
-            self._state.advance_progress(self._listener, {_name(tp): o for tp, o in offsets.items()})
+            self._state.advance_progress(self._listener, {partition_name(tp): o for tp, o in offsets.items()})
         except CoordinationError as e:
             # Written with the next commit; if this instance stops first, its successor reads the tail again.
             count = self._failed_commits.due()

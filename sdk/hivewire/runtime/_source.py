@@ -21,6 +21,13 @@ import msgspec
 from hivewire.events._apiary import partition_for
 
 TopicPartition = tuple[str, int]
+
+
+def partition_name(tp: TopicPartition) -> str:
+    """``topic:partition``, as the coordination state records partitions."""
+    return f"{tp[0]}:{tp[1]}"
+
+
 Delivered = Callable[[], None]
 Assigned = Callable[[list[TopicPartition]], None]
 

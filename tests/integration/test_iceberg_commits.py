@@ -12,6 +12,9 @@ cluster), and from the notification log. A commit made while the app is down arr
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -28,6 +31,7 @@ from hivewire.runtime._notification_log import FilePosition, NotificationLogSour
 from hivewire_shim import AppSink, KafkaSink, Shim
 from hivewire_thrift.hive_metastore import ttypes as hms
 
+ROOT = Path(__file__).resolve().parents[2]
 FAST = {"hivewire.commit.interval.ms": "50", "hivewire.shutdown.timeout.ms": "10000", "endpoint.port": "0"}
 KINDS = ["create", "append", "append", "overwrite", "append", "delete", "schema evolution", "partition spec"]
 
@@ -270,3 +274,26 @@ def test_an_operation_filter_and_an_unreadable_metadata_file(
     # operation="append": the append, not the create or the delete; the unreadable commit passes (unknown).
     assert [e.operation for e in appends.events] == ["append", None]
     assert appends.events[1].error == seen[3].error
+
+
+def _docs_example(name: str) -> str:
+    """The Python block of docs/iceberg.md marked ``<!-- example: NAME ... -->``."""
+    text = (ROOT / "docs" / "iceberg.md").read_text()
+    after = text.split(f"<!-- example: {name} ", 1)[1]
+    return after.split("```python\n", 1)[1].split("\n```", 1)[0]
+
+
+def test_the_docs_example_refreshes_on_appends_only(recorded_metastore: RecordedMetastore, tmp_path: Path) -> None:
+    code = _docs_example("iceberg-appends")
+    code = code.replace("thrift://hms:9083", recorded_metastore.uri).replace(
+        "file:///tmp/warehouse", (tmp_path / "warehouse").as_uri()
+    )
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(ROOT / d) for d in ("sdk", "shim", "thrift"))}
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()[-1]
+    assert "web.clicks: 3 new records" in lines and "web.clicks: 2 new records" in lines, lines

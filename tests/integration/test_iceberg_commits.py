@@ -26,6 +26,7 @@ from iceberg_workload import Expected, catalog, rows, run_workload
 from oracle import RecordedMetastore
 
 import hivewire as hw
+from hivewire.data._notebook import EventList
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._notification_log import FilePosition, NotificationLogSource
 from hivewire_shim import AppSink, KafkaSink, Shim
@@ -124,6 +125,32 @@ def check_workload_details(expected: list[Expected]) -> None:
     assert len(orders[9].expired) == 1 and orders[-1].kind == "drop"
 
 
+def check_rows(events: EventList, expected: list[Expected]) -> None:
+    """``iceberg_commits()`` of the topic: one row per snapshot pyiceberg says each commit added (one for a
+    commit that added none), in commit order per table; the picture names every table that got records."""
+    found = events.iceberg_commits()
+    got = [
+        (
+            r["db_name"] + "." + r["table_name"],
+            r["metadata_location"],
+            r["snapshot_id"],
+            r["operation"],
+            r["added_records"],
+        )
+        for r in found.table.to_pylist()
+    ]
+    wanted: list[tuple[object, ...]] = []
+    for e in expected:
+        wanted += [(e.table, e.current, s.snapshot_id, s.operation, s.added_records) for s in e.added]
+        if not e.added:
+            wanted.append((e.table, e.current, None, None, None))
+    assert len(found) == len(wanted) and len(found.commits) == len(expected)
+    for table in {w[0] for w in wanted}:
+        assert [g for g in got if g[0] == table] == [w for w in wanted if w[0] == table]
+    picture = found._repr_html_()
+    assert "<svg" in picture and all(t in picture for t in {e.table for e in expected if e.added})
+
+
 @pytest.fixture
 def db() -> str:
     return f"ice_{uuid.uuid4().hex[:8]}"
@@ -191,6 +218,7 @@ def test_the_apiary_topic_delivers_every_commit_and_one_made_while_down(
         commits.wait(len(expected))
         stop()
         check_all(commits.events, expected)
+        check_rows(hw.read_events(bootstrap_servers=kafka, topic=topic, progress=False), expected)
 
         # While no app runs: one more append to the surviving table.
         cat = catalog(shim.uri, tmp_path / "warehouse")

@@ -278,3 +278,35 @@ def test_bad_registrations_say_what_to_do() -> None:
     app.add_listener(Mixed)
     with pytest.raises(ConfigError, match="both be async"):
         app.dispatch(alter("file:/a.json", "file:/b.json"))
+
+
+def test_commits_as_rows_and_a_picture(tmp_path: Path) -> None:
+    from hivewire.data._notebook import EventList
+
+    s1 = snapshot(1, None, 1, "append", **{"added-records": "30", "added-data-files": "2"})
+    s2 = snapshot(2, 1, 2, "append", **{"added-records": "5"})
+    v1 = metadata(tmp_path / "v1.json", [s1])
+    v2 = metadata(tmp_path / "v2.json", [s1, s2])
+    events = EventList(
+        [
+            hw.CreateTableEvent(table=iceberg_table(v1)).copy(origin=hw.Origin("apiary", 0, 4)),
+            hw.AddPartitionEvent(table=iceberg_table(v1)),  # not a commit
+            alter(v1, v2),
+            alter(v2, (tmp_path / "gone.json").as_uri()),
+        ]
+    )
+    found = events.iceberg_commits()
+    rows = found.table.to_pylist()
+    assert [(r["kind"], r["snapshot_id"], r["operation"], r["added_records"]) for r in rows] == [
+        ("create", 1, "append", 30),
+        ("commit", 2, "append", 5),
+        ("commit", None, None, None),
+    ]
+    assert rows[0]["kafka_offset"] == 4 and rows[0]["added_files"] == 2 and rows[1]["parent_id"] == 1
+    assert rows[2]["error"] is not None and "gone.json" in rows[2]["error"]
+    assert rows[1]["committed_at"].timestamp() * 1000 == s2["timestamp-ms"]
+    picture = found._repr_html_()
+    assert (
+        "<svg" in picture and "web.clicks: 30 records added" in picture and "3 Iceberg commits, 2 snapshots" in picture
+    )
+    assert found.to_pandas()["added_records"].tolist()[:2] == [30, 5]

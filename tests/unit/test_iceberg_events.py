@@ -310,3 +310,50 @@ def test_commits_as_rows_and_a_picture(tmp_path: Path) -> None:
         "<svg" in picture and "web.clicks: 30 records added" in picture and "3 Iceberg commits, 2 snapshots" in picture
     )
     assert found.to_pandas()["added_records"].tolist()[:2] == [30, 5]
+
+
+def test_the_runtime_delivers_commits_through_its_lanes(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The real runtime (MemorySource, lanes, commits): sync and async Iceberg listeners, an operation filter,
+    the plain ALTER_TABLE, a failing Iceberg listener dead-lettering its record, and every offset committed."""
+    before, after = apps(tmp_path)
+    v3 = metadata(
+        tmp_path / "v3.json",
+        [snapshot(1, None, 1, "append"), snapshot(2, 1, 2, "overwrite"), snapshot(3, 2, 3, "append")],
+    )
+    app = hw.App("lanes")
+    got: dict[str, list[Any]] = {"sync": [], "async": [], "appends": [], "plain": []}
+
+    @app.on_iceberg_commit
+    def sync(event: hw.IcebergCommitEvent) -> None:
+        got["sync"].append((event.kind, [s.snapshot_id for s in event.snapshots_added], event.origin is not None))
+
+    @app.on_iceberg_commit
+    async def waiting(event: hw.IcebergCommitEvent) -> None:
+        await asyncio.sleep(0)
+        got["async"].append(event.operation)
+
+    @app.on_iceberg_commit(operation="append", concurrency=2)
+    def appends(event: hw.IcebergCommitEvent) -> None:
+        got["appends"].append(event.operation)
+
+    @app.on_alter_table
+    def plain(event: hw.AlterTableEvent) -> None:
+        got["plain"].append(event.new_table.parameters["metadata_location"])
+
+    @app.on_iceberg_commit(name="broken")
+    def broken(event: hw.IcebergCommitEvent) -> None:
+        raise RuntimeError("cannot start the job")
+
+    events = [hw.CreateTableEvent(table=iceberg_table(before)), alter(before, after), alter(after, v3)]
+    source = hw.testing.run_app(app, events, raise_errors=False)
+    assert got["sync"] == [("create", [1], True), ("commit", [2], True), ("commit", [3], True)]
+    assert got["async"] == ["append", "overwrite", "append"]
+    assert got["appends"] == ["append", "append"]  # the create added an append; the overwrite is filtered out
+    assert got["plain"] == [after, v3]
+    assert len(source.dead_letters) == 3  # broken's three records, each after its retries; the others unharmed
+    assert {letter.headers["hivewire.listener"] for letter in source.dead_letters} == {"broken"}
+    assert {letter.headers["hivewire.error"] for letter in source.dead_letters} == {
+        "RuntimeError: cannot start the job"
+    }
+    gave_up = [r.getMessage() for r in caplog.records if "gave up" in r.getMessage()]
+    assert len(gave_up) == 3 and all(f"{Path(__file__).name}:" in m for m in gave_up)  # the listener's own line

@@ -100,27 +100,35 @@ def with_derived(
                 f"on_{carrier.value.lower()} and on_iceberg_commit must both be async or both not: a record is "
                 "handled by one call",
             )
-        out[carrier] = _async_chain(plain, commit, derive) if is_async else _chain(plain, commit, derive)
+        out[carrier] = (_AsyncChain if is_async else _Chain)(plain, commit, derive)
     return out
 
 
-def _chain(plain: Handler | None, commit: Handler, derive: Callable[[ListenerEvent], object]) -> Handler:
-    def handle(event: ListenerEvent) -> None:
-        if plain is not None:
-            plain(event)
-        made = derive(event)
+class _Chain:
+    """One call per carrier record: the listener's own handler for it (if any), then the derived event's."""
+
+    def __init__(self, plain: Handler | None, commit: Handler, derive: Callable[[ListenerEvent], object]) -> None:
+        self.plain, self.commit, self.derive = plain, commit, derive
+
+    @property
+    def __code__(self) -> object:
+        # Where a failure is reported (the lane's ``where``): the listener's own code, not this wrapper's.
+        return getattr(self.commit, "__code__", None)
+
+    def __call__(self, event: ListenerEvent) -> None:
+        if self.plain is not None:
+            self.plain(event)
+        made = self.derive(event)
         if made is not None:
-            commit(made)
-
-    return handle
+            self.commit(made)
 
 
-def _async_chain(plain: Handler | None, commit: Handler, derive: Callable[[ListenerEvent], object]) -> Handler:
-    async def handle(event: ListenerEvent) -> None:
-        if plain is not None:
-            await plain(event)  # type: ignore[misc]
-        made = await asyncio.to_thread(derive, event)  # reading metadata files blocks: not on the event loop
+class _AsyncChain(_Chain):
+    """:class:`_Chain` for async handlers; the metadata files are read off the event loop."""
+
+    async def __call__(self, event: ListenerEvent) -> None:  # type: ignore[override]
+        if self.plain is not None:
+            await self.plain(event)  # type: ignore[misc]
+        made = await asyncio.to_thread(self.derive, event)  # reading metadata files blocks
         if made is not None:
-            await commit(made)  # type: ignore[misc]
-
-    return handle
+            await self.commit(made)  # type: ignore[misc]

@@ -85,6 +85,18 @@ SURFACE["hivewire"] = {
     "discover_metastores",
     "read_events",
 }
+SURFACE["hivewire.iceberg"] = {
+    "OPERATIONS",
+    "CommitDetails",
+    "IcebergColumn",
+    "IcebergCommitEvent",
+    "IcebergSnapshot",
+    "RefChange",
+    "SchemaChange",
+    "SpecChange",
+    "is_iceberg",
+    "metadata_location",
+}
 SURFACE["hivewire.apiary"] = {
     "Decoded",
     "MAX_MESSAGE_BYTES",

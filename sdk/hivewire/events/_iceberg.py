@@ -28,6 +28,7 @@ from hivewire.events._event import ListenerEvent
 from hivewire.events._types import EventType
 
 if TYPE_CHECKING:
+    from pyiceberg.table.snapshots import Snapshot
     from typing_extensions import Self
 
     from hivewire_thrift.hive_metastore.ttypes import Table
@@ -71,7 +72,7 @@ class IcebergSnapshot(NamedTuple):
     manifest_list: str | None
 
     @classmethod
-    def of(cls, snapshot: Any) -> IcebergSnapshot:
+    def of(cls, snapshot: Snapshot) -> IcebergSnapshot:
         """The snapshot of a pyiceberg ``Snapshot`` (``table.snapshots()``, ``table.current_snapshot()``)."""
         summary: dict[str, str] = dict(snapshot.summary.model_dump()) if snapshot.summary is not None else {}
         operation = summary.pop("operation", None)

@@ -8,6 +8,10 @@ Each commit must reach an ``on_iceberg_commit`` listener as an IcebergCommitEven
 pyiceberg itself reads back after the commit (``table.snapshots()``, the refs), in commit order per table:
 through the shim straight into an App, through the shim's Kafka sink and the Apiary topic (librdkafka's mock
 cluster), and from the notification log. A commit made while the app is down arrives after its restart.
+The same commits made by Iceberg's own Java library (``java_iceberg/IcebergJavaCommits.java``, its HiveCatalog
+from the Iceberg Spark runtime jar that tools/jvm/pom.xml pins) arrive through the shim and the log. Spark
+itself cannot load that runtime: no released Iceberg Spark runtime (4.0 or 4.1) links against pyspark 4.3,
+whose ``connector.catalog.View`` became a class.
 """
 
 from __future__ import annotations
@@ -22,13 +26,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from iceberg_workload import Expected, catalog, rows, run_workload
+from iceberg_workload import Expected, Recorder, catalog, rows, run_workload
 from oracle import RecordedMetastore
 
 import hivewire as hw
 from hivewire.data._notebook import EventList
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._notification_log import FilePosition, NotificationLogSource
+from hivewire.tools._jvm import resolve
+from hivewire.tools._local import find_java, spark_jars_dir
 from hivewire_shim import AppSink, KafkaSink, Shim
 from hivewire_thrift.hive_metastore import ttypes as hms
 
@@ -245,10 +251,7 @@ def test_the_notification_log_delivers_every_commit(
     recorded_metastore: RecordedMetastore, tmp_path: Path, db: str
 ) -> None:
     position = tmp_path / "position"
-    with MetastoreClient(recorded_metastore.uri) as client:
-        current = client.call("get_current_notificationEventId")
-        assert isinstance(current, hms.CurrentNotificationEventId)
-    FilePosition(position).save(current.eventId)
+    save_log_position(recorded_metastore.uri, position)
     expected = run_workload(recorded_metastore.uri, tmp_path / "warehouse", db)
     app = hw.App("iceberg-log", config=FAST)
     commits = Commits(app, db=db)
@@ -302,6 +305,82 @@ def test_an_operation_filter_and_an_unreadable_metadata_file(
     # operation="append": the append, not the create or the delete; the unreadable commit passes (unknown).
     assert [e.operation for e in appends.events] == ["append", None]
     assert appends.events[1].error == seen[3].error
+
+
+JAVA_COMMANDS = [
+    ("create", "create"),
+    ("append 5", "append"),
+    ("append 3", "append"),
+    ("overwrite", "overwrite"),
+    ("delete", "delete"),
+    ("schema", "schema evolution"),
+    ("spec", "partition spec"),
+    ("branch", "branch"),
+    ("expire", "expire"),
+    ("drop", "drop"),
+]
+
+
+def save_log_position(uri: str, position: Path) -> None:
+    with MetastoreClient(uri) as client:
+        current = client.call("get_current_notificationEventId")
+        assert isinstance(current, hms.CurrentNotificationEventId)
+    FilePosition(position).save(current.eventId)
+
+
+def test_commits_made_by_icebergs_java_library(recorded_metastore: RecordedMetastore, tmp_path: Path, db: str) -> None:
+    """Iceberg's own Java HiveCatalog (from the Iceberg Spark runtime jar of tools/jvm/pom.xml, on pyspark's Hive
+    2.3 and Hadoop jars) makes the commits; through the shim into an App and from the notification log, each
+    is what pyiceberg reads back."""
+    position = tmp_path / "position"
+    save_log_position(recorded_metastore.uri, position)
+    warehouse = (tmp_path / "warehouse").as_uri()
+    classpath = os.pathsep.join([*(str(p) for p in resolve("iceberg-spark")), str(spark_jars_dir() / "*")])
+    source = Path(__file__).with_name("java_iceberg") / "IcebergJavaCommits.java"
+    app = hw.App("iceberg-java", config=FAST)
+    commits = Commits(app)
+    recorder = Recorder(catalog(recorded_metastore.uri, tmp_path / "warehouse"))  # pyiceberg reads straight
+    with Shim(recorded_metastore.uri, sinks=[AppSink(app)]) as shim:
+        java = subprocess.Popen(
+            [find_java(), "-cp", classpath, str(source), shim.uri, warehouse, db],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert java.stdin is not None and java.stdout is not None
+        try:
+            assert java.stdout.readline().strip() == "ready"
+            for command, what in JAVA_COMMANDS:
+                java.stdin.write(command + "\n")
+                java.stdin.flush()
+                answer = java.stdout.readline().strip()
+                assert answer == "ok", f"{command}: {answer}"
+                recorder.after(f"{db}.orders", what)
+        finally:
+            java.stdin.close()
+            java.wait(60)
+        commits.wait(len(recorder.commits))
+    expected = recorder.commits
+    assert [[s.operation for s in e.added] for e in expected[:5]] == [
+        [],
+        ["append"],
+        ["append"],
+        ["overwrite"],
+        ["delete"],
+    ]
+    assert expected[5].schema_changed and expected[6].spec_changed and "audit" in expected[7].refs
+    assert len(expected[8].expired) == 1 and expected[9].kind == "drop"
+    check_all(commits.events, expected)
+    assert commits.events[3].snapshots_added[0].added_records == 7
+    assert commits.events[3].snapshots_added[0].deleted_records == 5
+
+    from_log = hw.App("iceberg-java-log", config=FAST)
+    logged = Commits(from_log, db=db)
+    from_log.run(
+        NotificationLogSource(recorded_metastore.uri, position=position, stop_at_end=True), handle_signals=False
+    )
+    check_all(logged.events, expected, drops=False)
 
 
 def _docs_example(name: str) -> str:

@@ -60,8 +60,10 @@ def operations(name: str, value: str | Iterable[str] | None, types: frozenset[Ev
         )
     unknown = sorted(chosen - OPERATIONS)
     if unknown or not chosen:
-        raise ConfigError(f"{name}: operation", f"{unknown or 'nothing'} is not an Iceberg snapshot operation; "
-                          f"use {sorted(OPERATIONS)}")  # fmt: skip
+        what = unknown or "nothing"
+        raise ConfigError(
+            f"{name}: operation", f"{what} is not an Iceberg snapshot operation; use {sorted(OPERATIONS)}"
+        )
     return chosen
 
 

@@ -53,6 +53,7 @@ LONGEST_FIRST = (
     "integration/test_metastore_client.py",
     "integration/test_arrow_spark.py",
     "integration/test_runtime_process.py",
+    "integration/test_kafka_faults.py",
     "integration/test_archive.py",
     "integration/test_shim_kafka.py",
     "integration/test_outages.py",

@@ -1,7 +1,7 @@
-"""One test harness, two sources: the runtime contract tests run on MemorySource and on real Kafka.
+"""One test harness, three backends: the runtime contract tests run on MemorySource, the mock and real Kafka.
 
 Like FastStream's broker-agnostic test suites: every behaviour the runtime promises is checked against the
-in-memory source users test with, and against the Kafka protocol (librdkafka's mock cluster) it runs on.
+in-memory source users test with, librdkafka's mock cluster and a real Apache Kafka broker.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hivewire.events import _apiary as apiary
 from hivewire.runtime._source import MemorySource, Source
 from hivewire.tools._testing import make_partition, make_table
 
-PARTITIONS = 4  # what the mock cluster creates, and what MemorySource is given
+PARTITIONS = 4  # what a topic gets on first use (mock and broker alike), and what MemorySource is given
 
 
 def stream(n: int, tables: int = 40, db: str = "sales") -> list[bytes]:

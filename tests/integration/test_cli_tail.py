@@ -1,6 +1,6 @@
-"""``hivewire tail`` against librdkafka's mock cluster: filters, JSON, from the beginning or the end.
+"""``hivewire tail`` against a real Apache Kafka broker: filters, JSON, from the beginning or the end.
 
-(The mock cluster lists no consumer groups, so that tail joins none is shown by construction: it assigns.)
+(tail assigns partitions and joins no consumer group.)
 """
 
 from __future__ import annotations

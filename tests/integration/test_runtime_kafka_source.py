@@ -1,4 +1,4 @@
-"""KafkaSource's own failure reporting on librdkafka's mock cluster, and hivewire.testing's Kafka example."""
+"""KafkaSource's own failure reporting on Apache Kafka (one refusal on the mock), and hivewire.testing's example."""
 
 from __future__ import annotations
 

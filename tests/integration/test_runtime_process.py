@@ -1,4 +1,4 @@
-"""Issue 4's acceptance, end to end: ``hivewire run`` in its own process against Kafka (librdkafka's mock cluster)."""
+"""Issue 4's acceptance, end to end: ``hivewire run`` in its own process against Kafka (a real Apache Kafka broker)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ commit, and the notification log) takes the workload of ``iceberg_workload.py``:
 overwrite, a delete, a schema evolution, a partition-spec change, a branch, a snapshot expiry and a drop.
 Each commit must reach an ``on_iceberg_commit`` listener as an IcebergCommitEvent whose details are what
 pyiceberg itself reads back after the commit (``table.snapshots()``, the refs), in commit order per table:
-through the shim straight into an App, through the shim's Kafka sink and the Apiary topic (librdkafka's mock
-cluster), and from the notification log. A commit made while the app is down arrives after its restart.
+through the shim straight into an App, through the shim's Kafka sink and the Apiary topic (a real Kafka
+broker), and from the notification log. A commit made while the app is down arrives after its restart.
 The same commits made by Iceberg's own Java library (``java_iceberg/IcebergJavaCommits.java``, its HiveCatalog
 from the Iceberg Spark runtime jar that tools/jvm/pom.xml pins) arrive through the shim and the log. Spark
 itself cannot load that runtime: no released Iceberg Spark runtime (4.0 or 4.1) links against pyspark 4.3,

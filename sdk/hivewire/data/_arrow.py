@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from hivewire.data._columnar import batch, message_row
+from hivewire.data._columnar import BATCH_ROWS, batch, message_row
 from hivewire.data._rows import Message, Undecodable, event_row, paused_gc, undecodable_row
 from hivewire.data._schema import COLUMNS, SCHEMA, schema_markdown
 from hivewire.errors import PrerequisiteError
@@ -43,7 +43,7 @@ def to_arrow(
     events: Iterable[Convertible],
     *,
     on_error: Literal["raise", "record"] = "raise",
-    batch_size: int = 65_536,
+    batch_size: int = BATCH_ROWS,
 ) -> pa.Table:
     """A ``pyarrow.Table`` with :data:`SCHEMA`, one row per item, in order.
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, SupportsIndex
 
 from hivewire.config._kafka import KafkaValue
 from hivewire.data._arrow import SCHEMA, to_arrow
-from hivewire.data._columnar import batch, message_row
+from hivewire.data._columnar import BATCH_ROWS, batch, message_row
 from hivewire.data._offsets import TimeBound, _Reader, to_millis
 from hivewire.data._rows import NO_VALUE, Message, Undecodable, event_row, paused_gc
 from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError, SourceError
@@ -40,7 +40,7 @@ log = logging.getLogger("hivewire.notebook")
 #: How many events ``EventList._repr_html_`` shows.
 HTML_ROWS = 20
 #: Rows per record batch of a table made from messages.
-_BATCH_ROWS = 65_536
+_BATCH_ROWS = BATCH_ROWS
 ERROR_COLUMN = SCHEMA.names.index("decode_error")
 
 

@@ -1,6 +1,7 @@
 """Peak resident memory of ``read_events(...).to_arrow()`` against the size of the table it returns.
 
-One librdkafka mock cluster (in this process), one topic of ``--events`` mixed Apiary messages on 4
+One real Kafka broker (Apache Kafka 4.x, KRaft: ``hivewire.tools._kafka_broker``; librdkafka's mock cluster
+keeps only the last few MiB of each partition), one topic of ``--events`` mixed Apiary messages on 16
 partitions (the generator of tests/unit/test_arrow.py; zstd-compressed). Each reader runs in a fresh Python
 process of its own, so that its peak resident set (``ru_maxrss``) is its own and not the broker's:
 
@@ -33,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import Output, add_output_options  # noqa: E402
 
-PARTITIONS = 4  # the mock cluster's topics have 4
+PARTITIONS = 16
 
 
 def child(bootstrap: str, topic: str, mode: str) -> None:
@@ -66,7 +67,7 @@ def produce(bootstrap: str, topic: str, n: int) -> int:
             "compression.type": "zstd",
             "linger.ms": 200,
             "batch.num.messages": 100_000,
-            "batch.size": 8_000_000,
+            "batch.size": 900_000,  # the broker takes batches of up to 1 MiB
             "message.max.bytes": 10_000_000,
             "queue.buffering.max.kbytes": 1_000_000,
         }
@@ -82,7 +83,7 @@ def produce(bootstrap: str, topic: str, n: int) -> int:
                 except BufferError:
                     producer.poll(0.1)
     if producer.flush(300):
-        raise SystemExit("the mock broker did not take every message")
+        raise SystemExit("the broker did not take every message")
     return total
 
 
@@ -100,11 +101,15 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace, out: Output) -> None:
-    from hivewire.testing import mock_kafka
+    import tempfile
+
+    from hivewire.tools._kafka_broker import KafkaBroker
 
     n = args.events
-    with mock_kafka() as bootstrap:
+    with tempfile.TemporaryDirectory(prefix="bench-memory-") as work, KafkaBroker(workdir=work) as broker:
+        bootstrap = broker.bootstrap_servers
         topic = f"bench_{uuid.uuid4().hex[:8]}"
+        broker.create_topic(topic, PARTITIONS)
         size = produce(bootstrap, topic, n)
         print(f"{n:,} messages, {size / n:,.0f} bytes each on average, {PARTITIONS} partitions")
         results = {}

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import waiting
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
 
 import hivewire as hw
 from hivewire.events import _apiary as apiary
@@ -80,7 +80,12 @@ def topic_size(bootstrap: str, topic: str) -> int:
         metadata = consumer.list_topics(topic, timeout=10).topics.get(topic)
         if metadata is None or metadata.error is not None:
             return 0
-        return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in metadata.partitions)
+        try:
+            return sum(
+                consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in metadata.partitions
+            )
+        except KafkaException:  # a topic just created: a broker elects its partitions' leaders a moment later
+            return 0
     finally:
         consumer.close()
 
@@ -168,7 +173,9 @@ class KafkaHarness(Harness):
         suffix = uuid.uuid4().hex[:8]
         self.topic = f"contract-{suffix}"
         self.group = f"contract-group-{suffix}"
-        self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "compression.type": "zstd"})
+        self._producer = Producer(
+            {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5, "compression.type": "zstd"}
+        )
 
     def source(self) -> Source:
         return hw.KafkaSource(

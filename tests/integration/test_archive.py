@@ -65,7 +65,9 @@ def spark() -> Iterator[Any]:
 
 def producer(kafka: str) -> Any:
     # zstd: 50,000 Apiary messages stay far inside the mock's 5 MB per partition.
-    return Producer({"bootstrap.servers": kafka, "compression.type": "zstd", "linger.ms": 20})
+    return Producer(
+        {"bootstrap.servers": kafka, "enable.idempotence": True, "compression.type": "zstd", "linger.ms": 20}
+    )
 
 
 def start_archiver(kafka: str, topic: str, table: Path, log: Path, *extra: str) -> subprocess.Popen[bytes]:

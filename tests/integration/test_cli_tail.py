@@ -29,7 +29,7 @@ def _events() -> list[hw.ListenerEvent]:
 
 def test_tail_prints_filters_and_exits_at_the_end(kafka: str, unique: str) -> None:
     assert testing.produce(kafka, unique, _events()) == 4
-    producer = Producer({"bootstrap.servers": kafka})
+    producer = Producer({"bootstrap.servers": kafka, "enable.idempotence": True})
     producer.produce(unique, b"not json", partition=0)  # reported, skipped
     assert producer.flush(30) == 0
     del producer

@@ -27,6 +27,7 @@ Usage: python bench/bench_arrow.py [--events 100000] [--rounds 3] [--json] [--up
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -125,6 +126,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     add_output_options(parser)
     args = parser.parse_args()
+    # The Row route's Python workers unpickle hivewire's values: they must run this Python, not python3's.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     with Output(__file__, args) as out:
         run(args, out)
 

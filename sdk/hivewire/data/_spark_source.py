@@ -26,6 +26,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 
+from hivewire.data._columnar import BATCH_ROWS as COLUMNAR_BATCH_ROWS
 from hivewire.data._columnar import batch, message_row
 from hivewire.data._rows import Message, paused_gc
 from hivewire.errors import ConfigError, HivewireError
@@ -34,8 +35,9 @@ from hivewire.events._event import Origin
 #: The format name: ``spark.read.format(NAME)``.
 NAME = "hivewire"
 
-#: Rows per Arrow record batch handed to Spark.
-BATCH_ROWS = 10_000
+#: Rows per Arrow record batch handed to Spark: the columnar decoder's batch (small batches keep its
+#: intermediate rows in the CPU's caches).
+BATCH_ROWS = COLUMNAR_BATCH_ROWS
 
 _PREFIX = "kafka."
 

@@ -4,7 +4,8 @@ Every event type maps onto the same columns, so a table can hold any mix of even
 needs a schema change. Columns are only ever appended, here and nowhere else: the row builders
 (:mod:`hivewire.data._rows`), the columnar builders (:mod:`hivewire.data._columnar`), the Spark schema and
 ``docs/data.md`` (:func:`schema_markdown`) all follow :data:`COLUMNS`. A new column needs its entry here and
-its value in the rows (``_rows._event_row`` and ``_rows._undecodable_row``).
+its value in the rows (``_rows.envelope_row``, ``_rows.undecodable_row``, and ``_rows.object_columns`` for
+values read from the objects).
 
 ``pyarrow`` is an optional dependency (``pip install 'hivewire[arrow]'``); importing this module without it
 raises :class:`~hivewire.errors.PrerequisiteError`.

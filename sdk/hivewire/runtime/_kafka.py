@@ -28,7 +28,8 @@ broker's usual limit) keep the start of the original: the headers ``hivewire.ori
 (``truncated``, or ``reference`` when not even the start fits), ``hivewire.original.size`` and
 ``hivewire.original.sha256`` say so, and ``hivewire.source.*`` say where the whole record is. A dead letter
 the broker refuses as too large is sent again smaller the same way; any other failure is sent again later.
-Neither ever stops the process: only the commits of that record's partition wait.
+Neither ever stops the process: only the commits of that record's partition wait. A letter's key is its
+record's, else its table's (:func:`letter_key`): one table's letters share a partition and keep their order.
 
 Joining the group: until the group coordinator assigns partitions, :meth:`KafkaSource.poll` says so at INFO
 every :data:`ASSIGNMENT_REMINDER` seconds, with the seconds waited and the usual cause (a member that stopped
@@ -584,7 +585,11 @@ class KafkaSource:
         """Publish ``record`` to the dead-letter topic; never blocks: a full local queue defers the send."""
         producer = self._ensure_producer()
         letter = _Letter(
-            self, record.value(), record.key(), [(k, v.encode()) for k, v in headers.items()], on_delivered
+            self,
+            record.value(),
+            letter_key(record, headers),
+            [(k, v.encode()) for k, v in headers.items()],
+            on_delivered,
         )
         self._produce(producer, letter)
 
@@ -621,6 +626,17 @@ class KafkaSource:
         thread = self._producer_thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(5)  # it polls at most 0.2 s at a time
+
+
+def letter_key(record: Record, headers: Mapping[str, str]) -> bytes:
+    """The key of ``record``'s dead letter: the record's own key; else (Apiary's producer partitions by table
+    and sets none) its ``db.table``, so each table's letters stay in one partition, in order; else (it did not
+    decode) its source partition, so those letters keep their order too."""
+    key = record.key()
+    if key:
+        return key
+    table = headers.get("hivewire.source.table")
+    return (table or f"{record.topic()}/{record.partition()}").encode()
 
 
 class _LibrdkafkaLog:

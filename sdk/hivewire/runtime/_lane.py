@@ -779,6 +779,7 @@ def dead_letter_headers(
     else:
         kind, message, trace = "hivewire.errors.DecodeError", error, ""
     timestamp = record.timestamp()
+    decoded = record.decoded if isinstance(record, Item) else None
     return {
         "hivewire.app": app,
         "hivewire.listener": listener,
@@ -790,6 +791,8 @@ def dead_letter_headers(
         "hivewire.source.partition": str(record.partition()),
         "hivewire.source.offset": str(record.offset()),
         "hivewire.source.timestamp": str(timestamp[1] if timestamp and timestamp[0] else ""),
+        # db.table (db for a database event): what keys the letter when its record had no key (issue 33).
+        **({"hivewire.source.table": decoded.qualified_name} if decoded is not None else {}),
     }
 
 

@@ -66,9 +66,10 @@ def user_frames(error: BaseException) -> list[tuple[str, int, str]]:
     return frames
 
 
-def user_traceback(error: BaseException) -> str:
-    """``error`` as Python prints it, with only the user's frames (and their source lines)."""
-    lines = []
+def user_traceback(error: BaseException, *, header: bool = True) -> str:
+    """``error`` as Python prints it, with only the user's frames (and their source lines); ``header``: with
+    Python's ``Traceback (most recent call last):`` line first."""
+    lines = ["Traceback (most recent call last):"] if header else []
     for filename, lineno, function in user_frames(error):
         lines.append(f'  File "{filename}", line {lineno}, in {function}')
         source = linecache.getline(filename, lineno).strip()

@@ -248,13 +248,15 @@ def load_object(path: str) -> Any:
     except ModuleNotFoundError as e:
         if e.name != module_name and not module_name.startswith(f"{e.name}."):
             raise ConfigError(
-                "apiary.listener.list", f"cannot import {module_name!r} for {path!r}:\n{user_traceback(e)}"
+                "apiary.listener.list",
+                f"cannot import {module_name!r} for {path!r}:\n{user_traceback(e, header=False)}",
             ) from e
         raise ConfigError("apiary.listener.list", f"cannot import {module_name!r} for {path!r}: {e}") from e
     except Exception as e:  # an error in the user's module: its own lines, not importlib's
         raise ConfigError(
             "apiary.listener.list",
-            f"cannot import {module_name!r} for {path!r}: {type(e).__name__} at {user_place(e)}\n{user_traceback(e)}",
+            f"cannot import {module_name!r} for {path!r}: {type(e).__name__} at {user_place(e)}\n"
+            f"{user_traceback(e, header=False)}",
         ) from e
     obj: Any = module
     for part in attr.split("."):

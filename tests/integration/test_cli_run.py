@@ -187,13 +187,13 @@ def test_a_failing_listener_shows_its_own_frames_not_hivewires(kafka: str, uniqu
     [
         (
             "import hivewire as hw\napp = hw.App('b')\n\n@app.on_create_table\ndef f(event)\n    pass\n",
-            "Error: {module}:app: cannot import '{module}' for '{module}:app': SyntaxError at {path}:5",
+            "Error: {module}:app: cannot import '{module}': SyntaxError at {path}:5",
             ['  File "{path}", line 5, in <module>', "    def f(event)", "SyntaxError: expected ':'"],
         ),
         (
             "import hivewire as hw\napp = hw.App('b')\n\n@app.on_create_table(tabel='orders')\n"
             "def f(event):\n    pass\n",
-            "Error: {module}:app: cannot import '{module}' for '{module}:app': TypeError at {path}:4",
+            "Error: {module}:app: cannot import '{module}': TypeError at {path}:4",
             [
                 '  File "{path}", line 4, in <module>',
                 "    @app.on_create_table(tabel='orders')",
@@ -202,7 +202,7 @@ def test_a_failing_listener_shows_its_own_frames_not_hivewires(kafka: str, uniqu
         ),
         (
             "import hivewire as hw\napp = hw.App('b')\n\n@app.on_create_table\ndef two(event, extra):\n    pass\n",
-            "Error: {module}:app: cannot import '{module}' for '{module}:app': TypeError at {path}:4",
+            "Error: {module}:app: cannot import '{module}': TypeError at {path}:4",
             [
                 '  File "{path}", line 4, in <module>',
                 "    @app.on_create_table",

@@ -10,6 +10,7 @@ import click
 from hivewire.config import _keys as keys
 from hivewire.errors import ConfigError, HivewireError
 from hivewire.tools._cli._options import Flag, Group, kafka_flags, load, options, usage
+from hivewire.tools._cli._run import load_app
 
 FLAGS: tuple[Flag, ...] = (
     *(f for f in kafka_flags() if f.option not in ("--group", "--from-beginning")),
@@ -60,8 +61,6 @@ def replay(
     result); a letter replayed before is skipped unless --again. Letters that fail again stay where they are
     and are tried again next time; the exit status is 1 if any failed.
     """
-    from hivewire.runtime._app import App
-    from hivewire.runtime._listener import load_object
     from hivewire.tools._deadletters import ReplayLog, Selection
     from hivewire.tools._deadletters import replay as replay_letters
     from hivewire.tools._tail import Filter, NoSuchTopic, tail
@@ -69,11 +68,7 @@ def replay(
     try:
         if os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
-        app = load_object(target if ":" in target else f"{target}:app")
-        if callable(app) and not isinstance(app, App):
-            app = app()
-        if not isinstance(app, App):
-            raise click.ClickException(f"{target} is a {type(app).__name__}, not a hivewire.App")
+        app = load_app(target)
         config = load(FLAGS, params, base=app.config)
         bootstrap_servers = config.read(keys.BOOTSTRAP_SERVERS)
         topic = config.optional(keys.DEAD_LETTER_TOPIC) or f"{config.read(keys.TOPIC)}.dlq"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -49,7 +50,7 @@ def run(target: str | None, listeners: tuple[str, ...], **params: object) -> Non
     try:
         if os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
-        app = _load_app(target) if target else None
+        app = load_app(target) if target else None
         config = load(FLAGS, params, base=app.config if app else None)
         if listeners:
             known = config.optional(keys.LISTENER_LIST) or ()
@@ -79,18 +80,29 @@ def run(target: str | None, listeners: tuple[str, ...], **params: object) -> Non
         raise click.ClickException(str(e)) from e
 
 
-def _load_app(target: str) -> App:
+def load_app(target: str) -> App:
     """The App (or app factory's App) that ``target``, as typed on the command line, names; an error in the
-    user's module is a message naming ``target`` with the user's own frames (hivewire's are at DEBUG)."""
+    user's module is a message naming ``target`` with the user's own frames (the whole traceback at DEBUG)."""
     from hivewire.runtime._app import App
+    from hivewire.runtime._frames import user_place, user_traceback
     from hivewire.runtime._listener import load_object
 
+    path = target if ":" in target else f"{target}:app"
     try:
-        app = load_object(target if ":" in target else f"{target}:app")
-        if callable(app) and not isinstance(app, App):
-            app = app()  # an app factory
+        app = load_object(path)
     except ConfigError as e:
-        raise click.ClickException(f"{target}: {str(e).removeprefix(e.key + ': ')}") from e
+        logging.getLogger("hivewire.run").debug("importing %s", path, exc_info=e.__cause__ or e)
+        message = str(e).removeprefix(e.key + ": ").replace(f" for {path!r}", "", 1)
+        raise click.ClickException(f"{target}: {message}") from e
+    if callable(app) and not isinstance(app, App):
+        try:
+            app = app()  # an app factory
+        except Exception as e:
+            logging.getLogger("hivewire.run").debug("calling %s", path, exc_info=e)
+            raise click.ClickException(
+                f"{target}: the app factory raised {type(e).__name__} at {user_place(e)}\n"
+                f"{user_traceback(e, header=False)}"
+            ) from e
     if not isinstance(app, App):
         raise click.ClickException(f"{target} is a {type(app).__name__}, not a hivewire.App")
     return app

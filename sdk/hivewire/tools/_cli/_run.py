@@ -41,6 +41,9 @@ FLAGS: tuple[Flag, ...] = (
 def run(target: str | None, listeners: tuple[str, ...], **params: object) -> None:
     """Run an App's listeners on the Apiary topic until SIGTERM/SIGINT.
 
+    Ctrl-C lets each listener finish its call (saying which); a second Ctrl-C stops without waiting, and
+    those events are delivered again at the next start.
+
     MODULE:APP names an App object (``listeners:app``; the current directory is importable). Without it,
     the listeners come from apiary.listener.list, as in Drone Fly. Settings come from --config, environment
     variables (APIARY_BOOTSTRAP_SERVERS, ...) and flags, in increasing precedence.

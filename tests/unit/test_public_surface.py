@@ -55,6 +55,7 @@ SURFACE["hivewire"] = {
     "DropTableEvent",
     "EventType",
     "HivewireError",
+    "IcebergCommitEvent",
     "InsertEvent",
     "InvalidObjectError",
     "InvalidOperationError",
@@ -83,6 +84,18 @@ SURFACE["hivewire"] = {
     "apiary",
     "discover_metastores",
     "read_events",
+}
+SURFACE["hivewire.iceberg"] = {
+    "OPERATIONS",
+    "CommitDetails",
+    "IcebergColumn",
+    "IcebergCommitEvent",
+    "IcebergSnapshot",
+    "RefChange",
+    "SchemaChange",
+    "SpecChange",
+    "is_iceberg",
+    "metadata_location",
 }
 SURFACE["hivewire.apiary"] = {
     "Decoded",
@@ -198,6 +211,7 @@ SURFACE["hivewire.events"] = {
     "DropPartitionEvent",
     "DropTableEvent",
     "EventType",
+    "IcebergCommitEvent",
     "InsertEvent",
     "ListenerEvent",
     "NotificationLogEvent",

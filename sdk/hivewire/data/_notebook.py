@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
+    from hivewire.data._iceberg_commits import IcebergCommits
+
 log = logging.getLogger("hivewire.notebook")
 
 #: How many events ``EventList._repr_html_`` shows.
@@ -86,6 +88,12 @@ class EventList(list[ListenerEvent]):
         from hivewire.data._spark import to_dataframe
 
         return to_dataframe(spark, self.to_arrow(include_failures=include_failures), raw=raw)
+
+    def iceberg_commits(self, io_properties: Mapping[str, str] | None = None) -> IcebergCommits:
+        """The Iceberg commits among the events, one row per snapshot (:mod:`hivewire.data._iceberg_commits`)."""
+        from hivewire.data._iceberg_commits import IcebergCommits
+
+        return IcebergCommits(self, io_properties)
 
     def counts(self) -> dict[str, int]:
         """Events per type, most frequent first."""

@@ -72,6 +72,7 @@ class Run:
         deadline = time.monotonic() + timeout
         while not self.seen:
             if time.monotonic() > deadline or self.proc.poll() is not None:
+                self.proc.kill()
                 raise SystemExit(f"no event handled within {timeout:.0f} s (exit status {self.proc.poll()})")
             testing.produce(
                 bootstrap, topic, [testing.make_event(hw.CreateTableEvent, "bench", f"t{uuid.uuid4().hex}")]

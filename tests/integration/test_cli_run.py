@@ -16,6 +16,7 @@ import sys
 import textwrap
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,13 @@ LISTENERS = textwrap.dedent('''
 
 
 class Run:
-    """``hivewire run`` in a process of its own, its output (stdout and stderr) in a file."""
+    """``hivewire run`` in a process of its own, its output (stdout and stderr) in a file; killed at the end of
+    the test if it still runs (:func:`no_process_left`)."""
+
+    started: list[Run] = []
 
     def __init__(self, workdir: Path, args: list[str], env: dict[str, str] | None = None) -> None:
+        Run.started.append(self)
         self.log = workdir / f"run-{len(list(workdir.glob('run-*.log')))}.log"
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(
@@ -91,6 +96,16 @@ def health(port: int) -> dict[str, Any]:
     except urllib.error.HTTPError as e:
         body = json.loads(e.read())
     return body
+
+
+@pytest.fixture(autouse=True)
+def no_process_left() -> Iterator[None]:
+    yield
+    while Run.started:
+        run = Run.started.pop()
+        if run.proc.poll() is None:
+            run.proc.kill()
+            run.proc.wait(30)
 
 
 @pytest.fixture

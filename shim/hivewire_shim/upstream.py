@@ -85,7 +85,8 @@ class Upstream:
         #: Whether an upstream accepts connections: one line when none does, one when one does again.
         self.reachability = Reachability(
             "the upstream metastore",
-            "check --metastore-uris (metastore.thrift.uris) or discovery, and that the metastore runs",
+            "check the shim's --upstream (hivewire.shim.upstream.uris), --upstream-zookeeper or "
+            "--upstream-hive-site, and that the metastore runs",
             log,
         )
         self.ssl_context = ssl_context

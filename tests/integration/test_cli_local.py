@@ -45,6 +45,10 @@ def test_local_serves_until_interrupted_and_the_commands_use_it(tmp_path: Path, 
         services = {line.split()[0]: line.split()[1] for line in banner[1:5]}
         assert any("export APIARY_BOOTSTRAP_SERVERS=" in line for line in banner)
         assert any("hivewire run" in line for line in banner)
+        # Issue 33: what a restart of `hivewire run` waits for on this Kafka (a real broker: a stop leaves the group).
+        assert any(
+            line.rstrip().endswith("# your listeners; Ctrl-C and run again: resumes in seconds") for line in banner
+        )
         assert services["shim"] == exports["METASTORE_THRIFT_URIS"]
         # a real Apache Kafka broker (the jars `make jvm` cached), which any Kafka client uses as it is
         assert banner[5].strip().startswith("Apache Kafka 4."), banner

@@ -6,11 +6,15 @@
 from __future__ import annotations
 
 import json
+import logging
+import re
 import threading
 import time
 
+import pytest
 from click.testing import CliRunner
 from confluent_kafka import Producer
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire.tools import _testing as testing
@@ -88,3 +92,32 @@ def test_tail_says_what_to_check_when_kafka_is_not_there(unique: str) -> None:
 def test_tail_names_a_missing_topic(kafka: str, unique: str) -> None:
     result = CliRunner().invoke(main, ["tail", "--bootstrap-servers", kafka, "--topic", unique + "x", "-e"])
     assert result.exit_code == 1 and "does not exist" in result.output
+
+
+def test_tail_says_when_it_reached_the_end_and_its_help_speaks_of_no_group(
+    kafka: str, unique: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 33, item 9: kcat says it reached the end of a topic; tail joins no group, and its help says so."""
+    assert testing.produce(kafka, unique, _events()) == 4
+    stop = threading.Event()
+    seen: list[str] = []
+
+    def follow() -> None:
+        for record in tail(kafka, unique, from_beginning=True, stop=stop):
+            seen.append(str(record.origin))
+
+    caplog.set_level(logging.INFO, logger="hivewire.tail")
+    reader = threading.Thread(target=follow)
+    reader.start()
+    try:
+        wait_for(lambda: any("reached the end" in r.getMessage() for r in caplog.records), "the end of the topic", 60)
+    finally:
+        stop.set()
+        reader.join(60)
+    (end,) = [r.getMessage() for r in caplog.records if "reached the end" in r.getMessage()]
+    expected = rf"reached the end of {unique} \(\d+ partition\(s\), 4 message\(s\) read\); waiting for new events"
+    assert re.fullmatch(expected + r" \(Ctrl-C stops\)", end), end
+    assert len(seen) == 4
+    help_text = " ".join(CliRunner().invoke(main, ["tail", "--help"]).output.split())
+    assert "committed offset" not in help_text and "the group" not in help_text
+    assert "Start from each partition's oldest retained message instead of its end." in help_text

@@ -11,7 +11,9 @@ Unknown keys in hivewire's and Drone Fly's namespaces (``hivewire.*``, ``apiary.
 ``instance.*``, except pass-through prefixes such as ``apiary.messaging.consumer.*``) are errors with a "did
 you mean", when they come from a file, the app or a flag (:meth:`Config.check_keys`). From the environment
 they are not: Kubernetes injects ``<SERVICE>_SERVICE_HOST``/``<SERVICE>_PORT`` for every Service, so a Service
-named ``hivewire`` would otherwise stop the app; likely typos among them are logged at WARNING.
+named ``hivewire`` would otherwise stop the app; likely typos among them are logged at WARNING. Every unknown
+key is reported in one error, each with where it was written (``file:line`` for a file:
+:attr:`Provenance.place`); :meth:`Config.problems` adds every invalid value, for ``hivewire check-config``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple, TypeVar, overload
 
-from hivewire.config._files import SettingMap, flatten, read_file
+from hivewire.config._files import SettingMap, flatten, key_lines, read_file
 from hivewire.config._key import Key, key_of_env
 from hivewire.config._keys import CHECKED_NAMESPACES, ENV_PREFIXES, KEYS, find_key, passed_through
 from hivewire.config._kinds import Invalid, resolve_secret
@@ -58,10 +60,19 @@ class Provenance:
     key: str
     written: str = ""
     file: str | None = None
+    #: The line of ``file`` the key is set on (None: not from a file, or not found in its text).
+    line: int | None = None
 
     def __post_init__(self) -> None:
         if not self.written:
             object.__setattr__(self, "written", self.key)
+
+    @property
+    def place(self) -> str:
+        """Where the user wrote the setting, for messages: ``file:line`` (or the file), else :meth:`__str__`."""
+        if self.source == "file" and self.file is not None:
+            return f"{self.file}:{self.line}" if self.line is not None else self.file
+        return str(self)
 
     @property
     def name(self) -> str:
@@ -129,7 +140,10 @@ class Config(Mapping[str, str]):
         entries: dict[str, _Entry] = dict(Config(base)._entries) if base is not None else {}
         if file is not None:
             path = Path(file)
-            entries.update((k, (v, Provenance("file", k, file=str(path)))) for k, v in read_file(path).items())
+            values, lines = read_file(path), key_lines(path)
+            entries.update(
+                (k, (v, Provenance("file", k, file=str(path), line=lines.get(k)))) for k, v in values.items()
+            )
         for name, value in (os.environ if env is None else env).items():
             key = key_of_env(name)
             if key.startswith(ENV_PREFIXES):
@@ -271,15 +285,48 @@ class Config(Mapping[str, str]):
                 )
         if ignored:
             log.info("ignoring environment variables that are not hivewire settings: %s", ", ".join(ignored))
+        refuse(self._unknown(unknown))
+        self._checked = True
+
+    @staticmethod
+    def _unknown(unknown: list[tuple[str, Provenance]]) -> list[tuple[Provenance, str]]:
+        out = []
         for key, provenance in unknown:
             if provenance.source != "environment":
                 close = _closest(key, 0.6)
-                raise ConfigError(
-                    provenance.name,
-                    "unknown setting"
-                    + (f"; did you mean {close.name}?" if close else "; docs/configuration.md lists the keys"),
-                )
-        self._checked = True
+                hint = f"; did you mean {close.name}?" if close else "; docs/configuration.md lists the keys"
+                out.append((provenance, "unknown setting" + hint))
+        return out
+
+    def problems(self) -> list[tuple[Provenance, str]]:
+        """Every unknown key (from a file, the app or a flag) and every invalid value of a declared key, each
+        with where it was written: what ``hivewire check-config`` reports in one run."""
+        unknown = sorted(
+            (k, p)
+            for k, (_, p) in self._entries.items()
+            if k.startswith(CHECKED_NAMESPACES) and find_key(k) is None and passed_through(k) is None
+        )
+        out = self._unknown(unknown)
+        for key in KEYS:
+            found = self.find(key)
+            if found is not None:
+                try:
+                    key.kind.parse(found[0])
+                except Invalid as e:
+                    out.append((found[1], str(e)))
+        return sorted(out, key=lambda p: (p[0].file or "", p[0].line or 0))
+
+
+def refuse(problems: list[tuple[Provenance, str]]) -> None:
+    """Raise one :class:`~hivewire.errors.ConfigError` for all of ``problems`` (nothing if there are none): one
+    names its key, with ``(file:line)`` when from a file; several are listed a line each, ``place: key: problem``."""
+    if len(problems) == 1:
+        provenance, message = problems[0]
+        where = f" ({provenance.place})" if provenance.source == "file" else ""
+        raise ConfigError(provenance.name, message + where)
+    if problems:
+        lines = [f"{p.place}: {p.name}: {message}" for p, message in problems]
+        raise ConfigError(f"{len(problems)} problems in the settings", "one a line\n  " + "\n  ".join(lines))
 
 
 def _declared(key: str) -> Key[object]:

@@ -2,6 +2,10 @@
 
 YAML and JSON files are refused with a message saying what to use instead: a Spring ``application.yml`` read
 as properties would fail with an unrelated message, or worse, set nothing.
+
+:func:`key_lines` finds the line each key is set on, so that every problem with a file names ``file:line``;
+it reads the text line by line and never decides a value (the parsers above do), so a line it cannot place
+only leaves the key without a line number.
 """
 
 from __future__ import annotations
@@ -119,3 +123,48 @@ def _expand(conf: dict[str, str]) -> dict[str, str]:
             value = expanded
         out[key] = value
     return out
+
+
+_PROPERTY_KEY = re.compile(r"\s*((?:\\.|[^=:\s\\])+)")
+_TOML_TABLE = re.compile(r"\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$")
+_TOML_KEY = re.compile(r"\s*([A-Za-z0-9_.\-\"' ]+?)\s*=")
+_XML_NAME = re.compile(r"<name>\s*([^<]+?)\s*</name>")
+
+
+def key_lines(path: Path) -> dict[str, int]:
+    """The line (from 1) each key of the file at ``path`` is set on (the last, as for the value); keys it cannot
+    place are left out. Never raises: a file that cannot be read has no lines to name."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    suffix = path.suffix.lower()
+    out: dict[str, int] = {}
+    table = ""
+    continued = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if suffix == ".xml":
+            for name in _XML_NAME.findall(line):
+                out[name] = number
+            continue
+        if suffix == ".toml":
+            header = _TOML_TABLE.match(line)
+            if header is not None:
+                table = _toml_key(header.group(1)) + "."
+                continue
+            found = _TOML_KEY.match(line)
+            if found is not None and not line.lstrip().startswith("#"):
+                out[table + _toml_key(found.group(1))] = number
+            continue
+        stripped = line.lstrip()
+        was_continued, continued = continued, (len(line) - len(line.rstrip("\\"))) % 2 == 1
+        if was_continued or not stripped or stripped[0] in "#!":
+            continue
+        match = _PROPERTY_KEY.match(line)
+        if match is not None:
+            out[javaproperties.unescape(match.group(1))] = number
+    return out
+
+
+def _toml_key(text: str) -> str:
+    return ".".join(part.strip().strip("\"'") for part in text.split("."))

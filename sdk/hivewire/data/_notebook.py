@@ -100,6 +100,12 @@ class EventList(list[ListenerEvent]):
                     self._failures.append(Undecodable(origin, value, e.reason))
         list.extend(self, events)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as each event's Apiary message and origin, decoded again when loaded: an event's Thrift
+        objects are converted on first use by closures, which do not pickle (issue 33)."""
+        messages = [(e.raw if e.raw is not None else apiary.encode(e), e.origin) for e in self]
+        return (_unpickle, (messages, self.failures))
+
     def _rows(self, include_failures: bool) -> list[ListenerEvent | Undecodable]:
         if not include_failures or not self.failures:
             return list(self)
@@ -324,6 +330,10 @@ def timeline_svg(events: Iterable[ListenerEvent], width: int = 600, height: int 
 
 def _when(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def _unpickle(messages: list[tuple[bytes, Origin | None]], failures: list[Undecodable]) -> EventList:
+    return EventList((apiary.decode(raw, origin=origin) for raw, origin in messages), failures)
 
 
 def _order(item: ListenerEvent | Undecodable | Message) -> tuple[int, int, int]:

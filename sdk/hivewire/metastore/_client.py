@@ -143,6 +143,17 @@ def _declared_exceptions() -> dict[type, type[MetastoreServerError]]:
 _ERROR_TYPES: dict[type, type[MetastoreServerError]] = _declared_exceptions()
 
 
+def _hint(cls: type[MetastoreServerError], method: str, args: tuple[Any, ...], message: str) -> str:
+    """What to do, where Hive's message alone does not say: creating a table in a database that does not exist
+    gets an InvalidObjectException whose message is only the database's name (Hive 2.3, 3.1)."""
+    db = getattr(args[0], "dbName", None) if args else None
+    if cls is InvalidObjectError and method.startswith("create_table") and db and message.strip() == db:
+        return (
+            f": the database {db} does not exist; create it first (client.create_database(Database(name={db!r}, ...)))"
+        )
+    return ""
+
+
 class MetastoreClient:
     """A connection to a Hive Metastore, with failover across URIs.
 
@@ -435,6 +446,7 @@ class MetastoreClient:
                 message = getattr(e, "message", None) or type(e).__name__
                 if cls is MetastoreServerError:
                     message = f"{type(e).__name__}: {message}"
+                message += _hint(cls, method, args, message)
                 raise cls(f"{uri} {method}({_describe(args)}): {message}", uri=uri, method=method) from e
             except Exception as e:
                 # The reply did not decode (a string that is not UTF-8, a bad SkewedInfo map): out of step too.

@@ -24,6 +24,7 @@ import logging
 import signal
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from difflib import get_close_matches
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -43,6 +44,7 @@ from hivewire.runtime._listener import (
     ListenerTarget,
     MetaStoreEventListener,
     RetryPolicy,
+    check_signature,
     load_object,
     overridden_types,
 )
@@ -124,7 +126,11 @@ class App(AppDecorators):
         unknown = set(options) - set(ListenerOptions.__annotations__)
         if unknown:
             known = sorted(ListenerOptions.__annotations__)
-            raise TypeError(f"unknown listener option(s) {sorted(unknown)}; the options are {known}")
+            hints = [
+                f" (did you mean {m[0]!r}?)" for u in sorted(unknown) for m in [get_close_matches(u, known, 1)] if m
+            ]
+            raise TypeError(f"unknown listener option(s) {sorted(unknown)}{''.join(hints)}; the options are {known}")
+        check_signature(target, chosen)  # issue 33: a wrong signature is refused here, not per event
         name = options.get("name") or default_name
         listener = Listener(
             name=name,
@@ -178,7 +184,8 @@ class App(AppDecorators):
     ) -> None:
         """Consume ``source`` (by default the Kafka topic in the configuration) until stopped.
 
-        Blocks. SIGTERM or SIGINT stop it cleanly (a second signal stops it at once). Returns when a finite
+        Blocks. SIGTERM or SIGINT stop it cleanly (a second signal stops it without waiting for the listeners'
+        calls in progress, whose events are delivered again on restart; a third, at once). Returns when a finite
         source (such as :class:`~hivewire.source.MemorySource`) is exhausted. ``config`` (from the CLI)
         replaces the app's settings, falling back to them.
         """
@@ -410,12 +417,23 @@ def _install_signal_handlers(runner: Runner) -> Callable[[], None] | None:
     previous: dict[int, Any] = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
 
     def handle(signum: int, frame: FrameType | None) -> None:
-        if runner.stopping.is_set():
-            # Second signal: stop now, with the default behaviour.
+        name = signal.Signals(signum).name
+        if runner.forced.is_set():
+            # Third signal: stop now, with the default behaviour.
             signal.signal(signum, previous[signum] if callable(previous[signum]) else signal.SIG_DFL)
             signal.raise_signal(signum)
             return
-        log.info("received %s: finishing current events and stopping", signal.Signals(signum).name)
+        if runner.stopping.is_set():
+            # Second signal: no more waiting for listeners' calls; their events are not committed.
+            log.warning("received %s again: stopping without waiting for the listeners' calls", name)
+            runner.force()
+            return
+        log.info(
+            "received %s: finishing current events and stopping (%s again stops at once; the events being "
+            "handled are then delivered again on restart)",
+            name,
+            "Ctrl-C" if signum == signal.SIGINT else name,
+        )
         runner.stop()
 
     for sig in previous:

@@ -28,7 +28,15 @@ broker's usual limit) keep the start of the original: the headers ``hivewire.ori
 (``truncated``, or ``reference`` when not even the start fits), ``hivewire.original.size`` and
 ``hivewire.original.sha256`` say so, and ``hivewire.source.*`` say where the whole record is. A dead letter
 the broker refuses as too large is sent again smaller the same way; any other failure is sent again later.
-Neither ever stops the process: only the commits of that record's partition wait.
+Neither ever stops the process: only the commits of that record's partition wait. A letter's key is its
+record's, else its table's (:func:`letter_key`): one table's letters share a partition and keep their order.
+
+Joining the group: until the group coordinator assigns partitions, :meth:`KafkaSource.poll` says so at INFO
+every :data:`ASSIGNMENT_REMINDER` seconds, with the seconds waited and the usual cause (a member that stopped
+without leaving holds its partitions until its ``session.timeout.ms`` ends); :attr:`KafkaSource.waiting_for`
+is what ``/health`` shows. :meth:`KafkaSource.close` closes the consumer, which leaves the group at once, so a
+restart is not held up by the member it replaces. (Static membership, ``group.instance.id``, is the user's
+choice, not a default: docs/runtime.md says why.)
 """
 
 from __future__ import annotations
@@ -91,6 +99,8 @@ _CONNECTION_ERRORS = {
 # librdkafka log facilities of connection failures: its errors reach Reachability, the lines go to DEBUG.
 _CONNECTION_FACILITIES = {"FAIL", "ERROR", "REQTMOUT", "BROKERFAIL", "CONNECT", "DISCONNECT"}
 _TOO_LARGE = {KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE}
+#: Seconds between the lines saying the consumer still waits for its partitions.
+ASSIGNMENT_REMINDER = 10.0
 
 
 class _Letter:
@@ -226,6 +236,9 @@ class KafkaSource:
         self._max_message = int(str(self.producer_config.get("message.max.bytes", _DEFAULT_MAX_MESSAGE)))
         #: Records the broker deleted before the group read them (runtime/_retention.py).
         self.retention = RetentionWatch(self._records_missing)
+        # Joining the group: when the wait for an assignment began (None: assigned), and when it was last said.
+        self._waiting_since: float | None = None
+        self._waiting_said = 0.0
 
     def __repr__(self) -> str:
         return f"KafkaSource({self.bootstrap_servers!r}, {self.topic!r}, group_id={self.group_id!r})"
@@ -300,6 +313,7 @@ class KafkaSource:
                 else:
                     consumer.resume(partitions)
             self.reachability.up()
+            self._waiting_since = None
             self.retention.assigned(consumer, partitions)
             on_assign([(p.topic, p.partition) for p in partitions])
 
@@ -322,10 +336,40 @@ class KafkaSource:
             ) from e
         # A lost partition (session timed out) is revoked without a chance to commit; same bookkeeping.
         self._consumer.subscribe([self.topic], on_assign=assigned, on_revoke=revoked, on_lost=revoked)
+        self._waiting_since = self._waiting_said = time.monotonic()
+        log.info(
+            "joining consumer group %s; waiting for partition assignment from the group coordinator", self.group_id
+        )
+
+    @property
+    def waiting_for(self) -> float | None:
+        """Seconds this consumer has waited for its first assignment since :meth:`open` (None once assigned)."""
+        since = self._waiting_since
+        return None if since is None else time.monotonic() - since
+
+    def _say_waiting(self) -> None:
+        since = self._waiting_since
+        if since is None or not self.reachability.connected_once:
+            return  # assigned, or Kafka not reached yet (reachability says that)
+        now = time.monotonic()
+        if now - self._waiting_said < ASSIGNMENT_REMINDER:
+            return
+        self._waiting_said = now
+        timeout = self.consumer_config.get("session.timeout.ms", 45000)
+        log.info(
+            "waiting for partition assignment from the group coordinator (%.0f s, group %s); a member that "
+            "stopped without leaving the group (kill -9, a crash) holds its partitions until its "
+            "session.timeout.ms (%s ms) ends",
+            now - since,
+            self.group_id,
+            timeout,
+        )
 
     def poll(self, max_records: int, timeout: float) -> Sequence[Record]:
         assert self._consumer is not None, "open() first"
         messages: list[Any] = self._consumer.consume(max_records, timeout)
+        if self._waiting_since is not None:
+            self._say_waiting()
         if not messages:
             self.check_started()
             return messages
@@ -577,7 +621,11 @@ class KafkaSource:
         """Publish ``record`` to the dead-letter topic; never blocks: a full local queue defers the send."""
         producer = self._ensure_producer()
         letter = _Letter(
-            self, record.value(), record.key(), [(k, v.encode()) for k, v in headers.items()], on_delivered
+            self,
+            record.value(),
+            letter_key(record, headers),
+            [(k, v.encode()) for k, v in headers.items()],
+            on_delivered,
         )
         self._produce(producer, letter)
 
@@ -604,13 +652,27 @@ class KafkaSource:
             )
 
     def close(self) -> None:
+        """Close the consumer, which leaves the group (its partitions go to the others, or to the next
+        start, at once), and stop the dead-letter thread."""
         self._closing.set()
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
+            log.info("left consumer group %s", self.group_id)
         thread = self._producer_thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(5)  # it polls at most 0.2 s at a time
+
+
+def letter_key(record: Record, headers: Mapping[str, str]) -> bytes:
+    """The key of ``record``'s dead letter: the record's own key; else (Apiary's producer partitions by table
+    and sets none) its ``db.table``, so each table's letters stay in one partition, in order; else (it did not
+    decode) its source partition, so those letters keep their order too."""
+    key = record.key()
+    if key:
+        return key
+    table = headers.get("hivewire.source.table")
+    return (table or f"{record.topic()}/{record.partition()}").encode()
 
 
 class _LibrdkafkaLog:

@@ -50,6 +50,7 @@ from hivewire.events import _apiary as apiary
 from hivewire.events._apiary import Decoded
 from hivewire.events._model import ListenerEvent, Origin
 from hivewire.metastore import MetastoreClient
+from hivewire.runtime._frames import user_traceback
 from hivewire.runtime._listener import Handler, Listener, RetryPolicy
 from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._parking import Parked
@@ -336,6 +337,15 @@ class Lane:
     def busy_since(self) -> float | None:
         started = self._started
         return started[1] if started else None
+
+    @property
+    def current(self) -> str | None:
+        """The event the listener's call is in (``CREATE_TABLE db.t at topic/partition@offset``), if any."""
+        share, index = self._share, self._index
+        if self._started is None or share is None:
+            return None
+        items = share[1]
+        return repr(items[index]) if index < len(items) else None
 
     @property
     def abandoned_threads(self) -> int:
@@ -686,9 +696,10 @@ class Lane:
         if len(self.services.failures) < 100:
             self.services.failures.append((self.listener.name, error))
         # The traceback once per event, at its final failure (retries log at DEBUG), and the line of the
-        # listener's own code in the message itself, where a log search finds it.
+        # listener's own code in the message itself, where a log search finds it. Only the user's frames:
+        # the whole traceback (lanes, tenacity, concurrent.futures) is at DEBUG.
         log.error(
-            "listener %s gave up on %s/%s@%s after %d attempt(s): %r at %s; dead-lettering",
+            "listener %s gave up on %s/%s@%s after %d attempt(s): %r at %s; dead-lettering\n%s",
             self.name,
             record.topic(),
             record.partition(),
@@ -696,8 +707,9 @@ class Lane:
             attempts,
             error,
             where(error, handler),
-            exc_info=error,
+            user_traceback(error),
         )
+        log.debug("listener %s: the whole traceback", self.name, exc_info=error)
         headers = dead_letter_headers(self.services.app_name, self.listener.name, record, error, attempts)
         send_dead_letter(self.services.source, tracker, self.letters, batch, record, headers)
         return 0
@@ -767,6 +779,7 @@ def dead_letter_headers(
     else:
         kind, message, trace = "hivewire.errors.DecodeError", error, ""
     timestamp = record.timestamp()
+    decoded = record.decoded if isinstance(record, Item) else None
     return {
         "hivewire.app": app,
         "hivewire.listener": listener,
@@ -778,6 +791,8 @@ def dead_letter_headers(
         "hivewire.source.partition": str(record.partition()),
         "hivewire.source.offset": str(record.offset()),
         "hivewire.source.timestamp": str(timestamp[1] if timestamp and timestamp[0] else ""),
+        # db.table (db for a database event): what keys the letter when its record had no key (issue 33).
+        **({"hivewire.source.table": decoded.qualified_name} if decoded is not None else {}),
     }
 
 

@@ -21,6 +21,7 @@ from hivewire.errors import ConfigError
 from hivewire.events._apiary import Decoded
 from hivewire.events._model import EventType, ListenerEvent
 from hivewire.runtime._derived import routed, with_derived
+from hivewire.runtime._frames import user_place, user_traceback
 from hivewire.runtime._handlers import ListenerMethods
 
 Handler = Callable[[Any], object]
@@ -256,8 +257,19 @@ def load_object(path: str) -> Any:
         raise ConfigError("apiary.listener.list", f"{path!r} is not 'package.module:Name'")
     try:
         module = importlib.import_module(module_name)
-    except ImportError as e:
+    except ModuleNotFoundError as e:
+        if e.name != module_name and not module_name.startswith(f"{e.name}."):
+            raise ConfigError(
+                "apiary.listener.list",
+                f"cannot import {module_name!r} for {path!r}:\n{user_traceback(e, header=False)}",
+            ) from e
         raise ConfigError("apiary.listener.list", f"cannot import {module_name!r} for {path!r}: {e}") from e
+    except Exception as e:  # an error in the user's module: its own lines, not importlib's
+        raise ConfigError(
+            "apiary.listener.list",
+            f"cannot import {module_name!r} for {path!r}: {type(e).__name__} at {user_place(e)}\n"
+            f"{user_traceback(e, header=False)}",
+        ) from e
     obj: Any = module
     for part in attr.split("."):
         try:
@@ -265,3 +277,44 @@ def load_object(path: str) -> Any:
         except AttributeError as e:
             raise ConfigError("apiary.listener.list", f"{module_name!r} has no {attr!r} (from {path!r})") from e
     return obj
+
+
+# -- issue 33: a listener's signature is checked at registration ------------------------------------------
+def check_signature(target: object, types: Iterable[EventType]) -> None:
+    """Refuse a listener that cannot be called with one event: a function (or callable object) must take
+    ``(event)``, a class's or instance's ``on_*`` methods ``(self, event)``. The message names the function
+    and its ``file:line``; signatures Python cannot read (builtins) are let through."""
+    if inspect.isclass(target) or isinstance(target, MetaStoreEventListener):
+        cls = target if inspect.isclass(target) else type(target)
+        for t in types:
+            method = getattr(cls, HANDLER_NAMES[t], None)
+            if method is not None and inspect.isfunction(method):
+                _check_call(method, (None, None), "(self, event)")
+        return
+    if not inspect.isfunction(target) and not inspect.ismethod(target) and callable(target):
+        call = type(target).__call__
+        if inspect.isfunction(call):  # an instance of a class of the user's: its __call__(self, event)
+            _check_call(call, (None, None), "(self, event)")
+            return
+    if callable(target):
+        _check_call(target, (None,), "(event)")
+
+
+def _check_call(function: Callable[..., object], args: tuple[None, ...], expected: str) -> None:
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*args)
+    except TypeError as e:
+        code = getattr(inspect.unwrap(function), "__code__", None)
+        place = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else "?"
+        name = getattr(function, "__qualname__", repr(function)).replace("<locals>.", "")
+        signature = signature.replace(
+            parameters=[p.replace(annotation=p.empty) for p in signature.parameters.values()],
+            return_annotation=signature.empty,
+        )
+        raise TypeError(
+            f"listener {name}{signature} at {place} cannot be called with one event ({e}): a listener takes {expected}"
+        ) from None

@@ -16,8 +16,10 @@ first poll it waits (up to 30 s) for the switches and sidelines to be known, so 
 paused and a sideline keeps its order across restarts. When every listener is paused, consumption pauses too.
 
 Stopping (SIGTERM/SIGINT, :meth:`Runner.stop`): polling ends, each listener finishes the call it is in (up to
-``hivewire.shutdown.timeout.ms``), queued events are left, finished batches are committed synchronously.
-Events not committed are read again on restart: delivery is at least once, never lost.
+``hivewire.shutdown.timeout.ms``; the log names each listener and event waited for), queued events are left,
+finished batches are committed synchronously. :meth:`Runner.force` (a second signal) ends that wait at once:
+the events in hand are not committed. Events not committed are read again on restart: delivery is at least
+once, never lost. The last line says what the run did (handled, failed, dead-lettered, committed offsets).
 """
 
 from __future__ import annotations
@@ -113,6 +115,7 @@ class Runner:
         self.tune_gc = tune_gc
         self.tracker = CommitTracker()
         self.stopping = threading.Event()
+        self.forced = threading.Event()
         self.fatal_error: BaseException | None = None
         services = LaneServices(
             tracker=self.tracker,
@@ -182,6 +185,11 @@ class Runner:
     def stop(self) -> None:
         """Ask the runner to stop (safe from signal handlers and other threads)."""
         self.stopping.set()
+
+    def force(self) -> None:
+        """Stop without waiting for the listeners' calls in progress (their events are read again on restart)."""
+        self.stopping.set()
+        self.forced.set()
 
     def _fatal(self, error: BaseException) -> None:
         self.fatal_error = error
@@ -472,14 +480,41 @@ class Runner:
             lane.wake()
         deadline = time.monotonic() + self.shutdown_timeout
         for lane in self.lanes:
-            if not lane.join(max(0.0, deadline - time.monotonic())):
-                log.warning(
-                    "listener %s is still busy after %.0f s; its current event will be read again on restart",
+            busy, current = lane.busy_since, lane.current
+            if busy is not None:
+                log.info(
+                    "waiting for listener %s to finish %s (busy for %.0f s; up to %.0f s, "
+                    "hivewire.shutdown.timeout.ms); stop again to stop at once: that event is then delivered "
+                    "again on restart",
                     lane.name,
+                    current or "its current event",
+                    time.monotonic() - busy,
                     self.shutdown_timeout,
                 )
+        joined = threading.Event()
+
+        def join_lanes() -> None:
+            for lane in self.lanes:
+                if not lane.join(max(0.0, deadline - time.monotonic())) and not self.forced.is_set():
+                    log.warning(
+                        "listener %s is still busy after %.0f s; its current event will be read again on restart",
+                        lane.name,
+                        self.shutdown_timeout,
+                    )
+            joined.set()
+
+        threading.Thread(target=join_lanes, name="hivewire-shutdown", daemon=True).start()
+        while not joined.wait(0.2):
+            if self.forced.is_set():
+                busy_lanes = [f"{lane.name} ({lane.current})" for lane in self.lanes if lane.current]
+                log.warning(
+                    "stopping now: %s not finished; %s delivered again on restart",
+                    ", ".join(busy_lanes) or "listener calls",
+                    "those events are not committed and are" if busy_lanes else "what they handle is",
+                )
+                break
         try:
-            self.source.drain(max(1.0, deadline - time.monotonic()))
+            self.source.drain(1.0 if self.forced.is_set() else max(1.0, deadline - time.monotonic()))
             self._commit(wait=True, everything=True)
         except Exception as e:
             log.error("final commit failed (%s); uncommitted events will be read again on restart", e)
@@ -488,7 +523,27 @@ class Runner:
                 self.loop.stop(max(1.0, deadline - time.monotonic()))
             if self.membership is not None:  # first: its singletons' runners dead-letter through the source
                 self.membership.close()
+            committed = dict(self.committed)
             self.source.close()
+            log.info("%s", self.summary(committed))
+
+    def summary(self, committed: dict[TopicPartition, int]) -> str:
+        """One line: what this run did, per listener, and the offsets it committed last."""
+        value = self.metrics.registry.get_sample_value
+        parts = []
+        for lane in self.lanes:
+            labels = {"listener": lane.name}
+            counts = [
+                (value(f"hivewire_listener_{name}_total", labels) or 0, word)
+                for name, word in (
+                    ("events_handled", "handled"),
+                    ("attempts_failed", "failed attempt(s)"),
+                    ("events_dead_lettered", "dead-lettered"),
+                )
+            ]
+            parts.append(f"{lane.name}: " + ", ".join(f"{n:.0f} {word}" for n, word in counts))
+        offsets = ", ".join(f"{t}/{p}@{o}" for (t, p), o in sorted(committed.items())) or "none"
+        return f"stopped; {'; '.join(parts)}; committed offsets {offsets}"
 
     # -- health ---------------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
@@ -526,12 +581,15 @@ class Runner:
         leaking = sorted(self.watchdog.over_cap)
         alive = polling and not leaking
         ready = alive and reachable and bool(self.assigned)
+        # Optional for a Source: KafkaSource says how long it has waited for the group to assign partitions.
+        waiting = getattr(self.source, "waiting_for", None)
         return {
             "status": "UP" if ready else "DOWN",
             "alive": alive,
             "reachable": reachable,
             "paused": self.paused,
             "assigned": sorted(f"{t}/{p}" for t, p in self.assigned),
+            "waiting_for_assignment_s": round(waiting, 1) if isinstance(waiting, float) else None,
             "pending_batches": self.tracker.pending_batches,
             "oldest_pending_batch_s": round(self.tracker.oldest_pending_age(), 3),
             "stuck_listeners": stuck_names,

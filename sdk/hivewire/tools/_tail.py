@@ -1,7 +1,8 @@
 """Reading the Apiary topic as it grows, for ``hivewire tail``: a ``kcat`` that knows the events.
 
 The reader assigns every partition of the topic itself: it joins no consumer group and commits nothing, so
-it never moves a listener's offsets or takes part in a rebalance.
+it never moves a listener's offsets or takes part in a rebalance. It says once, at INFO, when it has read every
+partition up to where it ended at the start (kcat's "reached end of topic").
 """
 
 from __future__ import annotations
@@ -115,13 +116,16 @@ def tail(
         raise ConfigError("apiary.messaging.consumer.*", str(e.args[0] if e.args else e)) from None
     try:
         partitions = _partitions(consumer, bootstrap_servers, topic)
+        # Where each partition ends now: reaching all of them is "the end" (said once, as kcat does).
         ends: dict[int, int] = {}
-        if exit_at_end:
-            for p in partitions:
-                low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=METADATA_TIMEOUT)
-                if high > (low if start_at_beginning else high):
-                    ends[p] = high
-            if not ends:
+        for p in partitions:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=METADATA_TIMEOUT)
+            if high > (low if start_at_beginning else high):
+                ends[p] = high
+        read = 0
+        if not ends:
+            _at_end(topic, len(partitions), read, exit_at_end)
+            if exit_at_end:
                 return
         offset = OFFSET_BEGINNING if start_at_beginning else OFFSET_END
         consumer.assign([TopicPartition(topic, p, offset) for p in partitions])
@@ -137,18 +141,26 @@ def tail(
             value = message.value() or b""
             origin = Origin(topic, partition, position, message.timestamp()[1])
             headers = {k: (v or b"").decode("utf-8", "replace") for k, v in message.headers() or ()}
+            read += 1
             try:
                 yield Record(origin, value, apiary.decode(value, origin=origin), None, headers)
             except DecodeError as e:
                 yield Record(origin, value, None, e, headers)
-            if exit_at_end and partition in ends and position + 1 >= ends[partition]:
+            if partition in ends and position + 1 >= ends[partition]:
                 del ends[partition]
                 if not ends:
-                    return
+                    _at_end(topic, len(partitions), read, exit_at_end)
+                    if exit_at_end:
+                        return
     except KafkaException as e:
         raise HivewireError(f"reading {topic} from {bootstrap_servers}: {e.args[0] if e.args else e}") from None
     finally:
         consumer.close()
+
+
+def _at_end(topic: str, partitions: int, read: int, exiting: bool) -> None:
+    then = "stopping (-e)" if exiting else "waiting for new events (Ctrl-C stops)"
+    log.info("reached the end of %s (%d partition(s), %d message(s) read); %s", topic, partitions, read, then)
 
 
 def _partitions(consumer: Consumer, bootstrap_servers: str, topic: str) -> list[int]:

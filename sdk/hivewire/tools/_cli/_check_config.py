@@ -6,8 +6,7 @@ import json
 
 import click
 
-from hivewire.config._config import Config
-from hivewire.config._keys import KEYS
+from hivewire.config._config import Config, refuse
 from hivewire.errors import ConfigError
 from hivewire.tools._cli._options import Flag, kafka_flags, load, options, usage
 
@@ -24,7 +23,7 @@ def check_config(as_json: bool, **params: object) -> None:
     Settings of every command are shown: run, archive, shim and register read the same configuration.
     """
     try:
-        config = load(FLAGS, params)
+        config = load(FLAGS, params, check=False)
         _validate(config)
     except ConfigError as e:
         raise usage(e, FLAGS) from e
@@ -38,7 +37,7 @@ def check_config(as_json: bool, **params: object) -> None:
 
 
 def _validate(config: Config) -> None:
-    """Parse every declared key that is set: a bad value fails here, not when a command first reads it."""
-    for key in KEYS:
-        if config.find(key) is not None:
-            config.optional(key)
+    """Parse every declared key that is set: a bad value fails here, not when a command first reads it. Every
+    problem is reported in one run, each with where it was written (``file:line``)."""
+    refuse(config.problems())
+    config.check_keys()  # only the environment's likely typos are left: logged

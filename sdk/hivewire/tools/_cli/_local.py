@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from hivewire.errors import HivewireError
 from hivewire.tools._cli._options import stop_on_signals
+
+if TYPE_CHECKING:
+    from hivewire.tools._stack import LocalStack
 
 
 @click.command()
@@ -63,7 +67,7 @@ def local(topic: str, no_shim: bool, env_file: str | None, kafka_kind: str) -> N
             "In another shell:\n"
             f"  {exports}\n"
             "  hivewire tail --from-beginning          # print the events as they arrive\n"
-            "  hivewire run listeners:app --from-beginning   # your listeners\n"
+            "  hivewire run listeners:app --from-beginning   # your listeners; " + _restarts(stack) + "\n"
             f"  hivewire discover --zookeeper {stack.zookeeper.quorum}\n"
             f"  hivewire check-config                   # what those commands will use\n"
             f"Changes made through {stack.metastore_uri} (Spark, beeline, hw.MetastoreClient) become events."
@@ -74,3 +78,12 @@ def local(topic: str, no_shim: bool, env_file: str | None, kafka_kind: str) -> N
         if env_file:
             Path(env_file).unlink(missing_ok=True)
         stack.stop()
+
+
+def _restarts(stack: LocalStack) -> str:
+    """What a restart of ``hivewire run`` waits for on this stack's Kafka (issue 33)."""
+    from hivewire.tools._stack import MockKafka
+
+    if isinstance(stack.kafka, MockKafka):  # it ignores a member leaving its group
+        return "a restart waits ~45 s for the group here"
+    return "Ctrl-C and run again: resumes in seconds"

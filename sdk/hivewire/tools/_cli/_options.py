@@ -157,11 +157,14 @@ def options(flags: Sequence[Flag]) -> Callable[[_F], _F]:
     return decorate
 
 
-def load(flags: Sequence[Flag], params: dict[str, object], base: SettingMap | None = None) -> Config:
+def load(
+    flags: Sequence[Flag], params: dict[str, object], base: SettingMap | None = None, *, check: bool = True
+) -> Config:
     """The command's configuration: ``--config``, the environment, ``--set`` and the flags (which win).
 
-    Unknown keys in hivewire's namespaces are refused here, with a "did you mean"
-    (:meth:`~hivewire.config.Config.check_keys`), before the command starts anything."""
+    Unknown keys in hivewire's namespaces are refused here (all of them at once, each with its ``file:line``),
+    with a "did you mean" (:meth:`~hivewire.config.Config.check_keys`), before the command starts anything;
+    ``check=False`` leaves that to the caller."""
     overrides: dict[str, str] = {}
     named: dict[str, str] = {}
     for item in _strings(params.pop("settings", ())):
@@ -191,7 +194,8 @@ def load(flags: Sequence[Flag], params: dict[str, object], base: SettingMap | No
         named[flag.key.name] = flag.option
     file = params.pop("config_file", None)
     config = Config.load(base=base, file=file if isinstance(file, str) else None, overrides=overrides, flags=named)
-    config.check_keys()
+    if check:
+        config.check_keys()
     return config
 
 

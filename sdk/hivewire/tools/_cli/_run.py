@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from hivewire.config import _keys as keys
 from hivewire.errors import ConfigError, HivewireError
 from hivewire.tools._cli._options import Flag, kafka_flags, load, options, usage
+
+if TYPE_CHECKING:
+    from hivewire.runtime._app import App
 
 FLAGS: tuple[Flag, ...] = (
     *kafka_flags(),
@@ -36,28 +41,28 @@ FLAGS: tuple[Flag, ...] = (
 def run(target: str | None, listeners: tuple[str, ...], **params: object) -> None:
     """Run an App's listeners on the Apiary topic until SIGTERM/SIGINT.
 
+    Ctrl-C lets each listener finish its call (saying which); a second Ctrl-C stops without waiting, and
+    those events are delivered again at the next start.
+
     MODULE:APP names an App object (``listeners:app``; the current directory is importable). Without it,
     the listeners come from apiary.listener.list, as in Drone Fly. Settings come from --config, environment
     variables (APIARY_BOOTSTRAP_SERVERS, ...) and flags, in increasing precedence.
     """
     from hivewire.runtime._app import App
-    from hivewire.runtime._listener import load_object
 
     try:
         if os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
-        if target:
-            app = load_object(target if ":" in target else f"{target}:app")
-            if callable(app) and not isinstance(app, App):
-                app = app()  # an app factory
-            if not isinstance(app, App):
-                raise click.ClickException(f"{target} is a {type(app).__name__}, not a hivewire.App")
-        else:
-            app = None
+        app = load_app(target) if target else None
         config = load(FLAGS, params, base=app.config if app else None)
         if listeners:
             known = config.optional(keys.LISTENER_LIST) or ()
             config = config.merged({keys.LISTENER_LIST.name: ",".join([*known, *listeners])})
+        if app is None and not config.optional(keys.LISTENER_LIST):
+            raise click.UsageError(
+                "give MODULE:APP, e.g. `hivewire run listeners:app` (the App named app in listeners.py of the "
+                "current directory), or listeners with --listener PKG.MODULE:NAME or apiary.listener.list"
+            )
         workers = config.read(keys.WORKERS)
         if workers > 1:
             from hivewire.tools._supervisor import Supervisor, worker_command
@@ -76,3 +81,31 @@ def run(target: str | None, listeners: tuple[str, ...], **params: object) -> Non
         raise usage(e, FLAGS) from e
     except HivewireError as e:
         raise click.ClickException(str(e)) from e
+
+
+def load_app(target: str) -> App:
+    """The App (or app factory's App) that ``target``, as typed on the command line, names; an error in the
+    user's module is a message naming ``target`` with the user's own frames (the whole traceback at DEBUG)."""
+    from hivewire.runtime._app import App
+    from hivewire.runtime._frames import user_place, user_traceback
+    from hivewire.runtime._listener import load_object
+
+    path = target if ":" in target else f"{target}:app"
+    try:
+        app = load_object(path)
+    except ConfigError as e:
+        logging.getLogger("hivewire.run").debug("importing %s", path, exc_info=e.__cause__ or e)
+        message = str(e).removeprefix(e.key + ": ").replace(f" for {path!r}", "", 1)
+        raise click.ClickException(f"{target}: {message}") from e
+    if callable(app) and not isinstance(app, App):
+        try:
+            app = app()  # an app factory
+        except Exception as e:
+            logging.getLogger("hivewire.run").debug("calling %s", path, exc_info=e)
+            raise click.ClickException(
+                f"{target}: the app factory raised {type(e).__name__} at {user_place(e)}\n"
+                f"{user_traceback(e, header=False)}"
+            ) from e
+    if not isinstance(app, App):
+        raise click.ClickException(f"{target} is a {type(app).__name__}, not a hivewire.App")
+    return app

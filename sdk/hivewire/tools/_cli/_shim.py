@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import click
 
 from hivewire.config import _keys as keys
 from hivewire.errors import ConfigError, HivewireError
 from hivewire.tools._cli._options import Flag, kafka_flags, load, options, stop_on_signals, usage
+
+if TYPE_CHECKING:
+    from hivewire_shim import Shim
 
 
 def _old_spellings(flag: Flag) -> Flag:
@@ -97,12 +101,28 @@ def shim(**params: object) -> None:
             target.close()
         raise (usage(e, FLAGS) if isinstance(e, ConfigError) else click.ClickException(str(e))) from e
     stop = stop_on_signals("hivewire_shim", "stopping")
+    _check_upstream(server)
     click.echo(f"hivewire shim serving on {server.uri}", err=True)
     try:
         server.serve_forever(stop)
     finally:
         if not isinstance(target, str):
             target.close()  # end the discovery session, or its reconnecting threads outlive the command
+
+
+def _check_upstream(server: Shim) -> None:
+    """Say at start whether the upstream metastore answers (the shim serves either way, and relays calls once
+    one does): a dead upstream is otherwise found only at the first client's call."""
+    from hivewire_shim.upstream import UpstreamUnavailable
+
+    log = logging.getLogger("hivewire_shim")
+    try:
+        sock, uri = server.upstream.connect()
+    except UpstreamUnavailable as e:
+        log.warning("at start: %s; serving anyway, clients' calls fail until it answers", e)
+        return
+    sock.close()
+    log.info("at start: the upstream metastore %s accepts connections", uri)
 
 
 @click.command("replay-rejected")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,8 +14,19 @@ from hivewire.config import _keys as keys
 from hivewire.errors import ConfigError, HivewireError
 from hivewire.tools._cli._options import Flag, kafka_flags, load, options, stop_on_signals, usage
 
-# No --group: tail joins no group and commits nothing.
-FLAGS: tuple[Flag, ...] = tuple(f for f in kafka_flags() if f.option != "--group")
+if TYPE_CHECKING:
+    from hivewire.tools._tail import Record
+
+# No --group: tail joins no group and commits nothing (so --from-beginning has no group offset to defer to).
+FLAGS: tuple[Flag, ...] = tuple(
+    replace(f, help="Start from each partition's oldest retained message instead of its end.")
+    if f.option == "--from-beginning"
+    else f
+    for f in kafka_flags()
+    if f.option != "--group"
+)
+#: The dead-letter headers the text line shows (docs/runtime.md lists them all; --json prints them all).
+_SHOWN = (("hivewire.listener", "listener"), ("hivewire.attempts", "attempts"), ("hivewire.error", "error"))
 
 
 @click.command()
@@ -22,7 +37,13 @@ FLAGS: tuple[Flag, ...] = tuple(f for f in kafka_flags() if f.option != "--group
     "--db", "databases", multiple=True, metavar="PATTERN", help="Only databases matching (repeatable; sales_*)."
 )
 @click.option("--table", "tables", multiple=True, metavar="PATTERN", help="Only tables matching, by name or db.table.")
-@click.option("--json", "as_json", is_flag=True, help="Print each message's Apiary JSON, one per line.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print each message's Apiary JSON, one per line; a message with headers (a dead letter) as "
+    '{"headers": {...}, "message": <Apiary JSON>}.',
+)
 @click.option("-e", "--exit", "exit_at_end", is_flag=True, help="Stop at the end of the topic instead of waiting.")
 @click.option("-n", "--max-events", type=click.IntRange(1), default=None, help="Stop after printing this many.")
 @options(FLAGS)
@@ -37,9 +58,10 @@ def tail(
 ) -> None:
     """Print the topic's events as they arrive, one line each, until SIGINT (or -e, -n).
 
-    Starts at the end of the topic (--from-beginning: its oldest retained event). Joins no consumer group
-    and commits nothing: running listeners are not affected. Messages that do not decode are reported on
-    stderr and skipped.
+    Starts at the end of the topic (--from-beginning: its oldest retained event) and says on stderr when it
+    has reached the end. Joins no consumer group and commits nothing: running listeners are not affected.
+    Messages that do not decode are reported on stderr and skipped. A dead letter's line ends with its
+    listener, attempts and error (--json: all its headers).
     """
     from hivewire.tools._tail import Filter
     from hivewire.tools._tail import tail as read
@@ -65,12 +87,26 @@ def tail(
                 continue
             if not wanted(record.event):
                 continue
-            click.echo(record.value.decode("utf-8", "replace") if as_json else _line(record.event))
+            click.echo(_json(record) if as_json else _line(record.event) + _headers(record.headers))
             printed += 1
             if max_events is not None and printed >= max_events:
                 break
     except HivewireError as e:
         raise click.ClickException(str(e)) from e
+
+
+def _json(record: Record) -> str:
+    """The Apiary JSON as published, or with headers an object holding both (the message kept verbatim)."""
+    text = record.value.decode("utf-8", "replace")
+    if not record.headers:
+        return text
+    return f'{{"headers": {json.dumps(dict(record.headers), ensure_ascii=False)}, "message": {text}}}'
+
+
+def _headers(headers: Mapping[str, str]) -> str:
+    """A dead letter's listener, attempts and error, after its line (``  [listener=sync attempts=5 error=...]``)."""
+    shown = [f"{name}={headers[key]}" for key, name in _SHOWN if headers.get(key)]
+    return f"  [{' '.join(shown)}]" if shown else ""
 
 
 def _line(event: object) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 
+from hivewire.config._kafka import resolve_secrets
 from hivewire.data._arrow import Undecodable, _batch, _event_row, _undecodable_row, paused_gc
 from hivewire.errors import ConfigError, DecodeError, HivewireError
 from hivewire.events import _apiary as apiary
@@ -130,7 +131,8 @@ def _millis(given: Mapping[str, str], key: str) -> int | None:
 def _consumer(options: SourceOptions) -> Any:
     from confluent_kafka import Consumer
 
-    conf: dict[str, str | bool] = {"group.id": "hivewire-spark", **options.consumer}
+    # secrets as file:PATH / env:NAME are read where the consumer runs (the driver, each executor)
+    conf: dict[str, str | bool] = {"group.id": "hivewire-spark", **resolve_secrets(options.consumer)}
     # confluent-kafka wants a group id even for assign(); these make sure it is never used: no subscribe(),
     # no commits, no stored offsets.
     conf.update({"enable.auto.commit": False, "enable.auto.offset.store": False, "enable.partition.eof": True})

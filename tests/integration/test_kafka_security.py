@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -232,6 +233,7 @@ def one_line(ran: Ran, *needles: str) -> str:
 
 LISTENERS = """
 import os
+import re
 import hivewire as hw
 
 app = hw.App("secure")
@@ -490,3 +492,91 @@ def hw_free_port() -> int:
     from hivewire.tools._local import free_port
 
     return free_port()
+
+
+# -- the docs' example and the Spark source ---------------------------------------------------------------------
+
+
+def docs_example() -> str:
+    """The shell block of docs/cli.md's "Kafka with SASL/TLS"."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    match = re.search(r"<!-- example: kafka-sasl-tls [^\n]*-->\n```sh\n(.*?)^```", text, re.S | re.M)
+    assert match is not None, "docs/cli.md has no kafka-sasl-tls example"
+    return match.group(1)
+
+
+def test_the_docs_example_runs(secure: SecureKafka, tmp_path: Path, unique: str) -> None:
+    topic = secure.topic("apiary")
+    for principal in (f"User:{SCRAM_USER}", f"User:{CLIENT}"):
+        secure.grant(principal, ("READ", "DESCRIBE"), topic=topic)
+    produce(secure.plaintext, topic, [create_table_event(unique, "docs")])
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "kafka-password").write_text(secure.password_file.read_text())
+    (secrets / "ca.pem").write_text(secure.certs.ca.read_text())
+    (secrets / "client.pem").write_text(secure.certs.certificate(CLIENT).read_text())
+    (secrets / "client.key").write_text(secure.certs.key(CLIENT).read_text())
+    bin_dir = Path(sys.executable).parent  # the `hivewire` script of this environment
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", docs_example()],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            **os.environ,
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "KAFKA_SASL_SSL": secure.sasl_ssl,
+            "KAFKA_MTLS": secure.mtls,
+            "SECRETS": str(secrets),
+            "KAFKA_KEY_PASSWORD": KEY_PASSWORD,
+        },
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sum(f"{unique}.docs" in line for line in done.stdout.splitlines()) == 2, done.stdout  # once per command
+
+
+SPARK_READ = """
+import sys
+from pyspark.sql import SparkSession
+import hivewire.spark as hw_spark
+
+servers, topic, options = sys.argv[1], sys.argv[2], dict(a.split("=", 1) for a in sys.argv[3:])
+spark = (SparkSession.builder.master("local[1]").appName("kafka-security")
+         .config("spark.ui.enabled", "false").config("spark.python.authenticate.socketTimeout", "300s")
+         .getOrCreate())
+hw_spark.register(spark)
+reader = spark.read.format("hivewire").option("kafka.bootstrap.servers", servers).option("topic", topic)
+for key, value in options.items():
+    reader = reader.option(key, value)
+rows = reader.load().select("db_name", "table_name").collect()
+print("ROWS", sorted(f"{r.db_name}.{r.table_name}" for r in rows))
+spark.stop()
+"""
+
+
+def test_the_spark_source_reads_through_mtls(secure: SecureKafka, tmp_path: Path, unique: str) -> None:
+    topic = secure.topic(f"spark-{unique}", partitions=2)
+    secure.grant(f"User:{CLIENT}", ("READ", "DESCRIBE"), topic=topic)
+    # the source joins no group, but its consumer looks its group up and fails a read without this ACL
+    secure.grant(f"User:{CLIENT}", ("READ",), group="hivewire-spark")
+    produce(secure.plaintext, topic, [create_table_event(unique, f"t{i}") for i in range(3)])
+    script = tmp_path / "spark_read.py"
+    script.write_text(SPARK_READ)
+    # the key's password from the environment, read on the driver and in the executor's Python workers
+    options = [f"kafka.{setting}" for setting in secure.mtls_flags()[1::2]]
+    done = subprocess.run(
+        [sys.executable, str(script), secure.mtls, topic, *options],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={
+            **os.environ,
+            "HW_TEST_KEY_PASSWORD": KEY_PASSWORD,
+            "PYSPARK_PYTHON": sys.executable,
+            "PYTHONPATH": os.pathsep.join(sys.path),
+        },
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
+    assert f"ROWS {[f'{unique}.t{i}' for i in range(3)]}" in done.stdout
+    assert_no_secret("spark", done.stdout + done.stderr, secure.certs)

@@ -228,6 +228,7 @@ def one_line(ran: Ran, *needles: str) -> str:
     assert ran.returncode == 1, f"exit status {ran.returncode}:\n{ran.output[-4000:]}"
     lines = [line for line in ran.output.splitlines() if all(n in line for n in needles)]
     assert len(lines) == 1, f"{len(lines)} lines hold {needles}:\n{ran.output[-4000:]}"
+    assert " is unreachable" not in ran.output, ran.output[-4000:]  # no misleading second line
     return lines[0]
 
 
@@ -423,9 +424,25 @@ def test_a_missing_acl_stops_run_and_archive_with_one_line_and_loses_nothing(
     line = one_line(ran, f"denies WRITE on topic {dlq} to User:hivewire")
     assert f"--allow-principal User:hivewire --operation WRITE --topic {dlq}" in line
     assert secure.records(dlq) == []
-    # nothing was lost: once granted, the next run dead-letters that event (its offset was not committed)
+    # nothing was lost: once granted, the next run dead-letters that event (its offset was not committed); this
+    # one is configured as Drone Fly is, with Java's consumer properties (a JAAS line from a file, a PEM trust store)
     secure.grant(user, ("WRITE", "DESCRIBE"), topic=dlq)
-    again = start(command, tmp_path / "run-again.log")
+    jaas = tmp_path / "kafka-jaas"
+    jaas.write_text(
+        'org.apache.kafka.common.security.scram.ScramLoginModule required username="hivewire" '
+        f'password="{SCRAM_PASSWORD}";\n'
+    )
+    consumer = "apiary.messaging.consumer."
+    (tmp_path / "drone-fly.properties").write_text(
+        f"apiary.bootstrap.servers={secure.sasl_ssl}\napiary.kafka.topic.name={topic}\n"
+        f"{consumer}group.id={group}\n{consumer}auto.offset.reset=earliest\n"
+        f"{consumer}security.protocol=SASL_SSL\n{consumer}sasl.mechanism=SCRAM-SHA-512\n"
+        f"{consumer}sasl.jaas.config=file:{jaas}\n"
+        f"{consumer}ssl.truststore.type=PEM\n{consumer}ssl.truststore.location={secure.certs.ca}\n"
+        "hivewire.retry.max.attempts=1\n"
+    )
+    drone_fly = ["run", "secure_listeners:app", "--config", "drone-fly.properties", "--endpoint-port", "0"]
+    again = start(drone_fly, tmp_path / "run-again.log")
     try:
         wait_for(lambda: len(secure.records(dlq)) == 1 or again.poll() is not None, "the dead letter", timeout=240)
     finally:
@@ -440,6 +457,7 @@ def test_a_missing_acl_stops_run_and_archive_with_one_line_and_loses_nothing(
     one_line(archive, f"denies READ on group nope-{unique} to User:hivewire")
     for done in (ran, archive):
         assert_no_secret("run/archive", done.output, secure.certs)
+    assert_no_secret("run (Drone Fly)", (tmp_path / "run-again.log").read_text(), secure.certs)
 
 
 # -- the shim: it spools and says so once ---------------------------------------------------------------------

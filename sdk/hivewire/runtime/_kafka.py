@@ -23,6 +23,12 @@ which says once that Kafka is unreachable, reminds at most once a minute, and sa
 from librdkafka's statistics: a broker in state ``UP``). :meth:`KafkaSource.poll` raises a
 :class:`~hivewire.errors.SourceError` when Kafka was never reached within ``startup_timeout``.
 
+Refusals are not outages (wrong credentials, a certificate either side does not trust, a missing ACL, for the
+consumer or the dead-letter producer: :mod:`hivewire.runtime._kafka_refusal`): retrying cannot help, so the
+first is kept in :attr:`KafkaSource.refused` and :meth:`KafkaSource.poll` raises it as a
+:class:`~hivewire.errors.SourceError` whose one line says what to fix. A record whose dead letter was refused
+is never committed, so the run after the fix handles it again.
+
 Dead letters larger than the producer's ``message.max.bytes`` (librdkafka's default, 1000000, is also a
 broker's usual limit) keep the start of the original: the headers ``hivewire.original.stored``
 (``truncated``, or ``reference`` when not even the start fits), ``hivewire.original.size`` and
@@ -262,8 +268,8 @@ class KafkaSource:
     def _client_error(self, err: KafkaError) -> None:
         """librdkafka's error callback (served by the consumer's poll and the dead-letter thread)."""
         code = err.code()
-        if self._refuse(err, "READ", self.topic):
-            return
+        if self._refuse(err, "READ", self.topic) or self.refused is not None:
+            return  # a refusal explains what follows ("all brokers are down"): poll() says it, once
         if code in _CONNECTION_ERRORS:
             self._last_error = err.str()
             if not self.reachability.connected_once:

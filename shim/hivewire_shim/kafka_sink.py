@@ -403,6 +403,8 @@ class KafkaSink:
                 return len(topic.partitions)
             reason = str(topic.error) if topic is not None and topic.error is not None else "not in the metadata"
             missing = True
+            if topic is not None and topic.error is not None:
+                self._refusal(topic.error)  # no ACL for the topic: it is there, the principal may not see it
         except Exception as e:  # KafkaException while the cluster is unreachable
             reason = str(e)
             with contextlib.suppress(Exception):

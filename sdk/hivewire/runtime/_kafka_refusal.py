@@ -5,8 +5,10 @@ certificate the client cannot verify ``_SSL``, a client certificate the broker r
 carrying the TLS alert, a missing ACL ``*_AUTHORIZATION_FAILED``), so a client would log the same failure
 every few hundred milliseconds and never stop. Retrying cannot help: the settings, the certificate or the ACLs
 must change. :func:`refusal` recognises them and writes the one line a user needs: what was refused, the
-setting to check (as the command takes it: ``-X sasl.password``, ``apiary.messaging.consumer.sasl.password``),
-the principal and, for an ACL, the ``kafka-acls`` grant that is missing.
+setting to check (under the key prefix the command reads it from: ``apiary.messaging.consumer.sasl.password``,
+which ``-X sasl.password`` sets; ``hivewire.shim.producer.sasl.password`` for the shim), the principal and, for
+an ACL, the ``kafka-acls`` grant that is missing. :class:`RefusalLog` keeps librdkafka's own line per retry at
+DEBUG.
 
 Invariant: a :class:`Refusal`'s message holds no secret. It names settings, never their values (only
 ``sasl.username``, which is the principal the broker's ACLs name anyway), and quotes librdkafka's reason only
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import KafkaError
 
-__all__ = ["Refusal", "RefusalLog", "refusal"]
+__all__ = ["Refusal", "RefusalLog", "principal", "refusal"]
 
 #: TLS alerts a broker sends when it refuses the client's certificate (or gets none while it requires one).
 _CERTIFICATE_ALERTS = re.compile(

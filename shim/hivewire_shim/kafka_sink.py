@@ -24,6 +24,7 @@ from hivewire.config._kafka import KafkaValue
 from hivewire.errors import ConfigError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import ListenerEvent
+from hivewire.runtime._kafka_refusal import RefusalLog, refusal
 from hivewire_shim.sinks import partition_key
 from hivewire_shim.spool import PRIVATE_FILE, FsyncPolicy, Spool, SpoolRecord, write_all
 
@@ -83,7 +84,8 @@ def _producer_config(user: Mapping[str, Any], bootstrap_servers: str) -> dict[st
             "a broker error) can be overtaken by later events of its table, which then reach consumers "
             "first (each case is logged); keep enable.idempotence=true unless the brokers cannot do it"
         )
-    config.setdefault("logger", logging.getLogger("hivewire_shim.kafka"))
+    # librdkafka logs a refusal (credentials, certificates) on every retry: at DEBUG; the sink says it once
+    config.setdefault("logger", RefusalLog(logging.getLogger("hivewire_shim.kafka")))
     return config
 
 
@@ -222,7 +224,7 @@ class KafkaSink:
         self.metadata_refresh = metadata_refresh
         self._producer_factory: Callable[[dict[str, Any]], Any] = producer_factory or Producer
         try:  # a bad setting is an error now, not a sender thread that dies later
-            first = _Producer(self._producer_factory, self._config)
+            first = _Producer(self._producer_factory, self._config, self._refusal)
         except KafkaException as e:
             raise ConfigError(
                 "Kafka producer",
@@ -258,6 +260,8 @@ class KafkaSink:
         self._pending_warnings = RateLimit(60.0)
         self._reject_errors = RateLimit(30.0)
         self._overtaken_errors = RateLimit(60.0)
+        #: What Kafka refused (credentials, a certificate, an ACL), said once until a delivery succeeds again.
+        self.refused: str | None = None
         if self.spool.pending:
             log.info(
                 "spool %s holds %d undelivered event(s); sending them first", self.spool.directory, self.spool.pending
@@ -364,7 +368,7 @@ class KafkaSink:
                 self._send(session)
                 return
             except _Restart as e:
-                log.warning(
+                (log.debug if self.refused is not None else log.warning)(
                     "Kafka producer for %s failed (%s); starting a new one and resending from the first "
                     "event not delivered",
                     self.topic,
@@ -384,7 +388,7 @@ class KafkaSink:
                         return
                     self._retry_overflow()
                 try:
-                    session = _Producer(self._producer_factory, self._config)
+                    session = _Producer(self._producer_factory, self._config, self._refusal)
                     break
                 except Exception:
                     log.exception("could not create a Kafka producer for %s; retrying", self.topic)
@@ -399,9 +403,13 @@ class KafkaSink:
                 return len(topic.partitions)
             reason = str(topic.error) if topic is not None and topic.error is not None else "not in the metadata"
             missing = True
+            if topic is not None and topic.error is not None:
+                self._refusal(topic.error)  # no ACL for the topic: it is there, the principal may not see it
         except Exception as e:  # KafkaException while the cluster is unreachable
             reason = str(e)
-        if not warn:
+            with contextlib.suppress(Exception):
+                producer.poll(0)  # serves the error callback: a refusal (credentials, certificate) is said once
+        if not warn or self.refused is not None:  # a refusal was said: the reason is known
             log.debug(
                 "could not read the partitions of Kafka topic %s (%s); keeping %s", self.topic, reason, self.partitions
             )
@@ -525,6 +533,9 @@ class KafkaSink:
                 if not session.open:
                     return  # a producer given up on: its record is sent again (a duplicate at worst)
                 if err is None:
+                    if self.refused is not None:
+                        self.refused = None
+                        log.warning("Kafka takes the shim's events for %s again", self.topic)
                     if partition in session.failed_partitions:
                         self._overtook(record, partition)
                     in_flight[record.seq] = _DELIVERED
@@ -535,6 +546,7 @@ class KafkaSink:
                 elif err.code() in purged and session.purging:
                     pass  # we purged it (restarting, or stopping): it is still in the spool
                 else:  # including a purge we did not ask for: librdkafka's after a fatal error
+                    self._refusal(err)
                     session.failed_partitions.add(partition)
                     session.failure.append(f"event #{record.seq}: {err}")
 
@@ -611,6 +623,27 @@ class KafkaSink:
             self._advance(in_flight)
             self.spool.checkpoint(force=True)
             cursor.close()
+
+    def _refusal(self, err: Any) -> None:
+        """Say once that Kafka refused the producer for good (credentials, a certificate, an ACL), and that
+        events wait in the spool; a delivery that succeeds later resets it."""
+        found = refusal(
+            err,
+            servers=self.bootstrap_servers,
+            settings=self._config,
+            option="hivewire.shim.producer.",
+            operation="WRITE",
+            resource=self.topic,
+        )
+        if found is None or self.refused is not None:
+            return
+        self.refused = found.message
+        log.error(
+            "%s. The shim's clients are not affected: their events wait in the spool %s and are sent, in order, "
+            "once Kafka takes them",
+            found.message,
+            self.spool.directory if hasattr(self, "spool") else "(not open yet)",
+        )
 
     def _overtook(self, record: SpoolRecord, partition: int) -> None:
         self.overtaken += 1
@@ -703,8 +736,14 @@ class _Producer:
     makes the sender start a new producer), the partitions a delivery failed in, whether the sender purged
     it (:attr:`purging`) or gave up on it (:attr:`open` false: later reports are ignored)."""
 
-    def __init__(self, factory: Callable[[dict[str, Any]], Any], config: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        factory: Callable[[dict[str, Any]], Any],
+        config: dict[str, Any],
+        on_refusal: Callable[[Any], None] = lambda _error: None,
+    ) -> None:
         self.failure: list[str] = []
+        self._on_refusal = on_refusal
         self.failed_partitions: set[int] = set()
         self.purging = False
         self.open = True
@@ -715,6 +754,8 @@ class _Producer:
         if callable(self._user_error_cb):
             with contextlib.suppress(Exception):
                 self._user_error_cb(error)
+        with contextlib.suppress(Exception):
+            self._on_refusal(error)
         fatal = getattr(error, "fatal", None)
         if callable(fatal) and fatal():
             self.failure.append(f"fatal error: {error}")

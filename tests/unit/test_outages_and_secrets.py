@@ -146,7 +146,7 @@ def test_a_dead_letter_the_broker_refuses_as_too_large_is_queued_again_smaller()
     value = b"x" * 3_000_000
     letter = _Letter(source, value, None, [("hivewire.source.offset", b"1")], lambda: None)
     source._delivery_failed(letter, KafkaError(KafkaError.MSG_SIZE_TOO_LARGE))
-    source._shrink_refused()  # what the dead-letter thread does after the poll that served the refusal
+    source._shrink_too_large()  # what the dead-letter thread does after the poll that served the refusal
     [(_, _, queued)] = source._resend
     assert queued is letter and letter.stored == "truncated" and letter.size() <= 1_500_512
     assert dict(letter.headers)["hivewire.original.size"] == b"3000000"
@@ -166,7 +166,7 @@ def test_a_small_dead_letter_refused_with_a_large_one_goes_again_whole() -> None
     small = _Letter(source, b"y" * 2_000, None, [], lambda: None)
     for letter in (large, small):
         source._delivery_failed(letter, KafkaError(KafkaError.MSG_SIZE_TOO_LARGE))
-    source._shrink_refused()
+    source._shrink_too_large()
     assert {id(q) for _, _, q in source._resend} == {id(large), id(small)}
     assert large.stored == "truncated" and small.stored == "whole" and small.value == b"y" * 2_000
 

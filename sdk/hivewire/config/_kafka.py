@@ -13,9 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from hivewire.config._config import _secret
 from hivewire.config._keys import BATCH_SIZE
 from hivewire.config._keys import CONSUMER_PREFIX as _CONSUMER
-from hivewire.config._kinds import Invalid
+from hivewire.config._kinds import Invalid, resolve_secret
 from hivewire.errors import ConfigError
 
 #: A librdkafka client setting as confluent-kafka takes it: text, a number, a flag, a callback (``error_cb``,
@@ -181,3 +182,19 @@ def _jaas(key: str, value: str) -> dict[str, str]:
             out["sasl.kerberos.keytab"] = options["keyTab"]
         return out
     return {"sasl.jaas.config": value}
+
+
+def resolve_secrets(settings: Mapping[str, str]) -> dict[str, str]:
+    """``settings`` with the value of each secret setting (``sasl.password``, ``ssl.key.password``, ...: the
+    names hivewire treats as secrets) read from ``file:PATH`` or ``env:NAME`` where it names one, as
+    :meth:`~hivewire.config.Config.with_prefix` does for configured keys. For clients configured outside a
+    :class:`~hivewire.config.Config` (the Spark source's ``kafka.*`` options). Raises
+    :class:`~hivewire.errors.ConfigError` naming the setting when the file or variable is missing."""
+    out = dict(settings)
+    for key, value in settings.items():
+        if _secret(key):
+            try:
+                out[key] = resolve_secret(value)
+            except Invalid as e:
+                raise ConfigError(key, str(e)) from None
+    return out

@@ -290,6 +290,7 @@ class Archiver:
                 "partition.assignment.strategy": "range,roundrobin",
             }
         )
+        self.source.group_id = self.group_id  # what the source's refusals (a group ACL) name
         return config
 
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
@@ -347,7 +348,8 @@ class Archiver:
             elif err.fatal():
                 raise HivewireError(f"Kafka: {err.str()}") from KafkaException(err)
             elif err.code() != KafkaError._PARTITION_EOF:
-                log.warning("Kafka: %s", err.str())
+                self.source.report_error(err)  # a refusal (an ACL) stops the run below; others are logged
+        self.source.raise_if_refused()
 
     def _take(self, msg: Any) -> None:
         p, offset = msg.partition(), msg.offset()

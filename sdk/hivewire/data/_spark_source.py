@@ -26,6 +26,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 
+from hivewire.config._kafka import resolve_secrets
 from hivewire.data._columnar import BATCH_ROWS as COLUMNAR_BATCH_ROWS
 from hivewire.data._columnar import batch, message_row
 from hivewire.data._rows import Message, paused_gc
@@ -133,7 +134,8 @@ def _millis(given: Mapping[str, str], key: str) -> int | None:
 def _consumer(options: SourceOptions) -> Any:
     from confluent_kafka import Consumer
 
-    conf: dict[str, str | bool] = {"group.id": "hivewire-spark", **options.consumer}
+    # secrets as file:PATH / env:NAME are read where the consumer runs (the driver, each executor)
+    conf: dict[str, str | bool] = {"group.id": "hivewire-spark", **resolve_secrets(options.consumer)}
     # confluent-kafka wants a group id even for assign(); these make sure it is never used: no subscribe(),
     # no commits, no stored offsets.
     conf.update({"enable.auto.commit": False, "enable.auto.offset.store": False, "enable.partition.eof": True})

@@ -11,6 +11,11 @@ Exactly once per event id: every record carries its event id in the header :data
 each batch is acknowledged by the brokers, the checkpoint file saves the last event id and each partition's
 end offset. On a restart the records written after the checkpoint are read back from the topic, and the
 entries they already hold are not published again.
+
+Security settings (``security.*``, ``sasl.*``, ``ssl.*``) are taken by both its clients, as the runtime's
+consumer and dead-letter producer share them: from ``apiary.messaging.consumer.*`` (``-X``) and
+``hivewire.bridge.producer.*`` (``-P``, which wins for the producer). Kafka refusing them (credentials, a
+certificate, an ACL) stops the bridge with one line saying what to fix.
 """
 
 from __future__ import annotations
@@ -31,11 +36,13 @@ from confluent_kafka import TopicPartition as KafkaPartition
 from hivewire._ratelimit import RateLimit
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
+from hivewire.config._kafka import consumer_settings
 from hivewire.errors import DecodeError, MetastoreError, SourceError
 from hivewire.events import _apiary as apiary
 from hivewire.events._notification import from_notification
 from hivewire.events._types import TYPES
 from hivewire.metastore import MetastoreClient
+from hivewire.runtime._kafka_refusal import RefusalLog, refusal
 from hivewire.runtime._notification_log import NotificationLogSettings, fetch
 from hivewire_thrift.hive_metastore.ttypes import NotificationEvent
 
@@ -78,13 +85,20 @@ class Bridge:
         checkpoint: str | os.PathLike[str],
         producer_config: Mapping[str, str] | None = None,
         settings: NotificationLogSettings | None = None,
+        consumer_config: Mapping[str, str] | None = None,
     ) -> None:
         self.client = client
         self.topic = topic
         self.bootstrap_servers = bootstrap_servers
         self.checkpoint = Path(checkpoint)
         self.settings = settings or NotificationLogSettings.from_config(Config({}))
-        self._producer_config = dict(producer_config or {})
+        # Security settings go to both clients: -X's (the consumer's) under -P's for the producer, and the
+        # other way round for the consumer that reads the bridge's records back.
+        consumer = consumer_settings(consumer_config or {}).config
+        producer = dict(producer_config or {})
+        self._producer_config = {**_security(consumer), **producer}
+        self._consumer_config = {**_security(producer), **_security(consumer)}
+        self._refused: str | None = None
         self._producer: Producer | None = None
         self._offsets: dict[int, int] = {}
         self._errors: list[str] = []
@@ -101,6 +115,7 @@ class Bridge:
             checkpoint=settings.position_file,
             producer_config=config.with_prefix(keys.BRIDGE_PRODUCER_PREFIX.name),
             settings=settings,
+            consumer_config=config.with_prefix(keys.CONSUMER_PREFIX.name),
         )
 
     # -- checkpoint -----------------------------------------------------------------------------------
@@ -127,9 +142,44 @@ class Bridge:
         os.replace(tmp, self.checkpoint)
 
     # -- Kafka ----------------------------------------------------------------------------------------
+    def _refusal(self, error: KafkaError) -> None:
+        """The clients' error callback: keep the first refusal (credentials, a certificate, an ACL)."""
+        if error.code() == KafkaError.GROUP_AUTHORIZATION_FAILED:
+            return  # librdkafka looks up the read-back consumer's group, which is never used: no ACL needed
+        found = refusal(
+            error,
+            servers=self.bootstrap_servers,
+            settings=self._producer_config,
+            option="apiary.messaging.consumer.",  # -X, which both clients take (-P: the producer alone)
+            operation="WRITE",
+            resource=self.topic,
+        )
+        if found is not None and self._refused is None:
+            self._refused = found.message
+        log.debug("Kafka: %s", error.str())
+
+    def _check_refused(self) -> None:
+        if self._refused is not None:
+            raise SourceError(self._refused)
+
     def _partitions(self, producer: Producer) -> int:
-        metadata = producer.list_topics(self.topic, timeout=30)
+        for _ in range(30):  # a second at a time, so that a refusal (served by poll) stops it at once
+            try:
+                metadata = producer.list_topics(self.topic, timeout=1)
+                break
+            except Exception as e:  # KafkaException: not reached (yet)
+                producer.poll(0)
+                self._check_refused()
+                failure = e
+        else:
+            raise SourceError(
+                f"cannot reach Kafka at {self.bootstrap_servers} ({failure}): check --bootstrap-servers, the "
+                "network and the security settings (-X security.protocol=...)"
+            )
         topic = metadata.topics.get(self.topic)
+        if topic is not None and topic.error is not None:
+            self._refusal(topic.error)
+            self._check_refused()
         if topic is None or topic.error is not None or not topic.partitions:
             raise SourceError(f"Kafka topic {self.topic!r} is not available ({topic.error if topic else 'absent'})")
         return len(topic.partitions)
@@ -142,7 +192,9 @@ class Bridge:
                 "group.id": f"hivewire-bridge-{uuid.uuid4().hex}",
                 "enable.auto.commit": False,
                 "isolation.level": "read_committed",
-                "logger": logging.getLogger("hivewire.bridge.consumer"),
+                "logger": RefusalLog(logging.getLogger("hivewire.bridge.consumer")),
+                "error_cb": self._refusal,
+                **self._consumer_config,
             }
         )
         found: set[int] = set()
@@ -162,8 +214,13 @@ class Bridge:
                 message = consumer.poll(30)
                 if message is None:
                     raise SourceError(f"could not read topic {self.topic!r} back within 30 s")
-                if message.error() is not None:
-                    raise SourceError(f"reading topic {self.topic!r} back: {message.error()}")
+                error = message.error()
+                if error is not None and error.code() != KafkaError.GROUP_AUTHORIZATION_FAILED:
+                    self._refusal(error)
+                    self._check_refused()
+                    raise SourceError(f"reading topic {self.topic!r} back: {error}")
+                if error is not None:  # librdkafka looks up the unused group's coordinator: no ACL is needed
+                    continue
                 event_id = _event_id(message)
                 if event_id is not None:
                     found.add(event_id)
@@ -176,7 +233,8 @@ class Bridge:
 
     def _delivered(self, error: KafkaError | None, message: Message) -> None:
         if error is not None:
-            self._errors.append(str(error))
+            self._refusal(error)
+            self._errors.append(self._refused or str(error))
         else:
             p, offset = message.partition() or 0, message.offset() or 0
             self._offsets[p] = max(self._offsets.get(p, 0), offset + 1)
@@ -191,7 +249,8 @@ class Bridge:
                 "enable.idempotence": True,
                 "acks": "all",
                 "linger.ms": 5,
-                "logger": logging.getLogger("hivewire.bridge.producer"),
+                "logger": RefusalLog(logging.getLogger("hivewire.bridge.producer")),
+                "error_cb": self._refusal,
                 **self._producer_config,
             }
         )
@@ -232,6 +291,7 @@ class Bridge:
                         self._publish(producer, entry, partitions, stats)
                     position = entry.eventId
                 remaining = producer.flush(60)
+                self._check_refused()
                 if remaining or self._errors:
                     raise SourceError(
                         f"Kafka did not acknowledge {remaining or len(self._errors)} record(s) "
@@ -287,3 +347,12 @@ def _event_id(message: Message) -> int | None:
             except ValueError:
                 return None
     return None
+
+
+def _security(settings: Mapping[str, object]) -> dict[str, str]:
+    """The connection and security settings of a client's ``settings`` (text only), to share with another."""
+    return {
+        k: str(v)
+        for k, v in settings.items()
+        if k.startswith(("security.", "sasl.", "ssl.", "client.dns.", "socket.", "broker.address.family"))
+    }

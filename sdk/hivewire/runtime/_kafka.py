@@ -23,6 +23,12 @@ which says once that Kafka is unreachable, reminds at most once a minute, and sa
 from librdkafka's statistics: a broker in state ``UP``). :meth:`KafkaSource.poll` raises a
 :class:`~hivewire.errors.SourceError` when Kafka was never reached within ``startup_timeout``.
 
+Refusals are not outages (wrong credentials, a certificate either side does not trust, a missing ACL, for the
+consumer or the dead-letter producer: :mod:`hivewire.runtime._kafka_refusal`): retrying cannot help, so the
+first is kept in :attr:`KafkaSource.refused` and :meth:`KafkaSource.poll` raises it as a
+:class:`~hivewire.errors.SourceError` whose one line says what to fix. A record whose dead letter was refused
+is never committed, so the run after the fix handles it again.
+
 Dead letters larger than the producer's ``message.max.bytes`` (librdkafka's default, 1000000, is also a
 broker's usual limit) keep the start of the original: the headers ``hivewire.original.stored``
 (``truncated``, or ``reference`` when not even the start fits), ``hivewire.original.size`` and
@@ -65,6 +71,7 @@ from hivewire._ratelimit import RateLimit
 from hivewire._reachability import Reachability
 from hivewire.config._kafka import CONSUMER_PREFIX, KafkaValue, consumer_settings
 from hivewire.errors import ConfigError, HivewireError, RecordsGoneError, SourceError
+from hivewire.runtime._kafka_refusal import Refusal, refusal
 from hivewire.runtime._retention import RetentionWatch
 from hivewire.runtime._source import Assigned, Delivered, Record
 from hivewire.runtime._source import TopicPartition as TP
@@ -87,7 +94,7 @@ _SHARED_PREFIXES = ("security.", "sasl.", "ssl.", "client.dns.", "socket.", "bro
 _DEFAULT_MAX_MESSAGE = 1_000_000
 # Room for a record's framing and protocol overhead beyond its key, value and headers.
 _RECORD_OVERHEAD = 512
-# librdkafka errors about reaching brokers.
+# librdkafka errors about reaching brokers (those that are a refusal, _kafka_refusal.refusal, stop the client).
 _CONNECTION_ERRORS = {
     KafkaError._ALL_BROKERS_DOWN,
     KafkaError._AUTHENTICATION,
@@ -97,7 +104,7 @@ _CONNECTION_ERRORS = {
     KafkaError._TIMED_OUT,
 }
 # librdkafka log facilities of connection failures: its errors reach Reachability, the lines go to DEBUG.
-_CONNECTION_FACILITIES = {"FAIL", "ERROR", "REQTMOUT", "BROKERFAIL", "CONNECT", "DISCONNECT"}
+_CONNECTION_FACILITIES = {"FAIL", "ERROR", "REQTMOUT", "BROKERFAIL", "CONNECT", "DISCONNECT", "SSL"}
 _TOO_LARGE = {KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE}
 #: Seconds between the lines saying the consumer still waits for its partitions.
 ASSIGNMENT_REMINDER = 10.0
@@ -217,8 +224,8 @@ class KafkaSource:
         self._resend_lock = threading.Lock()
         self._resend_seq = 0
         # Letters the broker refused as too large since the dead-letter thread last looked: one wave, as the
-        # broker refuses a whole batch (runtime/_kafka.py's _shrink_refused decides which of them to shrink).
-        self._refused: list[_Letter] = []
+        # broker refuses a whole batch (runtime/_kafka.py's _shrink_too_large decides which of them to shrink).
+        self._too_large: list[_Letter] = []
         self._failure_log = RateLimit(10.0)
         self._closing = threading.Event()
         self._paused = False
@@ -233,6 +240,8 @@ class KafkaSource:
         )
         self._error_log = RateLimit(60.0)
         self._last_error = ""
+        #: Kafka refused this client for good (credentials, certificate, an ACL): poll() raises it.
+        self.refused: Refusal | None = None
         self._max_message = int(str(self.producer_config.get("message.max.bytes", _DEFAULT_MAX_MESSAGE)))
         #: Records the broker deleted before the group read them (runtime/_retention.py).
         self.retention = RetentionWatch(self._records_missing)
@@ -266,8 +275,8 @@ class KafkaSource:
         """librdkafka settings that turn its logging, errors and statistics into :attr:`reachability`, for a
         client named ``client`` (the archive's consumer uses them too)."""
         out: dict[str, object] = {
-            "logger": _LibrdkafkaLog(logging.getLogger(f"hivewire.kafka.librdkafka.{client}")),
-            "error_cb": self._client_error,
+            "logger": LibrdkafkaLog(logging.getLogger(f"hivewire.kafka.librdkafka.{client}")),
+            "error_cb": self._producer_error if client == "producer" else self._client_error,
         }
         if "statistics.interval.ms" not in self.consumer_config and "stats_cb" not in self.consumer_config:
             # The only news librdkafka gives of a broker coming back; also how the first contact is known.
@@ -278,6 +287,8 @@ class KafkaSource:
     def _client_error(self, err: KafkaError) -> None:
         """librdkafka's error callback (served by the consumer's poll and the dead-letter thread)."""
         code = err.code()
+        if self._refuse(err, "READ", self.topic) or self.refused is not None:
+            return  # a refusal explains what follows ("all brokers are down"): poll() says it, once
         if code in _CONNECTION_ERRORS:
             self._last_error = err.str()
             if not self.reachability.connected_once:
@@ -367,6 +378,7 @@ class KafkaSource:
 
     def poll(self, max_records: int, timeout: float) -> Sequence[Record]:
         assert self._consumer is not None, "open() first"
+        self.raise_if_refused()
         messages: list[Any] = self._consumer.consume(max_records, timeout)
         if self._waiting_since is not None:
             self._say_waiting()
@@ -395,13 +407,48 @@ class KafkaSource:
         if self._metrics is not None:
             self._metrics.records_missing.labels(partition[0], str(partition[1])).inc(last - first + 1)
 
+    # -- refusals (issue 28: credentials, certificates, ACLs) -------------------------------------------------
+    def _producer_error(self, err: KafkaError) -> None:
+        """The dead-letter producer's error callback: as the consumer's, but it writes to the dead-letter topic."""
+        if not self._refuse(err, "WRITE", self.dead_letter_topic):
+            self._client_error(err)
+
+    def _refuse(self, err: KafkaError, operation: str, topic: str) -> bool:
+        """Keep the first refusal (:attr:`refused`, raised by :meth:`poll`); True if ``err`` is one
+        (``operation`` on ``topic`` is what the client was doing)."""
+        found = refusal(
+            err,
+            servers=self.bootstrap_servers,
+            settings={**self.consumer_config, "group.id": self.group_id},
+            option=CONSUMER_PREFIX,
+            operation=operation,
+            resource=topic,
+        )
+        if found is None:
+            return False
+        if self.refused is None:
+            self.refused = found
+        log.debug("Kafka refused the client: %s", err.str())
+        return True
+
+    def report_error(self, err: KafkaError) -> None:
+        """An error another consumer of this source met (the archive's): a refusal is kept, others logged."""
+        self._client_error(err)
+
+    def raise_if_refused(self) -> None:
+        """Raise :class:`~hivewire.errors.SourceError` with the refusal's one line if Kafka refused the client."""
+        if self.refused is not None:
+            raise SourceError(self.refused.message)
+
+    # -- (end of refusals) ----------------------------------------------------------------------------------
     def start_clock(self) -> None:
         """Start counting ``startup_timeout`` (:meth:`open` does)."""
         self._opened_at = time.monotonic()
 
     def check_started(self) -> None:
         """Raise :class:`~hivewire.errors.SourceError` once ``startup_timeout`` passed since :meth:`start_clock`
-        without ever reaching a broker."""
+        without ever reaching a broker, or at once when Kafka refused the client (:attr:`refused`)."""
+        self.raise_if_refused()
         if (
             self.startup_timeout > 0
             and not self.reachability.connected_once
@@ -511,18 +558,24 @@ class KafkaSource:
         while not self._closing.is_set():
             with self._resend_lock:
                 wait = self._resend[0][0] - time.monotonic() if self._resend else 0.2
-            producer.poll(min(0.2, max(0.0, wait)))
-            self._shrink_refused()
+            try:
+                producer.poll(min(0.2, max(0.0, wait)))
+            except KafkaException as e:  # a fatal producer error: a refusal (an ACL) stops the app, see poll()
+                error = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
+                if error is None or not self._refuse(error, "WRITE", self.dead_letter_topic):
+                    raise
+                return
+            self._shrink_too_large()
             self._resend_due(producer)
 
-    def _shrink_refused(self) -> None:
+    def _shrink_too_large(self) -> None:
         """Send again the letters the broker refused as too large, shrinking only the big ones among them.
 
         The broker refuses a whole batch when it exceeds the topic's ``max.message.bytes``, so a small letter
         batched with a large one is refused too: only the letters at least half the size of the largest refused
         together are shrunk (halved, then cut to the reference); the others go again whole."""
         with self._resend_lock:
-            wave, self._refused = self._refused, []
+            wave, self._too_large = self._too_large, []
         if not wave:
             return
         largest = max(letter.size() for letter in wave)
@@ -574,6 +627,8 @@ class KafkaSource:
                 return False
             except KafkaException as e:
                 error = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
+                if self.refused is not None:
+                    return True  # Kafka refused the producer: poll() stops the app, the record stays uncommitted
                 if error is not None and error.code() in _TOO_LARGE and letter.fit(self._limit_below(letter)):
                     continue
                 self._count_failure(error, str(e))
@@ -596,9 +651,11 @@ class KafkaSource:
             if self._metrics is not None:
                 self._metrics.dead_letter_failures.inc()
             return
+        if self._refuse(err, "WRITE", self.dead_letter_topic):
+            return  # poll() stops the app; the record is not committed, so it is read again after the fix
         if err.code() in _TOO_LARGE:
             with self._resend_lock:
-                self._refused.append(letter)  # decided with the rest of its batch, after this poll
+                self._too_large.append(letter)  # decided with the rest of its batch, after this poll
             return
         self._count_failure(err, str(err))
         # Keep trying: the record's batch (and its commit) waits for this acknowledgement.
@@ -635,7 +692,7 @@ class KafkaSource:
         producer = self._producer
         if producer is None:
             return
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() if self.refused is not None else time.monotonic() + timeout
         while True:
             with self._resend_lock:
                 waiting = len(self._resend)
@@ -675,7 +732,7 @@ def letter_key(record: Record, headers: Mapping[str, str]) -> bytes:
     return (table or f"{record.topic()}/{record.partition()}").encode()
 
 
-class _LibrdkafkaLog:
+class LibrdkafkaLog:
     """librdkafka's ``logger``: its lines under ``hivewire.kafka.librdkafka``, connection failures at DEBUG
     (:attr:`KafkaSource.reachability` speaks for them, once)."""
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import fnmatch
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hivewire.config._kafka import KafkaValue, consumer_settings
 from hivewire.errors import ConfigError, DecodeError, HivewireError
@@ -98,24 +99,30 @@ def tail(
     runtime translates them; ``group.id`` and commit settings are overridden, since nothing is committed.
     Raises :class:`~hivewire.errors.HivewireError` when Kafka cannot be reached or the topic does not exist.
     """
-    from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaException, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException, TopicPartition
+
+    from hivewire.runtime._kafka import LibrdkafkaLog
 
     raw = dict(consumer_config or {})
     start_at_beginning = from_beginning or str(raw.pop("auto.offset.reset", "")).lower() in ("earliest", "smallest")
-    conf: dict[str, KafkaValue] = {
-        **consumer_settings(raw).config,
+    settings = consumer_settings(raw).config
+    refused = _Refusals(bootstrap_servers, settings, topic)
+    conf: dict[str, object] = {
+        **settings,
         "bootstrap.servers": bootstrap_servers,
         "group.id": f"hivewire-tail-{uuid.uuid4()}",  # librdkafka needs one; never joined or committed
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,
-        "logger": logging.getLogger("hivewire.kafka.tail"),
+        # librdkafka's connection failures at DEBUG: a refusal is said once, by the error below
+        "logger": LibrdkafkaLog(logging.getLogger("hivewire.kafka.librdkafka.tail")),
+        "error_cb": refused.error,
     }
     try:
         consumer = Consumer(conf)
     except KafkaException as e:
         raise ConfigError("apiary.messaging.consumer.*", str(e.args[0] if e.args else e)) from None
     try:
-        partitions = _partitions(consumer, bootstrap_servers, topic)
+        partitions = _partitions(consumer, bootstrap_servers, topic, refused)
         # Where each partition ends now: reaching all of them is "the end" (said once, as kcat does).
         ends: dict[int, int] = {}
         for p in partitions:
@@ -133,8 +140,12 @@ def tail(
             message = consumer.poll(0.5)
             if message is None:
                 continue
-            if message.error() is not None:
-                log.warning("reading %s: %s", topic, message.error())
+            error = message.error()
+            if error is not None:
+                refused.error(error)
+                refused.check()
+                if error.code() not in (KafkaError._PARTITION_EOF, KafkaError.GROUP_AUTHORIZATION_FAILED):
+                    log.warning("reading %s: %s", topic, error)
                 continue
             partition, position = message.partition(), message.offset()
             assert partition is not None and position is not None  # a message without error has both
@@ -163,17 +174,62 @@ def _at_end(topic: str, partitions: int, read: int, exiting: bool) -> None:
     log.info("reached the end of %s (%d partition(s), %d message(s) read); %s", topic, partitions, read, then)
 
 
-def _partitions(consumer: Consumer, bootstrap_servers: str, topic: str) -> list[int]:
-    from confluent_kafka import KafkaException
+class _Refusals:
+    """The reader's librdkafka errors: the first refusal (credentials, certificate, an ACL) is kept and
+    :meth:`check` raises it as one line saying what to fix; the rest librdkafka retries on its own."""
 
-    try:
-        metadata = consumer.list_topics(topic, timeout=METADATA_TIMEOUT)
-    except KafkaException:
+    def __init__(self, servers: str, settings: Mapping[str, KafkaValue], topic: str) -> None:
+        self.servers, self.settings, self.topic = servers, settings, topic
+        self.found: str | None = None
+
+    def error(self, err: Any) -> None:
+        from confluent_kafka import KafkaError
+
+        from hivewire.runtime._kafka_refusal import refusal
+
+        if err.code() == KafkaError.GROUP_AUTHORIZATION_FAILED:
+            # librdkafka looks up its (throw-away) group's coordinator though the reader never uses the group:
+            # reading needs no group ACL
+            log.debug("Kafka: %s (not needed: the reader joins no group)", err.str())
+            return
+        found = refusal(
+            err,
+            servers=self.servers,
+            settings=self.settings,
+            option="apiary.messaging.consumer.",
+            operation="READ",
+            resource=self.topic,
+        )
+        if found is not None and self.found is None:
+            self.found = found.message
+        log.debug("Kafka: %s", err.str())
+
+    def check(self) -> None:
+        if self.found is not None:
+            raise HivewireError(self.found)
+
+
+def _partitions(consumer: Consumer, bootstrap_servers: str, topic: str, refused: _Refusals) -> list[int]:
+    from confluent_kafka import KafkaError, KafkaException
+
+    deadline = time.monotonic() + METADATA_TIMEOUT
+    while True:  # a second at a time, so that a refusal (librdkafka's error callback, served by poll) stops it
+        try:
+            metadata = consumer.list_topics(topic, timeout=1.0)
+            break
+        except KafkaException:
+            consumer.poll(0)
+            refused.check()
+            if time.monotonic() < deadline:
+                continue
         raise HivewireError(
             f"cannot reach Kafka at {bootstrap_servers} (waited {METADATA_TIMEOUT:.0f} s): check "
             "--bootstrap-servers, the network and the security settings (-X security.protocol=...)"
         ) from None
     found = metadata.topics.get(topic)
+    if found is not None and found.error is not None and found.error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+        refused.error(found.error)
+        refused.check()
     if found is None or found.error is not None or not found.partitions:
         raise NoSuchTopic(f"topic {topic} does not exist on {bootstrap_servers}: check --topic")
     return sorted(found.partitions)

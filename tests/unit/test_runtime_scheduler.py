@@ -238,7 +238,10 @@ def test_a_final_failure_logs_the_traceback_once_naming_the_listeners_line(caplo
     finals = [r for r in caplog.records if r.levelno == logging.ERROR and "gave up" in r.getMessage()]
     assert len(finals) == 3
     assert all(f"{__file__}:{line}" in r.getMessage() for r in finals)
-    assert all(r.exc_info is not None and r.exc_info[1] is not None for r in finals)
+    # only the listener's own frames in the message (issue 33); the whole traceback at DEBUG
+    assert all('raise ValueError("no such column")' in r.getMessage() and r.exc_info is None for r in finals)
+    whole = [r for r in caplog.records if r.levelno == logging.DEBUG and "the whole traceback" in r.getMessage()]
+    assert len(whole) == 3 and all(r.exc_info is not None for r in whole)
     retries = [r for r in caplog.records if "retrying" in r.getMessage()]
     assert retries and all(r.levelno == logging.DEBUG for r in retries)
 

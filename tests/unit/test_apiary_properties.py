@@ -870,3 +870,12 @@ def mutated_objects(cls: Any) -> st.SearchStrategy[Any]:
         return value
 
     return mutated()
+
+
+def test_a_null_inside_a_list_of_objects_is_a_decode_error() -> None:
+    # Found by test_mutated_golden_messages_only_raise_decode_error: a null item in a list of Thrift structs
+    # (a table's columns) was kept, and failed later with AttributeError in whatever read the item.
+    message = json.loads(apiary.encode(hw.testing.create_table_event("sales", "orders")))
+    message["table"]["sd"]["cols"] = [None]
+    with pytest.raises(hw.DecodeError, match=r"cols\[0\]"):
+        materialise(apiary.decode(json.dumps(message).encode()))

@@ -129,6 +129,8 @@ def load_Table(v: Any) -> Table | None:
         y: list[Any] = []
         try:
             for e in x:
+                if e is None:  # a struct's own null means absent; a list holds no absent items
+                    raise bad("", "an object", e)
                 y.append(load_FieldSchema(e))
         except Invalid as err:
             err.steps.append(f".partitionKeys[{len(y)}]")
@@ -271,6 +273,8 @@ def load_StorageDescriptor(v: Any) -> StorageDescriptor | None:
         y: list[Any] = []
         try:
             for e in x:
+                if e is None:  # a struct's own null means absent; a list holds no absent items
+                    raise bad("", "an object", e)
                 y.append(load_FieldSchema(e))
         except Invalid as err:
             err.steps.append(f".cols[{len(y)}]")
@@ -321,6 +325,8 @@ def load_StorageDescriptor(v: Any) -> StorageDescriptor | None:
         y = []
         try:
             for e in x:
+                if e is None:  # a struct's own null means absent; a list holds no absent items
+                    raise bad("", "an object", e)
                 y.append(load_Order(e))
         except Invalid as err:
             err.steps.append(f".sortCols[{len(y)}]")
@@ -590,6 +596,8 @@ def load_CreationMetadata(v: Any) -> CreationMetadata | None:
         y: list[Any] = []
         try:
             for e in x:
+                if e is None:  # a struct's own null means absent; a list holds no absent items
+                    raise bad("", "an object", e)
                 y.append(load_SourceTable(e))
         except Invalid as err:
             err.steps.append(f".sourceTables[{len(y)}]")
@@ -653,6 +661,8 @@ def load_ColumnStatistics(v: Any) -> ColumnStatistics | None:
         y: list[Any] = []
         try:
             for e in x:
+                if e is None:  # a struct's own null means absent; a list holds no absent items
+                    raise bad("", "an object", e)
                 y.append(load_ColumnStatisticsObj(e))
         except Invalid as err:
             err.steps.append(f".statsObj[{len(y)}]")
@@ -1537,6 +1547,8 @@ def load_Function(v: Any) -> Function | None:
         y: list[Any] = []
         try:
             for e in x:
+                if e is None:  # a struct's own null means absent; a list holds no absent items
+                    raise bad("", "an object", e)
                 y.append(load_ResourceUri(e))
         except Invalid as err:
             err.steps.append(f".resourceUris[{len(y)}]")

@@ -45,8 +45,12 @@ _LOCAL_DEFAULTS = {
 
 
 def new_cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes in URL-safe base64 without padding, as ``kafka-storage random-uuid``."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A KRaft cluster id: 16 random bytes in URL-safe base64 without padding, as ``kafka-storage random-uuid``;
+    never one that starts with ``-``, which the storage tool's command line would take for an option."""
+    while True:
+        found = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not found.startswith("-"):
+            return found
 
 
 class KafkaBroker(LocalService):

@@ -176,7 +176,7 @@ class App(AppDecorators):
         """Consume ``source`` (by default the Kafka topic in the configuration) until stopped.
 
         Blocks. SIGTERM or SIGINT stop it cleanly (a second signal stops it at once). Returns when a finite
-        source (such as :class:`~hivewire.source.MemorySource`) is exhausted. ``config`` (from the CLI)
+        source (such as :class:`~hivewire.runtime.MemorySource`) is exhausted. ``config`` (from the CLI)
         replaces the app's settings, falling back to them.
         """
         config = config or Config.load(base=self.config)

@@ -8,7 +8,7 @@ N events at once, ordered per table (``concurrency`` > 1, or an ``async def`` li
 A lane keeps its backlog in memory up to its bounds (``hivewire.listener.queue.size`` events or
 ``hivewire.listener.queue.bytes``). Beyond them, while another lane is keeping up
 (``hivewire.listener.overflow=reread``, the default), it keeps only a :class:`Spill` per share, the share's
-batch and offsets, and reads those records again from the source with a :class:`~hivewire.source.Reader` of
+batch and offsets, and reads those records again from the source with a :class:`~hivewire.runtime._source.Reader` of
 its own when it gets to them, until its backlog has drained to half of both bounds. So a listener far behind
 neither holds memory nor holds up the others; only the commits wait for it. When every lane is over its
 bounds (or with ``overflow=pause``, when any is) the runner pauses consumption instead: reading ahead for

@@ -4,11 +4,11 @@ The polling thread splits each poll into one batch per partition, decodes each r
 one is dead-lettered with the reason; until the broker has it, it counts against the backlog bounds too)
 and hands every listener that wants them its own share of each batch. It never blocks on a listener: a lane
 over its bounds (events, bytes of record values) spills while another lane keeps up, keeping only the
-offsets of what it will read again (see :mod:`hivewire.runtime.lane`). Consumption pauses (the consumer
+offsets of what it will read again (see :mod:`hivewire.runtime._lane`). Consumption pauses (the consumer
 keeps polling, so it keeps its group membership) while every lane is over its bounds (with
 ``hivewire.listener.overflow=pause``: while any is), or while dead letters the broker has not acknowledged
 are; it resumes when those have drained to half of both bounds (and, spilling, one lane has).
-Committed offsets come from the :class:`~hivewire.runtime.tracker.CommitTracker`.
+Committed offsets come from the :class:`~hivewire.runtime._tracker.CommitTracker`.
 
 With coordination configured, the polling thread also follows the listeners' switches (``hivewire listener
 pause|resume``): between two polls it pauses or resumes their lanes (:meth:`Runner._obey`), and before the

@@ -3,7 +3,7 @@
 A source delivers records (Kafka-message-like objects) in batches, takes commits of processed offsets,
 pauses and resumes for backpressure, publishes dead letters, and gives listeners that fell behind a
 :class:`Reader` of their own, to read again what was not kept in memory for them.
-:class:`~hivewire.kafka.KafkaSource` is the real one; :class:`MemorySource` runs the same runtime with no
+:class:`~hivewire.runtime.KafkaSource` is the real one; :class:`MemorySource` runs the same runtime with no
 broker, for users' tests (as FastStream's test broker does) and for hivewire's own contract tests, which run
 against both.
 """
@@ -81,7 +81,7 @@ class Source(Protocol):
     """A stream of Apiary records the runtime consumes.
 
     A source may also have ``attach_metrics(metrics)``: the runtime calls it with its
-    :class:`~hivewire.metrics.Metrics` before :meth:`open`, so the source can count its own failures; and
+    :class:`~hivewire.runtime._metrics.Metrics` before :meth:`open`, so the source can count its own failures; and
     ``tail()``, a new :class:`Tail` over every partition, which singleton listeners need.
     """
 

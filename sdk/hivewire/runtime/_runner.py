@@ -383,12 +383,16 @@ class Runner:
         membership = self.membership
         assert membership is not None
         membership.switched.clear()
+        held: dict[TopicPartition, int] | None = None
         for lane in self.lanes:
             paused = membership.paused(lane.name)
             lane.metrics.paused.set(1 if paused else 0)
             sidelining = self.sidelinings.get(lane)
             if sidelining is not None:
-                sidelining.update(membership.sidelines(lane.name), self.positions)
+                sidelines = membership.sidelines(lane.name)
+                if held is None and any(s.state != "started" for s in sidelines):
+                    held = self._held_positions()
+                sidelining.update(sidelines, self.positions if held is None else held)
             if paused == lane.paused:
                 continue
             if paused:
@@ -404,6 +408,18 @@ class Runner:
             for state in ("started", "resumed", "resolved"):
                 self.metrics.sidelines.labels(state).set(sum(1 for found in states.values() if found == state))
 
+    def _held_positions(self) -> dict[TopicPartition, int]:
+        """The next offset to dispatch of every partition held: how far this instance got, or, for a partition
+        it has dispatched nothing of yet, where its consumer starts reading. A sideline's replay runs up to
+        there: with only what was dispatched, a partition that brought nothing new since a restart would never
+        have its skipped events replayed."""
+        positions = dict(self.positions)
+        for tp in self.assigned - positions.keys():
+            start = self.source.next_offset(tp)
+            if start is not None:
+                positions[tp] = start
+        return positions
+
     # -- offsets --------------------------------------------------------------------------------------
     def _commit(self, *, wait: bool, everything: bool = False) -> None:
         offsets = self.tracker.take_commits(everything)
@@ -418,6 +434,13 @@ class Runner:
         self.tracker.assign(partitions)
         if self.membership is not None:
             self.membership.hold(self.assigned)
+        for sidelining in self.skipping.values():
+            if any(s.state != "started" for s in sidelining.sidelines):
+                # Replays due on these partitions start now, not when something new arrives on them.
+                for tp in partitions:
+                    start = self.source.next_offset(tp)
+                    if start is not None:
+                        sidelining.dispatching(tp, start)
 
     def _on_revoke(self, partitions: list[TopicPartition]) -> None:
         log.info("revoked %s", sorted(partitions))

@@ -34,11 +34,17 @@ import waiting
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from runtime_model import SWITCHABLE, TABLES, Broker, Call, Instance, Journal, payload
+from runtime_model import RETRY, SWITCHABLE, TABLES, Broker, Call, Instance, Journal, payload
 
+import hivewire as hw
+from hivewire.config import Config
 from hivewire.coordination import AppState, InMemoryCoordinator, Sideline
 from hivewire.events import _apiary as apiary
-from hivewire.runtime._lane import Lane
+from hivewire.runtime._lane import Lane, LaneServices
+from hivewire.runtime._listener import EventFilter, Listener
+from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._source import MemorySource
+from hivewire.runtime._tracker import CommitTracker
 
 PARTITIONS = 3
 MAX_LIVE = 3
@@ -385,3 +391,51 @@ def test_regression_a_new_leader_starts_where_the_last_one_began_not_where_the_g
         settle(made, lambda: second.singleton.leading, "the second instance to lead")
         gate.set()
         settle(made, lambda: not made.missing("leader"), "every event to reach the singleton")
+
+
+def test_regression_a_replay_queued_behind_a_later_range_of_its_partition_is_read() -> None:
+    """Found by the model (a sideline resolved right after its events arrived lost one): the lane reads queued
+    ranges of one partition together, from the first's start to the last's end; a replay queued behind a
+    range further on (the live events a lane behind had spilled) made that one read end before it began, and
+    both ranges were let go unread. Ranges are read together only in offset order now."""
+    source = MemorySource(partitions=1, stop_when_idle=False)
+    tp = (source.topic, 0)
+    for seq in range(10):
+        source.send(payload(seq, TABLES[0]), partition=0)
+    tracker = CommitTracker()
+    tracker.assign([tp])
+    stopping = threading.Event()
+    services = LaneServices(
+        tracker=tracker,
+        source=source,
+        metrics=Metrics(),
+        retry=RETRY,
+        timeout=30,
+        queue_events=100,
+        queue_bytes=10**9,
+        app_name="orders",
+        stopping=stopping,
+        metastore=lambda: None,
+        fatal=lambda e: None,
+    )
+    seen: list[int] = []
+    types = frozenset({hw.EventType.ADD_PARTITION})
+    listener = Listener(
+        name="audit",
+        target=lambda e: seen.append(int(e.partitions[0].values[0])),
+        types=types,
+        filter=EventFilter(types=types),
+    )
+    listener.bind(Config())
+    lane = Lane(listener, 0, services)
+    everything = lambda decoded: True  # noqa: E731
+    lane.replay([(tracker.detached(tp, 10, lambda: None), 6, 10, 4)], everything)  # the later range first
+    lane.replay([(tracker.detached(tp, 6, lambda: None), 0, 6, 6)], everything)
+    lane.start()
+    try:
+        waiting.wait_for(lambda: len(seen) == 10, "both ranges read", 30)
+    finally:
+        stopping.set()
+        lane.wake()
+        assert lane.join(30)
+    assert sorted(seen) == list(range(10))

@@ -425,6 +425,9 @@ class Lane:
 
         Only the run of spills at the queue's head is taken, so nothing jumps ahead of a share of its own
         partition that is in memory; shares of different partitions may swap, as their order never mattered.
+        Spills are read together only while each begins where the last ended or later (a sideline's replay,
+        queued behind live shares spilled further on, is read on its own: one read over both would end
+        before it began).
         Loaded shares go back into the queue rather than being handled here, so that a thread the watchdog
         gives up in the middle of one leaves the rest to its successor.
         """
@@ -437,7 +440,7 @@ class Lane:
             while queue and isinstance(head := queue[0], Spill):
                 if head.batch.tp != tp:
                     others.append(head)
-                elif head.events <= budget:
+                elif head.events <= budget and head.start >= taken[-1].end:
                     budget -= head.events
                     taken.append(head)
                 else:

@@ -9,7 +9,7 @@ TEST_WORKERS ?= -n 2 --dist loadfile
 BASE ?= HEAD
 BENCH ?=
 
-.PHONY: help install demo test unit integration lint format generate thrift thrift-check bench bench-compare clean
+.PHONY: help install jvm demo test unit integration lint format generate thrift thrift-check bench bench-compare clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -22,20 +22,30 @@ $(BIN)/python:
 install: $(BIN)/python  ## create .venv and install hivewire with its test dependencies
 	$(BIN)/python -m pip install -q -e '.[test]'
 
+# The Java components from Maven Central (sdk/hivewire/tools/jvm/pom.xml pins every version): fetched once by Maven,
+# their classpaths cached in ~/.cache/hivewire/jvm, so later runs need no network. COMPONENTS= narrows the list.
+COMPONENTS ?=
+jvm: $(BIN)/python  ## fetch the Java components (Apache Kafka, ...) from Maven Central once; later runs use the cache
+	./dev/prereqs.sh --with-maven
+	$(BIN)/python -m hivewire.tools._jvm resolve $(COMPONENTS)
+
 demo: $(BIN)/python  ## install hivewire and run the demo: shim -> Kafka -> listener, ZooKeeper, a DataFrame
 	./dev/prereqs.sh
 	$(BIN)/python -m pip install -q -e '.[spark,arrow]'
+	$(MAKE) jvm COMPONENTS=kafka
 	$(BIN)/hivewire demo
 
 test: install  ## install and run the whole test suite (unit + integration against real services)
 	./dev/prereqs.sh --with-thrift
+	$(MAKE) jvm
 	$(BIN)/python -m pytest $(TEST_WORKERS) $(PYTEST_ARGS)
 
 unit: install  ## only the fast unit tests
 	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
 
-integration: install  ## only the integration tests (real HMS, ZooKeeper, Kafka mock, Spark)
+integration: install  ## only the integration tests (real HMS, ZooKeeper, Kafka, Spark)
 	./dev/prereqs.sh
+	$(MAKE) jvm
 	$(BIN)/python -m pytest -m integration $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint:  ## ruff check, ruff format --check, mypy (strict)

@@ -54,7 +54,13 @@ PARTITIONS = 4
 
 def produce(bootstrap: str, topic: str, messages: list[bytes]) -> None:
     producer = Producer(
-        {"bootstrap.servers": bootstrap, "compression.type": "zstd", "linger.ms": 50, "batch.num.messages": 2000}
+        {
+            "bootstrap.servers": bootstrap,
+            "enable.idempotence": True,
+            "compression.type": "zstd",
+            "linger.ms": 50,
+            "batch.num.messages": 2000,
+        }
     )
     for i, data in enumerate(messages):
         while True:

@@ -231,6 +231,7 @@ def fill(bootstrap: str, n: int, topic: str = "bench", tables_n: int = 40) -> li
     producer = Producer(
         {
             "bootstrap.servers": bootstrap,
+            "enable.idempotence": True,
             "linger.ms": 50,
             "compression.type": "zstd",
             "batch.size": 4_000_000,

@@ -48,6 +48,7 @@ def produce(bootstrap: str, topic: str, messages: list[bytes]) -> None:
     producer = Producer(
         {
             "bootstrap.servers": bootstrap,
+            "enable.idempotence": True,
             "compression.type": "zstd",
             "linger.ms": 100,
             "batch.num.messages": 100_000,

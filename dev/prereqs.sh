@@ -3,13 +3,16 @@
 #   venv       $PYTHON (default python3) 3.10+ able to create a virtualenv (--python: only this check)
 #   java 17+   runs the Hive Metastore and ZooKeeper from the pyspark wheel's jars (demo and tests)
 #   thrift     Debian's thrift-compiler, only to check the committed generated code (tests: --with-thrift)
+#   maven      fetches the Java components (Apache Kafka, ...) from Maven Central once (make jvm: --with-maven;
+#              the tests too)
 #   javac      a JDK 17+, only for the tests (--with-thrift): they compile a Java MetaStoreEventListener, the
 #              oracle of what the metastore itself fires
 # As root on Debian/Ubuntu a missing one is installed with apt-get; otherwise this fails and says what to do.
 # A missing C compiler or Python headers is only a warning: thrift then runs without its C extension.
 set -euo pipefail
-want_thrift=0 only_python=0
-[ "${1:-}" = "--with-thrift" ] && want_thrift=1
+want_thrift=0 only_python=0 want_maven=0
+[ "${1:-}" = "--with-thrift" ] && want_thrift=1 && want_maven=1
+[ "${1:-}" = "--with-maven" ] && want_maven=1
 [ "${1:-}" = "--python" ] && only_python=1
 python=${PYTHON:-python3}
 
@@ -88,6 +91,15 @@ if [ "$want_thrift" = 1 ] && ! command -v thrift >/dev/null 2>&1; then
   if ! command -v thrift >/dev/null 2>&1; then
     echo "prereqs: the Thrift compiler is required by the test that checks thrift/hivewire_thrift" >&2
     echo "         against idl/. Install Debian's thrift-compiler: 'sudo apt-get install thrift-compiler'." >&2
+    exit 1
+  fi
+fi
+
+if [ "$want_maven" = 1 ] && ! command -v mvn >/dev/null 2>&1 && [ -z "${MAVEN_HOME:-}" ]; then
+  apt_install maven || true
+  if ! command -v mvn >/dev/null 2>&1; then
+    echo "prereqs: Maven (mvn) fetches Apache Kafka and the other Java components from Maven Central once." >&2
+    echo "         Install it: 'sudo apt-get install maven' (or set MAVEN_HOME)." >&2
     exit 1
   fi
 fi

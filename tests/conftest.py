@@ -6,7 +6,10 @@ runs two sessions side by side with pytest-xdist, each with its own services):
 
 * ``metastore``  a real Hive Metastore 2.3 (pyspark's jars, Derby in a temp dir) -> ``.uri``
 * ``zookeeper``  a real ZooKeeper 3.9 (pyspark's jars) -> ``.quorum``
-* ``kafka``      librdkafka's mock cluster (confluent-kafka) -> bootstrap servers string
+* ``kafka``      a real Apache Kafka broker, KRaft (``kafka_broker``: the :class:`KafkaBroker`; its jars from
+                 Maven Central through ``make jvm``) -> bootstrap servers string
+* ``kafka_mock`` librdkafka's mock cluster, only where the mock can do what a broker cannot (each use says why)
+* ``kafka_cluster``  three brokers (replication factor 3, ``min.insync.replicas=2``), for the tests that kill one
 * ``recorded_metastore``  a second Hive Metastore 2.3 that loads the Java listeners of ``tests/java``
                  (compiled at session start with the JDK's javac): ``RecordingListener`` records what the
                  metastore itself fires, the oracle for hivewire's events (see ``tests/oracle.py``)
@@ -33,6 +36,7 @@ import pytest
 from oracle import RecordedMetastore
 from sasl_metastore import SaslMetastore
 
+from hivewire.tools._kafka_broker import KafkaBroker, KafkaCluster
 from hivewire.tools._local import LocalMetastore, LocalService, LocalSparkCluster, LocalZooKeeper, compile_java
 from hivewire.tools._testing import mock_kafka
 
@@ -48,6 +52,7 @@ LONGEST_FIRST = (
     "integration/test_metastore_client.py",
     "integration/test_arrow_spark.py",
     "integration/test_runtime_process.py",
+    "integration/test_kafka_faults.py",
     "integration/test_archive.py",
     "integration/test_shim_kafka.py",
     "integration/test_outages.py",
@@ -73,7 +78,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if report.failed:
         funcargs = getattr(item, "funcargs", {})
         for value in funcargs.values():
-            services = value if isinstance(value, (list, tuple)) else [value]
+            services = list(value) if isinstance(value, (list, tuple)) else [value]
+            services += [b for svc in services if isinstance(svc, KafkaCluster) for b in svc.brokers]
             for svc in services:
                 if isinstance(svc, LocalService):
                     report.sections.append((f"{svc.name} log (port {svc.port})", svc.log_tail(80)))
@@ -130,10 +136,34 @@ def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalZooKeep
     zk.close()
 
 
+#: The session broker's settings beyond a local broker's defaults: retention is checked every second, so the
+#: tests that shorten a topic's retention see records deleted within seconds.
+KAFKA_TEST_PROPERTIES = {"log.retention.check.interval.ms": "1000"}
+
+
 @pytest.fixture(scope="session")
-def kafka() -> Iterator[str]:
+def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    broker = KafkaBroker(workdir=tmp_path_factory.mktemp("kafka"), properties=KAFKA_TEST_PROPERTIES)
+    broker.start()
+    yield broker
+    broker.stop(kill=True)  # its state is the session's temp dir; a clean shutdown only costs time
+
+
+@pytest.fixture(scope="session")
+def kafka(kafka_broker: KafkaBroker) -> str:
+    return kafka_broker.bootstrap_servers
+
+
+@pytest.fixture(scope="session")
+def kafka_mock() -> Iterator[str]:
     with mock_kafka(num_brokers=3) as bootstrap:
         yield bootstrap
+
+
+@pytest.fixture(scope="module")
+def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
+    with KafkaCluster(tmp_path_factory.mktemp("kafka-cluster"), size=3, properties=KAFKA_TEST_PROPERTIES) as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="session")

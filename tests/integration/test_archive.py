@@ -1,6 +1,6 @@
 """``hivewire archive``: exactly once into Delta through kill -9, concurrent archivers and lost commit races.
 
-The archivers run as real ``hivewire archive`` processes against librdkafka's mock cluster. The table is
+The archivers run as real ``hivewire archive`` processes against a real Apache Kafka broker. The table is
 then read three ways: deltalake, pyarrow (the table's current files) and Spark. The Delta connector for
 Spark is not installed here (it needs a download), so Spark reads the current files of the table
 (``DeltaTable.file_uris()``) with ``spark.read.parquet``, the partition column taken from the paths.
@@ -64,8 +64,9 @@ def spark() -> Iterator[Any]:
 
 
 def producer(kafka: str) -> Any:
-    # zstd: 50,000 Apiary messages stay far inside the mock's 5 MB per partition.
-    return Producer({"bootstrap.servers": kafka, "compression.type": "zstd", "linger.ms": 20})
+    return Producer(
+        {"bootstrap.servers": kafka, "enable.idempotence": True, "compression.type": "zstd", "linger.ms": 20}
+    )
 
 
 def start_archiver(kafka: str, topic: str, table: Path, log: Path, *extra: str) -> subprocess.Popen[bytes]:

@@ -1,4 +1,4 @@
-"""``hivewire dlq replay``: dead letters the runtime wrote (mock Kafka cluster) go back through their listener."""
+"""``hivewire dlq replay``: dead letters the runtime wrote (Apache Kafka) go back through their listener."""
 
 from __future__ import annotations
 

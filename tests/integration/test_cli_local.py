@@ -46,6 +46,12 @@ def test_local_serves_until_interrupted_and_the_commands_use_it(tmp_path: Path, 
         assert any("export APIARY_BOOTSTRAP_SERVERS=" in line for line in banner)
         assert any("hivewire run" in line for line in banner)
         assert services["shim"] == exports["METASTORE_THRIFT_URIS"]
+        # a real Apache Kafka broker (the jars `make jvm` cached), which any Kafka client uses as it is
+        assert banner[5].strip().startswith("Apache Kafka 4."), banner
+        from confluent_kafka.admin import AdminClient
+
+        topics = AdminClient({"bootstrap.servers": services["kafka"]}).list_topics("apiary", timeout=30).topics
+        assert len(topics["apiary"].partitions) == 4
 
         # a change through the shim is an event on the topic: hivewire tail prints it
         with hw.MetastoreClient(exports["METASTORE_THRIFT_URIS"]) as client:

@@ -1,6 +1,6 @@
-"""``hivewire tail`` against librdkafka's mock cluster: filters, JSON, from the beginning or the end.
+"""``hivewire tail`` against a real Apache Kafka broker: filters, JSON, from the beginning or the end.
 
-(The mock cluster lists no consumer groups, so that tail joins none is shown by construction: it assigns.)
+(tail assigns partitions and joins no consumer group.)
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def _events() -> list[hw.ListenerEvent]:
 
 def test_tail_prints_filters_and_exits_at_the_end(kafka: str, unique: str) -> None:
     assert testing.produce(kafka, unique, _events()) == 4
-    producer = Producer({"bootstrap.servers": kafka})
+    producer = Producer({"bootstrap.servers": kafka, "enable.idempotence": True})
     producer.produce(unique, b"not json", partition=0)  # reported, skipped
     assert producer.flush(30) == 0
     del producer

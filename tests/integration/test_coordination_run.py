@@ -1,5 +1,5 @@
 """Issue 21's membership, end to end: two ``hivewire run`` processes of one app join its group in a real ZooKeeper
-(against librdkafka's mock Kafka cluster), ``hivewire status`` lists them with the partitions each holds, and an
+(against a real Apache Kafka broker), ``hivewire status`` lists them with the partitions each holds, and an
 instance killed with ``kill -9`` leaves the group when its session times out."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Issue 21's singleton listeners, end to end: three ``hivewire run`` processes of one app in a real ZooKeeper
-(against librdkafka's mock Kafka cluster). ``hivewire status`` lists the three with their listeners; the
+(against a real Apache Kafka broker). ``hivewire status`` lists the three with their listeners; the
 singleton runs on exactly one, over every partition; ``kill -9`` that one and another takes over when the dead
 session times out, resuming from the committed progress (nothing skipped, only the uncommitted tail twice). And
 ZooKeeper cut off for 30 s (through a TCP proxy: the session ZooKeeper is shared by the suite): the other

@@ -1,5 +1,5 @@
 """Issue 21's live switches and sidelines, end to end: ``hivewire run`` processes of one app (real ZooKeeper,
-librdkafka's mock Kafka cluster) obey ``hivewire listener pause|resume`` and ``hivewire sideline`` without a
+a real Apache Kafka broker) obey ``hivewire listener pause|resume`` and ``hivewire sideline`` without a
 restart, and survive ``kill -9`` meanwhile."""
 
 from __future__ import annotations
@@ -254,7 +254,14 @@ def test_a_sidelined_tenant_is_replayed_exactly_in_order_even_with_every_instanc
     lines = app.lines("audit")
     assert not [line for line in lines if line.at < resumed_at and line.db == "tenant_a" and line.seq >= 200]
     assert first_seen_in_order([line for line in lines if line.db == "tenant_a"])  # every tenant_a table's order
-    # tenant_b: at least once, and twice only in the uncommitted tail the kill left (never from the replay).
-    counts = collections.Counter(line.seq for line in lines if line.db == "tenant_b")
-    again = [line for line in lines if line.db == "tenant_b" and counts[line.seq] > 1]
+    # tenant_b: at least once, and twice only in the uncommitted tail the kill left (never from the replay), or
+    # before the replay began: a real broker forms the group as the two instances join one after the other, and a
+    # partition handed over then gives its uncommitted records to its new owner again.
+    seen_before: set[int] = set()
+    again = []
+    for line in lines:
+        if line.db == "tenant_b":
+            if line.seq in seen_before and line.at >= resumed_at:
+                again.append(line)
+            seen_before.add(line.seq)
     assert all(line.offset >= at_kill.get(line.partition, 0) for line in again), again[:5]

@@ -1,6 +1,6 @@
 """``hivewire run`` meets a broken edge: dead letters too large for the broker, Kafka unreachable or hung.
 
-Each runs ``hivewire run`` in its own process against librdkafka's mock cluster (or against nothing).
+Each runs ``hivewire run`` in its own process against a real Apache Kafka broker (or against nothing).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from runtime_harness import read_to_end, wait_for
 
 import hivewire as hw
 from hivewire.events import _apiary as apiary
+from hivewire.tools._kafka_broker import create_topic
 from hivewire.tools._local import LocalMetastore, LocalZooKeeper, free_port
 from hivewire.tools._testing import make_partition, make_table
 
@@ -122,9 +123,9 @@ def test_dead_letters_too_large_for_the_broker_are_stored_truncated_and_the_proc
     )
     small = apiary.encode(hw.AddPartitionEvent(table=table, partitions=[make_partition(table, ["2"])]))
     assert len(malformed) > 3_000_000 and len(large) > 2_700_000
-    # The Apiary topic takes them (its producer allows 10 MB); the dead-letter producer keeps librdkafka's
-    # default limit of 1000000 bytes, which a broker's default limit also is. (Two partitions: the mock
-    # cluster keeps at most 5 MB per partition, dropping the oldest records beyond.)
+    # The Apiary topic takes them (it and its producer allow 10 MB); the dead-letter producer keeps librdkafka's
+    # default limit of 1000000 bytes, which the dead-letter topic's (the broker's default) also is.
+    create_topic(kafka, topic, 2, 1, {"max.message.bytes": "10000000"})
     producer = Producer({"bootstrap.servers": kafka, "message.max.bytes": 10_000_000})
     for value, partition in ((malformed, 0), (large, 1), (small, 1)):
         producer.produce(topic, value, partition=partition)

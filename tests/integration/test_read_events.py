@@ -1,4 +1,4 @@
-"""hivewire.notebook.read_events over a real Kafka protocol endpoint (librdkafka's mock cluster).
+"""hivewire.notebook.read_events over a real Apache Kafka broker.
 
 One topic per module: 10,000 mixed Apiary events, partitioned as the Apiary listener does, with record
 timestamps 100 ms apart, plus three messages that do not decode. Every read is checked against the
@@ -40,7 +40,6 @@ def topic(kafka: str) -> Topic:
     import uuid
 
     t = Topic(kafka, f"read_events_{uuid.uuid4().hex[:8]}")
-    # zstd keeps the 10,000 messages far inside the mock's 5 MB per partition.
     producer = Producer(
         {"bootstrap.servers": kafka, "compression.type": "zstd", "linger.ms": 20, "enable.idempotence": True}
     )

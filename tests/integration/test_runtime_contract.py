@@ -1,4 +1,4 @@
-"""What the listener runtime promises, checked on the in-memory source and on Kafka (librdkafka's mock cluster)."""
+"""What the listener runtime promises, checked on the in-memory source, librdkafka's mock cluster and Apache Kafka."""
 
 from __future__ import annotations
 
@@ -22,12 +22,14 @@ FAST = {
 }
 
 
-@pytest.fixture(params=["memory", "kafka"])
+@pytest.fixture(params=["memory", "kafka_mock", "kafka"])
 def harness(request: pytest.FixtureRequest) -> Iterator[Harness]:
+    """One contract, three backends: the in-memory source users test with, librdkafka's mock cluster (what
+    ``hivewire.testing`` offers them without a JVM) and a real Apache Kafka broker."""
     if request.param == "memory":
         yield MemoryHarness()
     else:
-        yield KafkaHarness(request.getfixturevalue("kafka"))
+        yield KafkaHarness(request.getfixturevalue(request.param))
 
 
 def record_by_table(seen: dict[str, list[int]], lock: threading.Lock):  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""Two apps sharing a consumer group on Kafka (librdkafka's mock cluster) while one joins or leaves, with
+"""Two apps sharing a consumer group on Kafka (a real Apache Kafka broker) while one joins or leaves, with
 backpressure in force: nothing is lost, offsets end at the partitions' ends, and pausing covers exactly
 the current assignment, with the eager (range) and the incremental (cooperative-sticky) protocols."""
 

@@ -1,5 +1,5 @@
 """Issue 20's acceptance, end to end: listeners that wait (async and threads), and ``hivewire run --workers``,
-in their own processes against Kafka (librdkafka's mock cluster), through kill -9 and restarts."""
+in their own processes against Kafka (a real Apache Kafka broker), through kill -9 and restarts."""
 
 from __future__ import annotations
 

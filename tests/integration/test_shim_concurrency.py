@@ -45,7 +45,7 @@ CONTENDERS = 15  # clients 0..14 write shared table i % SHARED as well as their 
 @pytest.fixture
 def shim_process(metastore: LocalMetastore, kafka: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
     topic, port = f"soak-{uuid.uuid4().hex[:8]}", free_port()
-    Producer({"bootstrap.servers": kafka}).list_topics(topic, timeout=10)  # the mock creates it
+    Producer({"bootstrap.servers": kafka}).list_topics(topic, timeout=10)  # made on first use
     log = tmp_path / "shim.log"
     with log.open("ab") as out:
         proc = subprocess.Popen(
@@ -86,7 +86,7 @@ def shim_process(metastore: LocalMetastore, kafka: str, tmp_path: Path) -> Itera
 
 
 class Collector(threading.Thread):
-    """Consumes the topic while the load runs (the mock cluster keeps only a few MB per partition)."""
+    """Consumes the topic while the load runs (so it never holds much in memory)."""
 
     def __init__(self, bootstrap: str, topic: str) -> None:
         super().__init__(daemon=True)

@@ -1,8 +1,8 @@
-"""The Kafka sink against librdkafka's mock cluster: Apiary's format and partitioning, no loss while Kafka is
+"""The Kafka sink against a real Apache Kafka broker: Apiary's format and partitioning, no loss while Kafka is
 unreachable (across a restart of the shim, and a kill -9 of it, too), and an event too big for Kafka set aside.
 
 An outage is a producer bootstrapped on a port where nothing listens; recovery is a TCP forwarder started
-on that port towards a mock broker (librdkafka then follows the brokers' own addresses from the metadata).
+on that port towards the broker (librdkafka then follows the brokers' own addresses from the metadata).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from hivewire.tools._local import LocalMetastore, free_port
 from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim import KafkaSink, Shim
 
-PARTITIONS = 4  # what the mock cluster gives an auto-created topic
+PARTITIONS = 4  # what the broker gives a topic made on first use
 FAST_RECONNECT = {"reconnect.backoff.ms": 100, "reconnect.backoff.max.ms": 1000}
 
 

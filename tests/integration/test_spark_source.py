@@ -88,6 +88,7 @@ def _producer(bootstrap: str) -> Producer:
     return Producer(
         {
             "bootstrap.servers": bootstrap,
+            "enable.idempotence": True,
             "compression.type": "zstd",
             "linger.ms": 100,
             "batch.num.messages": 100_000,
@@ -264,7 +265,9 @@ class Trickle:
     def __init__(self, bootstrap: str, topic: str) -> None:
         # zstd over batches of a few hundred ms: the mock broker keeps only 5 MiB per partition, and the test
         # runs for minutes.
-        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 250, "compression.type": "zstd"})
+        self.producer = Producer(
+            {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 250, "compression.type": "zstd"}
+        )
         self.topic = topic
         self.stop = threading.Event()
         self.sent = 0

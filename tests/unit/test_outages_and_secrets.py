@@ -139,13 +139,14 @@ def test_dead_letter_producer_settings_and_the_startup_timeout_are_read() -> Non
 
 
 def test_a_dead_letter_the_broker_refuses_as_too_large_is_queued_again_smaller() -> None:
-    # librdkafka's mock cluster takes any size, so the broker's refusal is librdkafka's own error object here.
+    # The broker's refusal as librdkafka reports it (tests/integration/test_kafka_faults.py has a real broker's).
     from confluent_kafka import KafkaError
 
     source = KafkaSource("localhost:1", "t", producer_config={"message.max.bytes": "5000000"})
     value = b"x" * 3_000_000
     letter = _Letter(source, value, None, [("hivewire.source.offset", b"1")], lambda: None)
     source._delivery_failed(letter, KafkaError(KafkaError.MSG_SIZE_TOO_LARGE))
+    source._shrink_refused()  # what the dead-letter thread does after the poll that served the refusal
     [(_, _, queued)] = source._resend
     assert queued is letter and letter.stored == "truncated" and letter.size() <= 1_500_512
     assert dict(letter.headers)["hivewire.original.size"] == b"3000000"
@@ -153,6 +154,21 @@ def test_a_dead_letter_the_broker_refuses_as_too_large_is_queued_again_smaller()
     source._delivery_failed(letter, KafkaError(KafkaError._MSG_TIMED_OUT))  # any other failure: later, as it is
     [(_, _, queued)] = source._resend
     assert queued is letter and letter.stored == "truncated"
+
+
+def test_a_small_dead_letter_refused_with_a_large_one_goes_again_whole() -> None:
+    # A broker refuses a whole batch that exceeds the topic's limit: the small letter batched with a large one
+    # is refused too, and must not lose its content for it.
+    from confluent_kafka import KafkaError
+
+    source = KafkaSource("localhost:1", "t")
+    large = _Letter(source, b"x" * 300_000, None, [], lambda: None)
+    small = _Letter(source, b"y" * 2_000, None, [], lambda: None)
+    for letter in (large, small):
+        source._delivery_failed(letter, KafkaError(KafkaError.MSG_SIZE_TOO_LARGE))
+    source._shrink_refused()
+    assert {id(q) for _, _, q in source._resend} == {id(large), id(small)}
+    assert large.stored == "truncated" and small.stored == "whole" and small.value == b"y" * 2_000
 
 
 def test_the_shims_upstream_says_once_that_it_is_unreachable_and_once_that_it_is_back(

@@ -57,6 +57,7 @@ from hivewire._ratelimit import RateLimit
 from hivewire._reachability import Reachability
 from hivewire.config._kafka import CONSUMER_PREFIX, KafkaValue, consumer_settings
 from hivewire.errors import ConfigError, HivewireError, RecordsGoneError, SourceError
+from hivewire.runtime._retention import RetentionWatch
 from hivewire.runtime._source import Assigned, Delivered, Record
 from hivewire.runtime._source import TopicPartition as TP
 
@@ -205,6 +206,9 @@ class KafkaSource:
         self._resend: list[tuple[float, int, _Letter]] = []
         self._resend_lock = threading.Lock()
         self._resend_seq = 0
+        # Letters the broker refused as too large since the dead-letter thread last looked: one wave, as the
+        # broker refuses a whole batch (runtime/_kafka.py's _shrink_refused decides which of them to shrink).
+        self._refused: list[_Letter] = []
         self._failure_log = RateLimit(10.0)
         self._closing = threading.Event()
         self._paused = False
@@ -220,6 +224,8 @@ class KafkaSource:
         self._error_log = RateLimit(60.0)
         self._last_error = ""
         self._max_message = int(str(self.producer_config.get("message.max.bytes", _DEFAULT_MAX_MESSAGE)))
+        #: Records the broker deleted before the group read them (runtime/_retention.py).
+        self.retention = RetentionWatch(self._records_missing)
 
     def __repr__(self) -> str:
         return f"KafkaSource({self.bootstrap_servers!r}, {self.topic!r}, group_id={self.group_id!r})"
@@ -294,9 +300,11 @@ class KafkaSource:
                 else:
                     consumer.resume(partitions)
             self.reachability.up()
+            self.retention.assigned(consumer, partitions)
             on_assign([(p.topic, p.partition) for p in partitions])
 
         def revoked(consumer: Consumer, partitions: list[TopicPartition]) -> None:
+            self.retention.revoked(partitions)
             on_revoke([(p.topic, p.partition) for p in partitions])
 
         try:
@@ -334,9 +342,14 @@ class KafkaSource:
                 self._client_error(err)
         if good:
             self.reachability.up()
+            self.retention.check(self._consumer, good)
         else:
             self.check_started()
         return good
+
+    def _records_missing(self, partition: TP, first: int, last: int) -> None:
+        if self._metrics is not None:
+            self._metrics.records_missing.labels(partition[0], str(partition[1])).inc(last - first + 1)
 
     def start_clock(self) -> None:
         """Start counting ``startup_timeout`` (:meth:`open` does)."""
@@ -471,7 +484,35 @@ class KafkaSource:
             with self._resend_lock:
                 wait = self._resend[0][0] - time.monotonic() if self._resend else 0.2
             producer.poll(min(0.2, max(0.0, wait)))
+            self._shrink_refused()
             self._resend_due(producer)
+
+    def _shrink_refused(self) -> None:
+        """Send again the letters the broker refused as too large, shrinking only the big ones among them.
+
+        The broker refuses a whole batch when it exceeds the topic's ``max.message.bytes``, so a small letter
+        batched with a large one is refused too: only the letters at least half the size of the largest refused
+        together are shrunk (halved, then cut to the reference); the others go again whole."""
+        with self._resend_lock:
+            wave, self._refused = self._refused, []
+        if not wave:
+            return
+        largest = max(letter.size() for letter in wave)
+        shrunk = [letter for letter in wave if letter.size() * 2 >= largest and letter.fit(self._limit_below(letter))]
+        if shrunk:
+            log.warning(
+                "the broker refused %d dead letter(s) to %s as too large; sending them again as %s (see the "
+                "hivewire.original.* headers; hivewire.dead.letter.producer.message.max.bytes sets the size)",
+                len(shrunk),
+                self.dead_letter_topic,
+                "/".join(sorted({letter.stored for letter in shrunk})),
+            )
+        for letter in wave:
+            if letter in shrunk or letter.stored != "reference" or letter.size() * 2 < largest:
+                self._queue_resend(letter, 0.0)
+            else:  # cut to the reference and still refused: nothing smaller exists; keep trying, counted
+                self._count_failure(None, "a dead letter reduced to its reference was refused as too large")
+                self._queue_resend(letter, 1.0)
 
     def _resend_due(self, producer: Producer) -> None:
         now = time.monotonic()
@@ -527,14 +568,9 @@ class KafkaSource:
             if self._metrics is not None:
                 self._metrics.dead_letter_failures.inc()
             return
-        if err.code() in _TOO_LARGE and letter.fit(self._limit_below(letter)):
-            log.warning(
-                "the broker refused a dead letter to %s as too large; sending it again as %s (see the "
-                "hivewire.original.* headers; hivewire.dead.letter.producer.message.max.bytes sets the size)",
-                self.dead_letter_topic,
-                letter.stored,
-            )
-            self._queue_resend(letter, 0.0)
+        if err.code() in _TOO_LARGE:
+            with self._resend_lock:
+                self._refused.append(letter)  # decided with the rest of its batch, after this poll
             return
         self._count_failure(err, str(err))
         # Keep trying: the record's batch (and its commit) waits for this acknowledgement.

@@ -13,7 +13,8 @@ observation per event), ``listener_events_behind{listener}`` (from the end of th
 has handled: events not yet read plus those read and not yet done with by it),
 ``events_by_type_total{event_type}``, ``build_info{version,python}``,
 ``consumer_lag{topic,partition}`` (not yet read), ``consumer_committed_lag{topic,partition}`` (from the end
-of the log to the group's committed offset), ``commits_total``, ``commit_failures_total``,
+of the log to the group's committed offset), ``kafka_records_missing_total{topic,partition}`` (records the broker
+deleted before the group read them: runtime/_retention.py), ``commits_total``, ``commit_failures_total``,
 ``commit_pending_age_seconds``, ``dead_letter_failures_total``. With coordination configured:
 ``coordination_instances{app}`` (live instances of the app, as this one sees them),
 ``singleton_leadership_changes_total{listener,change}`` (``gained``/``lost``), ``singleton_leading{listener}``
@@ -159,6 +160,12 @@ class Metrics:
         self.build = Info("hivewire_build", "The hivewire version and Python of this process.", registry=r)
         self.build.info({"version": __version__, "python": platform.python_version()})
         self.commits = Counter("hivewire_commits", "Offset commits sent to the source.", registry=r)
+        self.records_missing = Counter(
+            "hivewire_kafka_records_missing",
+            "Records the broker deleted (retention) before this group read them; their events were never handled.",
+            ["topic", "partition"],
+            registry=r,
+        )
         self.commit_failures = Counter(
             "hivewire_commit_failures",
             "Offset commits the broker refused (the offsets go with a later commit).",

@@ -1,12 +1,13 @@
 """The demo: the whole chain of a deployment, on local services, in one command.
 
 ``hivewire demo`` starts a :class:`~hivewire.tools._stack.LocalStack`: a Hive Metastore and ZooKeeper from
-pyspark's jars, a Kafka-protocol broker (librdkafka's mock cluster) and the hivewire shim in front of the
-metastore, publishing every change to the Apiary topic and registered in ZooKeeper. It finds the metastore
-through ZooKeeper, makes a few changes through it with :class:`~hivewire.metastore.MetastoreClient`, and an
-App whose listeners consume the topic through :class:`~hivewire.runtime.KafkaSource` prints each event as it
-arrives. At the end it reads the topic into a DataFrame (Spark when pyspark is installed, else pandas, else
-Arrow) and prints the next steps. It fails, naming the event, if one never arrives.
+pyspark's jars, Kafka (an Apache Kafka broker from Maven Central's jars; librdkafka's mock cluster where Maven
+cannot fetch them, which the demo says) and the hivewire shim in front of the metastore, publishing every
+change to the Apiary topic and registered in ZooKeeper. It finds the metastore through ZooKeeper, makes a few
+changes through it with :class:`~hivewire.metastore.MetastoreClient`, and an App whose listeners consume the
+topic through :class:`~hivewire.runtime.KafkaSource` prints each event as it arrives. At the end it reads the
+topic into a DataFrame (Spark when pyspark is installed, else pandas, else Arrow) and prints the next steps.
+It fails, naming the event, if one never arrives.
 """
 
 from __future__ import annotations
@@ -148,10 +149,11 @@ def run_demo(echo: Callable[[str], None] = print) -> None:
     received: list[ListenerEvent] = []
     arrived = threading.Condition()
     app = build_app(echo, received, arrived)
-    echo("starting a Hive Metastore, ZooKeeper, a Kafka-protocol broker and the hivewire shim (about a minute) ...")
+    echo("starting a Hive Metastore, ZooKeeper, Kafka and the hivewire shim (about a minute) ...")
     with _quiet(*_CHATTY), LocalStack(topic="apiary") as stack:
         echo(f"metastore {stack.metastore.uri}; shim {stack.metastore_uri} publishing to Kafka "
              f"{stack.bootstrap_servers} topic {stack.topic}")  # fmt: skip
+        echo(f"Kafka: {stack.kafka_description}")
         uri = _find_metastore(stack, echo)
         source = KafkaSource(
             stack.bootstrap_servers,

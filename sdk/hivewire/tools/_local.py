@@ -166,6 +166,14 @@ class LocalService:
     def _ready(self) -> bool:
         return _port_open(self.port)
 
+    def _jars(self) -> list[str]:
+        """The classpath after :meth:`_prepare`'s entries: by default every jar of the pyspark wheel."""
+        return [str(spark_jars_dir() / "*")]
+
+    def _java(self) -> str:
+        """The ``java`` to run the service with."""
+        return find_java()
+
     # -- lifecycle ------------------------------------------------------------------------------------
     @property
     def running(self) -> bool:
@@ -179,9 +187,16 @@ class LocalService:
         """Start the process and wait until it answers; raise with the log's tail if it does not."""
         if self.running:
             return
-        java = find_java()
-        jars = spark_jars_dir()
-        classpath = os.pathsep.join([*self._prepare(), str(jars / "*")])
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Start the process without waiting for it to answer (services that must start together, as the
+        controllers of a Kafka quorum: :meth:`launch` each, then :meth:`wait_ready` each)."""
+        if self.running:
+            return
+        java = self._java()
+        classpath = os.pathsep.join([*self._prepare(), *self._jars()])
         log_config = self.workdir / "log4j2.properties"
         log_config.write_text(_LOG4J2.format(level=self.log_level))
         cmd = [
@@ -198,7 +213,8 @@ class LocalService:
             *self._args(),
         ]
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
-        self._log.write(f"\n=== hivewire: starting {' '.join(cmd)}\n".encode())
+        shown = [f"<{len(classpath.split(os.pathsep))} classpath entries>" if arg == classpath else arg for arg in cmd]
+        self._log.write(f"\n=== hivewire: starting {' '.join(shown)}\n".encode())
         self._log.flush()
         self._proc = subprocess.Popen(
             cmd,
@@ -208,6 +224,11 @@ class LocalService:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
+
+    def wait_ready(self) -> None:
+        """Wait until the launched process answers; stop it and raise with the log's tail if it does not."""
+        if self._proc is None:
+            raise HivewireError(f"{self.name} was not launched")
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:

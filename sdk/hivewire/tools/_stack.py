@@ -1,10 +1,15 @@
 """Every local service of a hivewire deployment in one object: ``hivewire local`` and ``hivewire demo``.
 
-A :class:`LocalStack` starts a Hive Metastore and a ZooKeeper from pyspark's jars, a Kafka-protocol broker
-(librdkafka's mock cluster, which lives as long as the process that owns it: keep the stack's process
-running) with the Apiary topic, and the hivewire shim in front of the metastore, publishing every change to
-the topic and registered in ZooKeeper as Hive 4 metastores register. :meth:`LocalStack.environment` holds the
-environment variables that point ``hivewire run``, ``tail``, ``archive`` and ``discover`` at it.
+A :class:`LocalStack` starts a Hive Metastore and a ZooKeeper from pyspark's jars, Kafka with the Apiary
+topic, and the hivewire shim in front of the metastore, publishing every change to the topic and registered in
+ZooKeeper as Hive 4 metastores register. :meth:`LocalStack.environment` holds the environment variables that
+point ``hivewire run``, ``tail``, ``archive`` and ``discover`` at it.
+
+Kafka is a real Apache Kafka broker (:class:`~hivewire.tools._kafka_broker.KafkaBroker`, its jars from Maven
+Central, fetched once by Maven and cached) whenever that can be had: the jars are cached, or Maven is installed
+to fetch them. Otherwise (a ``pip install hivewire`` with no Maven) it is librdkafka's mock cluster
+(:class:`MockKafka`), which speaks the protocol from inside this process, and :attr:`LocalStack.kafka_note`
+says so and why; ``kafka="broker"`` or ``"mock"`` chooses.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from hivewire.errors import HivewireError
+from hivewire.tools._jvm import can_resolve
+from hivewire.tools._kafka_broker import KafkaBroker
 from hivewire.tools._local import LocalMetastore, LocalZooKeeper
 
 if TYPE_CHECKING:
@@ -33,7 +40,7 @@ _QUIET_KAFKA.setLevel(logging.WARNING)
 NAMESPACE = "hive_metastore"
 
 
-class LocalKafka:
+class MockKafka:
     """librdkafka's mock cluster: a Kafka-protocol broker in this process, up until :meth:`close`.
 
     :attr:`bootstrap_servers` is its address. :meth:`create_topic` makes a topic with its partitions.
@@ -51,6 +58,7 @@ class LocalKafka:
         )
         brokers = self._owner.list_topics(timeout=10).brokers.values()
         self.bootstrap_servers = ",".join(f"{b.host}:{b.port}" for b in sorted(brokers, key=lambda b: b.id))
+        self.description = "librdkafka's mock cluster (inside this process)"
 
     def create_topic(self, topic: str) -> int:
         """Make ``topic`` (the mock cluster creates a topic on first mention, with 4 partitions); return its
@@ -77,7 +85,11 @@ class LocalStack:
     ``workdir`` (a temporary directory by default, removed on :meth:`stop`).
     """
 
-    def __init__(self, *, topic: str = "apiary", shim: bool = True, workdir: str | None = None) -> None:
+    def __init__(
+        self, *, topic: str = "apiary", shim: bool = True, workdir: str | None = None, kafka: str = "auto"
+    ) -> None:
+        if kafka not in ("auto", "broker", "mock"):
+            raise HivewireError(f"kafka must be 'auto', 'broker' or 'mock', not {kafka!r}")
         self.topic = topic
         self.partitions = 0
         self._with_shim = shim
@@ -85,14 +97,34 @@ class LocalStack:
         self.workdir = Path(workdir or (self._tmp.name if self._tmp else "."))
         self.metastore = LocalMetastore(workdir=self.workdir / "metastore")
         self.zookeeper = LocalZooKeeper(workdir=self.workdir / "zookeeper")
-        self.kafka: LocalKafka | None = None
+        self.kafka: KafkaBroker | MockKafka | None = None
         self.shim: Shim | None = None
+        self._broker: KafkaBroker | None = None
+        #: Why Kafka is what it is, for the user: empty for a real broker chosen by default.
+        self.kafka_note = ""
+        if kafka == "mock":
+            self.kafka_note = "as asked (kafka='mock')"
+        elif kafka == "broker" or can_resolve("kafka"):
+            self._broker = KafkaBroker(workdir=self.workdir / "kafka")
+        else:
+            self.kafka_note = (
+                "Maven is not installed to fetch Apache Kafka from Maven Central once (apt-get install maven, "
+                "or run `make jvm` in a hivewire checkout), so Kafka is librdkafka's mock cluster: it speaks the "
+                "protocol but lives inside this process, with no replication, retention or real group timings"
+            )
 
     @property
     def bootstrap_servers(self) -> str:
         if self.kafka is None:
             raise HivewireError("the local stack is not started")
         return self.kafka.bootstrap_servers
+
+    @property
+    def kafka_description(self) -> str:
+        """What the Kafka of this stack is, and, when it is the mock cluster, why."""
+        if self.kafka is None:
+            raise HivewireError("the local stack is not started")
+        return self.kafka.description + (f": {self.kafka_note}" if self.kafka_note else "")
 
     @property
     def metastore_uri(self) -> str:
@@ -114,11 +146,17 @@ class LocalStack:
 
             zookeeper = threading.Thread(target=start_zookeeper, name="hivewire-local-zookeeper")
             zookeeper.start()
+            if self._broker is not None:  # the three JVMs start side by side; each is waited for below
+                self._broker.launch()
             self.metastore.start()
             zookeeper.join()
             if errors:
                 raise errors[0]
-            self.kafka = LocalKafka()
+            if self._broker is not None:
+                self._broker.wait_ready()
+                self.kafka = self._broker
+            else:
+                self.kafka = MockKafka()
             self.partitions = self.kafka.create_topic(self.topic)
             if self._with_shim:
                 from hivewire_shim import KafkaSink, Shim
@@ -145,9 +183,11 @@ class LocalStack:
             with contextlib.suppress(Exception):
                 self.shim.stop(10)
             self.shim = None
-        if self.kafka is not None:
+        if self.kafka is not None and self.kafka is not self._broker:
             self.kafka.close()
-            self.kafka = None
+        self.kafka = None
+        if self._broker is not None:
+            self._broker.stop()
         self.metastore.stop()
         self.zookeeper.stop()
         if self._tmp is not None:

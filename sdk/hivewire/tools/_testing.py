@@ -46,6 +46,7 @@ import contextlib
 import copy
 import json
 import logging
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, overload
 
@@ -115,12 +116,17 @@ def produce(bootstrap_servers: str, topic: str, events: Iterable[ListenerEvent |
     producer = Producer(
         {
             "bootstrap.servers": bootstrap_servers,
+            "enable.idempotence": True,  # retries keep each partition's order, as the Apiary listener's do
             "linger.ms": 5,
             "logger": logging.getLogger("hivewire.testing.produce"),
         }
     )
     try:
+        deadline = time.monotonic() + 10
         metadata = producer.list_topics(topic, timeout=10).topics[topic]
+        while (metadata.error is not None or not metadata.partitions) and time.monotonic() < deadline:
+            time.sleep(0.1)  # a broker that creates topics on first use answers "unknown" until it has
+            metadata = producer.list_topics(topic, timeout=10).topics[topic]
         if metadata.error is not None or not metadata.partitions:
             raise HivewireError(
                 f"topic {topic!r} is not available on {bootstrap_servers} ({metadata.error}); "

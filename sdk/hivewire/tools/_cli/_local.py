@@ -1,4 +1,4 @@
-"""``hivewire local``: a metastore, ZooKeeper, a Kafka-protocol broker and the shim, up until Ctrl-C."""
+"""``hivewire local``: a metastore, ZooKeeper, a Kafka broker and the shim, up until Ctrl-C."""
 
 from __future__ import annotations
 
@@ -19,20 +19,29 @@ from hivewire.tools._cli._options import stop_on_signals
     type=click.Path(dir_okay=False, writable=True),
     help="Also write the environment as shell exports to this file (for `source FILE`), removed on exit.",
 )
-def local(topic: str, no_shim: bool, env_file: str | None) -> None:
+@click.option(
+    "--kafka",
+    "kafka_kind",
+    type=click.Choice(["auto", "broker", "mock"]),
+    default="auto",
+    show_default=True,
+    help="broker: Apache Kafka from Maven Central (fetched once with Maven, then cached); mock: librdkafka's "
+    "mock cluster inside this process; auto: the broker when Maven or the cache can give it, else the mock.",
+)
+def local(topic: str, no_shim: bool, env_file: str | None, kafka_kind: str) -> None:
     """Keep local services up until SIGINT/SIGTERM, and print how to point the other commands at them.
 
-    A Hive Metastore and ZooKeeper (pyspark's jars; Java 17+), a Kafka-protocol broker (librdkafka's mock
-    cluster, alive as long as this command runs) with the topic, and the hivewire shim in front of the
-    metastore, publishing each change to the topic and registered in ZooKeeper. State lives in a temporary
-    directory, removed on exit.
+    A Hive Metastore and ZooKeeper (pyspark's jars; Java 17+), an Apache Kafka broker in KRaft mode (its jars
+    from Maven Central, fetched once with Maven and cached; without Maven, librdkafka's mock cluster, alive as
+    long as this command runs) with the topic, and the hivewire shim in front of the metastore, publishing each
+    change to the topic and registered in ZooKeeper. State lives in a temporary directory, removed on exit.
     """
     from hivewire.tools._stack import NAMESPACE, LocalStack
 
     stop = stop_on_signals("hivewire.local", "stopping the local services")
     click.echo("starting a metastore, ZooKeeper, Kafka and the shim (Java 17+; about a minute) ...", err=True)
     try:
-        stack = LocalStack(topic=topic, shim=not no_shim).start()
+        stack = LocalStack(topic=topic, shim=not no_shim, kafka=kafka_kind).start()
     except HivewireError as e:
         raise click.ClickException(str(e)) from e
     try:
@@ -49,6 +58,7 @@ def local(topic: str, no_shim: bool, env_file: str | None) -> None:
             + shim
             + f"  zookeeper  {stack.zookeeper.quorum}  (namespace {NAMESPACE})\n"
             f"  kafka      {stack.bootstrap_servers}  (topic {topic}, {stack.partitions} partitions)\n"
+            f"             {stack.kafka_description}\n"
             "\n"
             "In another shell:\n"
             f"  {exports}\n"

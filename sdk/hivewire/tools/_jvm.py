@@ -1,0 +1,192 @@
+"""Java components from Maven Central, resolved once into a classpath that is cached on disk.
+
+Every component hivewire runs on a JVM beyond pyspark's own jars (the Apache Kafka broker of ``hivewire local``
+and the tests, and what the tests and benchmarks compare against) is a profile of ``jvm/pom.xml`` beside this
+module, with every version pinned in that file's ``<properties>`` and nowhere else. Nothing is built: Maven's
+dependency plugin lists a profile's released artifacts, which Maven keeps in its local repository
+(``~/.m2/repository``).
+
+Invariants:
+
+* :func:`resolve` returns the jars of a component from the cache when the cache names them all and they all
+  exist, without starting Maven or touching the network; a warm cache works offline.
+* The cache is keyed by the pom's digest: changing a version re-resolves, and a stale classpath is never used.
+* A cache file is written whole (written aside, then renamed) and only after Maven succeeded; concurrent
+  resolutions (two test processes) are serialised by a lock file.
+* A missing Maven, or Maven failing, is a :class:`PrerequisiteError` / :class:`HivewireError` naming the
+  component, the coordinates and what to do; never a partial classpath.
+
+``make jvm`` (which ``make test`` and ``make demo`` run) is ``python -m hivewire.tools._jvm resolve``: it resolves
+every component and prints one line each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator
+from pathlib import Path
+
+from hivewire.errors import HivewireError, PrerequisiteError
+
+#: The file that declares every component (one Maven profile each) and pins every version.
+POM = Path(__file__).resolve().parent / "jvm" / "pom.xml"
+
+_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
+
+#: Seconds Maven may take to fetch a component the first time (Spark's Kafka source, Hive: hundreds of MB).
+RESOLVE_TIMEOUT = 1800.0
+
+
+def cache_dir() -> Path:
+    """Where resolved classpaths live: ``$HIVEWIRE_JVM_CACHE``, else ``$XDG_CACHE_HOME/hivewire/jvm`` (``~/.cache``)."""
+    given = os.environ.get("HIVEWIRE_JVM_CACHE")
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hivewire" / "jvm"
+
+
+def _pom() -> ElementTree.Element:
+    return ElementTree.parse(POM).getroot()
+
+
+def components() -> list[str]:
+    """The names of the components ``jvm/pom.xml`` declares, in its order."""
+    return [p.findtext("m:id", default="", namespaces=_NS) for p in _pom().iterfind("m:profiles/m:profile", _NS)]
+
+
+def version(name: str) -> str:
+    """A pinned version from the pom's properties, e.g. ``version("kafka")`` for ``kafka.version``."""
+    found = _pom().find(f"m:properties/m:{name}.version", _NS)
+    if found is None or not (found.text or "").strip():
+        raise HivewireError(f"{POM} pins no {name}.version")
+    return (found.text or "").strip()
+
+
+def _digest() -> str:
+    return hashlib.sha256(POM.read_bytes()).hexdigest()[:16]
+
+
+def _cache_file(component: str) -> Path:
+    return cache_dir() / f"{component}-{_digest()}.classpath"
+
+
+def _cached(component: str) -> list[Path] | None:
+    try:
+        text = _cache_file(component).read_text()
+    except OSError:
+        return None
+    jars = [Path(entry) for entry in text.split(os.pathsep) if entry.strip()]
+    return jars if jars and all(jar.is_file() for jar in jars) else None
+
+
+def is_resolved(component: str) -> bool:
+    """Whether :func:`resolve` would answer from the cache (no Maven, no network)."""
+    return _cached(component) is not None
+
+
+def find_maven() -> str | None:
+    """The ``mvn`` to run: ``$MAVEN_HOME/bin/mvn`` when set, else the one on ``PATH``; ``None`` without one."""
+    home = os.environ.get("MAVEN_HOME") or os.environ.get("M2_HOME")
+    if home and os.access(Path(home) / "bin" / "mvn", os.X_OK):
+        return str(Path(home) / "bin" / "mvn")
+    return shutil.which("mvn")
+
+
+def can_resolve(component: str) -> bool:
+    """Whether :func:`resolve` can give ``component``: cached already, or Maven is here to fetch it."""
+    return is_resolved(component) or find_maven() is not None
+
+
+@contextlib.contextmanager
+def _locked() -> Iterator[None]:
+    directory = cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def resolve(component: str) -> list[Path]:
+    """The jars of ``component`` (a profile of ``jvm/pom.xml``), from the cache or, the first time, from Maven."""
+    if component not in components():
+        raise HivewireError(f"no Java component {component!r} in {POM}; known: {', '.join(components())}")
+    jars = _cached(component)
+    if jars is not None:
+        return jars
+    with _locked():
+        jars = _cached(component)  # another process may have resolved it while this one waited
+        if jars is not None:
+            return jars
+        return _run_maven(component)
+
+
+def _run_maven(component: str) -> list[Path]:
+    mvn = find_maven()
+    if mvn is None:
+        raise PrerequisiteError(
+            f"the Java component {component!r} comes from Maven Central, and Maven (mvn) is not installed: install "
+            "it (Debian/Ubuntu: apt-get install maven) and run again; it is fetched once and cached in "
+            f"{cache_dir()}"
+        )
+    target = _cache_file(component)
+    partial = target.with_suffix(f".{os.getpid()}.partial")
+    plugin = f"org.apache.maven.plugins:maven-dependency-plugin:{version('dependency-plugin')}:build-classpath"
+    cmd = [mvn, "-B", "-q", "-f", str(POM), "-P", component, plugin, f"-Dmdep.outputFile={partial}"]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=RESOLVE_TIMEOUT, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        raise HivewireError(
+            f"Maven did not resolve {component!r} within {RESOLVE_TIMEOUT:.0f} s; is Maven Central reachable? "
+            f"({' '.join(cmd)})"
+        ) from e
+    if done.returncode != 0 or not partial.is_file():
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-25:])
+        partial.unlink(missing_ok=True)
+        raise HivewireError(
+            f"Maven could not resolve the Java component {component!r} (versions pinned in {POM}); is Maven "
+            f"Central reachable, or is a pinned release missing from it? Maven said:\n{tail}"
+        )
+    os.replace(partial, target)
+    jars = _cached(component)
+    if jars is None:
+        raise HivewireError(f"Maven resolved {component!r} but the classpath it wrote names missing jars: {target}")
+    return jars
+
+
+def classpath(component: str) -> str:
+    """:func:`resolve`'s jars joined for ``java -cp``."""
+    return os.pathsep.join(str(jar) for jar in resolve(component))
+
+
+def main(argv: list[str]) -> int:
+    """``python -m hivewire.tools._jvm resolve [COMPONENT ...]``: resolve (default: every component)."""
+    if not argv or argv[0] != "resolve":
+        print("usage: python -m hivewire.tools._jvm resolve [COMPONENT ...]", file=sys.stderr)
+        return 2
+    wanted = argv[1:] or components()
+    for component in wanted:
+        cached = is_resolved(component)
+        try:
+            jars = resolve(component)
+        except HivewireError as e:
+            print(f"jvm: {e}", file=sys.stderr)
+            return 1
+        size = sum(jar.stat().st_size for jar in jars) / 1e6
+        how = "cached" if cached else "fetched from Maven Central"
+        print(f"jvm: {component}: {len(jars)} jars, {size:.0f} MB ({how})", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

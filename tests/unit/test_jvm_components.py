@@ -1,0 +1,60 @@
+"""The Java components' harness (hivewire.tools._jvm) and what `hivewire local` runs Kafka on without Maven."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hivewire.errors import HivewireError, PrerequisiteError
+from hivewire.tools import _jvm
+from hivewire.tools._stack import LocalStack
+
+
+def test_every_component_pins_its_versions_in_the_poms_properties() -> None:
+    assert {"kafka", "spark-kafka", "iceberg-spark"} <= set(_jvm.components())
+    text = _jvm.POM.read_text()
+    body = text.split("<profiles>", 1)[1]
+    # every <version> in a profile is a property reference: the versions live in <properties> only
+    versions = [chunk.split("</version>", 1)[0] for chunk in body.split("<version>")[1:]]
+    assert versions and all(v.startswith("${") and v.endswith(".version}") for v in versions), versions
+    assert _jvm.version("kafka").startswith("4.")
+
+
+def test_a_warm_cache_answers_without_maven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    jar = tmp_path / "some.jar"
+    jar.write_bytes(b"PK")
+    monkeypatch.setenv("HIVEWIRE_JVM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    monkeypatch.delenv("MAVEN_HOME", raising=False)
+    monkeypatch.delenv("M2_HOME", raising=False)
+    assert not _jvm.is_resolved("kafka") and not _jvm.can_resolve("kafka")
+    with pytest.raises(PrerequisiteError, match="apt-get install maven"):
+        _jvm.resolve("kafka")
+    cache = _jvm._cache_file("kafka")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(str(jar))
+    assert _jvm.resolve("kafka") == [jar]  # no Maven on PATH: the cache alone answered
+    jar.unlink()  # a cache naming a jar that is gone is not used
+    assert not _jvm.is_resolved("kafka")
+
+
+def test_an_unknown_component_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HIVEWIRE_JVM_CACHE", str(tmp_path))
+    with pytest.raises(HivewireError, match="no Java component 'kafak'"):
+        _jvm.resolve("kafak")
+
+
+def test_without_maven_or_cache_local_runs_the_mock_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HIVEWIRE_JVM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    monkeypatch.delenv("MAVEN_HOME", raising=False)
+    monkeypatch.delenv("M2_HOME", raising=False)
+    stack = LocalStack(workdir=str(tmp_path / "stack"))
+    assert stack._broker is None and "Maven is not installed" in stack.kafka_note
+    assert "mock cluster" in stack.kafka_note and "apt-get install maven" in stack.kafka_note
+    assert LocalStack(workdir=str(tmp_path / "s2"), kafka="mock").kafka_note == "as asked (kafka='mock')"
+    with pytest.raises(HivewireError, match="'auto', 'broker' or 'mock'"):
+        LocalStack(kafka="kraft")

@@ -16,7 +16,7 @@ dead-lettered it). What it checks:
   follows it, reaches its listener;
 - no instance fails.
 
-The normal run tries ``HIVEWIRE_MODEL_EXAMPLES`` interleavings (default 8, a few seconds each) of at most
+The normal run tries ``HIVEWIRE_MODEL_EXAMPLES`` interleavings (default 16, a second or two each) of at most
 ``HIVEWIRE_MODEL_STEPS`` steps (default 20); a longer search: ``HIVEWIRE_MODEL_EXAMPLES=300
 HIVEWIRE_MODEL_STEPS=40 pytest tests/integration/test_runtime_model.py``. An interleaving it finds failing is
 written down below as a plain regression test (``test_regression_*``).
@@ -117,7 +117,7 @@ class Cluster:
 
 
 def examples() -> int:
-    return int(os.environ.get("HIVEWIRE_MODEL_EXAMPLES", "8"))
+    return int(os.environ.get("HIVEWIRE_MODEL_EXAMPLES", "16"))
 
 
 def steps() -> int:

@@ -10,6 +10,9 @@ Then, interleaved over ``--rounds``, each reading the whole topic from the begin
 * ``consume + decode + to_arrow``: the same, and ``arrow.to_arrow`` of every ``--flush-events`` events (every
   object converted), as the archive does before writing: what is left of the archive's time is Parquet and
   the Delta commit;
+* ``consume + to_arrow, raw messages``: the same, keeping each value with its origin and converting every
+  ``--flush-events`` raw messages with ``arrow.to_arrow`` (the columnar decoder), as the archive now does
+  (only on versions that have ``hivewire.arrow.Message``);
 * ``archive``: ``hivewire.archive.Archiver`` into a fresh Delta table on local disk: consume, decode, convert
   to Arrow (every object), write Parquet (zstd) and commit with the offsets, flushing every
   ``--flush-events``.
@@ -45,6 +48,7 @@ from hivewire import (  # noqa: E402
     apiary,
     arrow,
 )
+from hivewire.events import Origin  # noqa: E402
 from hivewire.testing import mock_kafka  # noqa: E402
 
 Archiver = hivewire_module("hivewire.data._archive", "hivewire.archive").Archiver
@@ -72,7 +76,9 @@ def produce(bootstrap: str, topic: str, messages: list[bytes]) -> None:
     assert producer.flush(60) == 0
 
 
-def consume(bootstrap: str, topic: str, n: int, decode: bool, convert_every: int = 0) -> tuple[int, float]:
+def consume(
+    bootstrap: str, topic: str, n: int, decode: bool, convert_every: int = 0, raw: bool = False
+) -> tuple[int, float]:
     """Read ``n`` messages from the beginning; (messages, seconds from the first to the last).
 
     With ``convert_every``, the decoded events also go through ``to_arrow`` that many at a time."""
@@ -95,7 +101,14 @@ def consume(bootstrap: str, topic: str, n: int, decode: bool, convert_every: int
                     continue
                 if first is None:
                     first = time.perf_counter()
-                if decode:
+                if raw:
+                    kind, ts = msg.timestamp()
+                    origin = Origin(topic, msg.partition(), msg.offset(), ts if kind else None)
+                    pending.append(arrow.Message(origin, msg.value()))
+                    if len(pending) >= convert_every:
+                        arrow.to_arrow(pending, on_error="record")
+                        pending = []
+                elif decode:
                     event = apiary.decode(msg.value())
                     if convert_every:
                         pending.append(event)
@@ -104,7 +117,7 @@ def consume(bootstrap: str, topic: str, n: int, decode: bool, convert_every: int
                             pending = []
                 seen += 1
         if pending:
-            arrow.to_arrow(pending)
+            arrow.to_arrow(pending, on_error="record")
         assert first is not None
         return seen, time.perf_counter() - first
     finally:
@@ -147,6 +160,10 @@ def run(args: argparse.Namespace, out: Output) -> None:
         "consume + decode + to_arrow": lambda b, t: consume(b, t, n, decode=True, convert_every=args.flush_events),
         f"archive (flush every {args.flush_events:,})": lambda b, t: archive(b, t, n, args.flush_events),
     }
+    if hasattr(arrow, "Message"):  # the columnar decoder
+        contenders["consume + to_arrow, raw messages"] = lambda b, t: consume(
+            b, t, n, decode=False, convert_every=args.flush_events, raw=True
+        )
     with mock_kafka() as bootstrap:
         topic = f"bench_{uuid.uuid4().hex[:8]}"
         produce(bootstrap, topic, messages)

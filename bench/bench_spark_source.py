@@ -1,19 +1,21 @@
-"""The Spark batch source's events/s with 1 and 2 executor cores, against ``read_events`` + ``to_dataframe``.
+"""The Spark source's events/s with 1 and 2 executor cores, against Spark's own Kafka source + ``from_json``.
 
-One librdkafka mock cluster, one topic of ``--events`` mixed Apiary messages on 4 partitions (the generator of
-tests/unit/test_arrow.py; zstd-compressed), and a Spark standalone master and worker (2 cores) started from the
-pyspark wheel. Then:
+One real Kafka broker (Apache Kafka 4.x, KRaft, from Maven Central: ``hivewire.tools._kafka_broker``), one
+topic of ``--events`` mixed Apiary messages on 4 partitions (the generator of tests/unit/test_arrow.py;
+zstd-compressed), and a Spark standalone master and worker (2 cores) started from the pyspark wheel. Each
+application is limited to N executor cores (``spark.cores.max``) and materialises every column
+(``write.format("noop")``), reading the whole topic in as many input partitions (16) each way:
 
-* ``spark source, N cores``: an application limited to N executor cores (``spark.cores.max``) reads the whole
-  topic with ``spark.read.format("hivewire")`` and materialises every column (``write.format("noop")``);
-  ``maxEventsPerSplit`` gives each core several input partitions. The application's first action (starting
-  the executor and its Python workers) is not counted;
+* ``hivewire source``: ``spark.read.format("hivewire")``: each executor core reads its Kafka ranges with
+  confluent-kafka and decodes them with the columnar decoder into Arrow record batches;
+* ``kafka + from_json``: Spark's own Kafka source (spark-sql-kafka-0-10 for the installed Spark, from Maven
+  Central through ``hivewire.tools._jvm``) and ``from_json`` with a hand-made Apiary schema, projected in
+  Spark SQL onto the same columns (``_spark_kafka_anchor.py``): all per-event work in the JVM;
 * ``read_events + to_dataframe``: one process reads the topic with ``hivewire.data.read_events`` and hands
-  the table to Spark with ``hivewire.spark.to_dataframe``, materialised the same way (in the 2-core
-  application, whose driver does the reading).
+  the table to Spark with ``hivewire.spark.to_dataframe`` (in the 2-core application, whose driver reads).
 
-Each application runs ``--rounds`` timed reads; the single-process path runs between them, so that the
-machine's load weighs on both. Rates are events/s, the median of the rounds.
+The applications' first actions (starting the executor and its Python workers) are not counted. Each runs
+``--rounds`` timed reads of every contender, alternating. Rates are events/s, the median of the rounds.
 
 Usage: python bench/bench_spark_source.py [--events 200000] [--rounds 3] [--json] [--update-readme]
 """
@@ -35,16 +37,15 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import Output, add_output_options  # noqa: E402
+from _spark_kafka_anchor import kafka_frame  # noqa: E402
 from confluent_kafka import Producer  # noqa: E402
 from test_arrow import mixed_messages  # noqa: E402
 
-from hivewire.testing import mock_kafka  # noqa: E402
-
 PARTITIONS = 4
+SPLITS = 16
 
 
 def produce(bootstrap: str, topic: str, messages: list[bytes]) -> None:
-    # zstd in large batches: the mock broker keeps only 5 MiB (stored bytes) per partition.
     producer = Producer(
         {
             "bootstrap.servers": bootstrap,
@@ -52,7 +53,7 @@ def produce(bootstrap: str, topic: str, messages: list[bytes]) -> None:
             "compression.type": "zstd",
             "linger.ms": 100,
             "batch.num.messages": 100_000,
-            "batch.size": 4_000_000,
+            "batch.size": 900_000,  # the broker takes batches of up to 1 MiB
             "message.max.bytes": 10_000_000,
         }
     )
@@ -67,7 +68,7 @@ def produce(bootstrap: str, topic: str, messages: list[bytes]) -> None:
         raise SystemExit("the mock broker did not take every message")
 
 
-def session(master: str, cores: int) -> Any:
+def session(master: str, cores: int, jars: list[str]) -> Any:
     from pyspark.sql import SparkSession
 
     import hivewire.spark
@@ -85,6 +86,7 @@ def session(master: str, cores: int) -> Any:
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.executorEnv.PYTHONPATH", os.environ.get("PYTHONPATH", ""))
         .config("spark.python.authenticate.socketTimeout", "300s")  # slow Python worker starts under load
+        .config("spark.jars", ",".join(jars))  # spark-sql-kafka-0-10 and its dependencies
         .getOrCreate()
     )
     return hivewire.spark.register(spark)
@@ -95,10 +97,15 @@ def spark_read(spark: Any, bootstrap: str, topic: str, n: int) -> int:
         spark.read.format("hivewire")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", topic)
-        .option("maxEventsPerSplit", str(max(1, n // 16)))
+        .option("maxEventsPerSplit", str(max(1, -(-n // SPLITS))))
         .load()
     )
     df.write.format("noop").mode("overwrite").save()
+    return n
+
+
+def kafka_read(spark: Any, bootstrap: str, topic: str, n: int) -> int:
+    kafka_frame(spark, bootstrap, topic, SPLITS).write.format("noop").mode("overwrite").save()
     return n
 
 
@@ -132,44 +139,56 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace, out: Output) -> None:
+    from hivewire.tools._jvm import resolve
+    from hivewire.tools._kafka_broker import KafkaBroker
     from hivewire.tools._local import LocalSparkCluster
 
     n = args.events
     pythonpath = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    rates: dict[str, list[float]] = {"spark source, 1 core": [], "spark source, 2 cores": [], "single": []}
+    jars = [str(jar) for jar in resolve("spark-kafka")]
+    names = ("hivewire source", "kafka + from_json")
+    rates: dict[str, list[float]] = {f"{name}, {c} core{'s' if c > 1 else ''}": [] for c in (1, 2) for name in names}
+    rates["read_events + to_dataframe"] = []
     with (
-        mock_kafka() as bootstrap,
         tempfile.TemporaryDirectory(prefix="bench-spark-") as work,
+        KafkaBroker(workdir=f"{work}/kafka") as broker,
         LocalSparkCluster(work, cores=2, pythonpath=pythonpath) as cluster,
     ):
+        bootstrap = broker.bootstrap_servers
         topic = f"bench_{uuid.uuid4().hex[:8]}"
+        broker.create_topic(topic, PARTITIONS)
         produce(bootstrap, topic, mixed_messages(n, seed=2024))
         for cores in (1, 2):
-            spark = session(cluster.url, cores)
+            spark = session(cluster.url, cores, jars)
+            suffix = f"{cores} core{'s' if cores > 1 else ''}"
             try:
-                spark_read(spark, bootstrap, topic, n)  # the first action starts the executor: not counted
+                spark_read(spark, bootstrap, topic, n)  # the first actions start the executor: not counted
+                kafka_read(spark, bootstrap, topic, n)
                 for _ in range(args.rounds):
-                    rates[f"spark source, {cores} core{'s' if cores > 1 else ''}"].append(
-                        timed(spark_read, spark, bootstrap, topic, n)
-                    )
+                    rates[f"hivewire source, {suffix}"].append(timed(spark_read, spark, bootstrap, topic, n))
+                    rates[f"kafka + from_json, {suffix}"].append(timed(kafka_read, spark, bootstrap, topic, n))
                     if cores == 2:
-                        rates["single"].append(timed(single_process, spark, bootstrap, topic, n))
+                        rates["read_events + to_dataframe"].append(timed(single_process, spark, bootstrap, topic, n))
             finally:
                 spark.stop()
     medians = {name: statistics.median(values) for name, values in rates.items()}
-    one, two, single = medians["spark source, 1 core"], medians["spark source, 2 cores"], medians["single"]
-    print(f"\n{n:,} events on {PARTITIONS} partitions, median of {args.rounds} rounds, events/s")
-    print(f"  {'spark source, 1 executor core':<44} {one:>10,.0f}")
-    print(f"  {'spark source, 2 executor cores':<44} {two:>10,.0f}")
-    print(f"  {'read_events + to_dataframe (one process)':<44} {single:>10,.0f}")
-    print(f"  2 cores / 1 core: {two / one:.2f}   (target >= 1.6)")
-    print(f"  2 cores / one process: {two / single:.2f}   (target > 1)")
+    one, two = medians["hivewire source, 1 core"], medians["hivewire source, 2 cores"]
+    k1, k2 = medians["kafka + from_json, 1 core"], medians["kafka + from_json, 2 cores"]
+    single = medians["read_events + to_dataframe"]
+    print(f"\n{n:,} events on {PARTITIONS} partitions ({SPLITS} input partitions), median of {args.rounds} rounds")
+    for name, rate in medians.items():
+        print(f"  {name:<44} {rate:>10,.0f}")
+        out.figure(name, rate, "events/s")
+    for label, value, target in (
+        ("hivewire source / kafka + from_json, 1 core", one / k1, "   (target >= 1)"),
+        ("hivewire source / kafka + from_json, 2 cores", two / k2, ""),
+        ("hivewire source, 2 cores / 1 core", two / one, "   (target >= 1.6)"),
+        ("kafka + from_json, 2 cores / 1 core", k2 / k1, ""),
+        ("hivewire source, 2 cores / read_events + to_dataframe", two / single, "   (target > 1)"),
+    ):
+        print(f"  {label}: {value:.2f}{target}")
+        out.figure(label, value, "ratio")
     print(f"  rounds: { {k: [round(v) for v in vs] for k, vs in rates.items()} }")
-    out.figure("spark source, 1 core", one, "events/s")
-    out.figure("spark source, 2 cores", two, "events/s")
-    out.figure("read_events + to_dataframe", single, "events/s")
-    out.figure("2 cores / 1 core", two / one, "ratio")
-    out.figure("2 cores / read_events + to_dataframe", two / single, "ratio")
 
 
 if __name__ == "__main__":

@@ -153,6 +153,12 @@ class Event:
     summary: str | None
     fields: tuple[Field, ...]
     properties: tuple[Property, ...]
+    derived: bool = False
+    base: str | None = None  # `module:Class` of the events floor
+
+    @property
+    def base_class(self) -> str:
+        return self.base.partition(":")[2] if self.base else "ListenerEvent"
 
     @property
     def handler(self) -> str:
@@ -172,6 +178,8 @@ _EVENT_KEYS = {
     "summary",
     "fields",
     "properties",
+    "derived",
+    "base",
 }
 _FIELD_KEYS = {"name", "type", "key", "required", "doc"}
 _PROPERTY_KEYS = {"type", "doc"}
@@ -262,7 +270,8 @@ def load(path: Path = DESCRIPTION, structs: set[str] | None = None) -> list[Even
             properties.append(Property(name, ptype, doc))
         database_event = entry.get("database_event", False)
         log_only = entry.get("log_only", False)
-        for flag, value in (("database_event", database_event), ("log_only", log_only)):
+        derived = entry.get("derived", False)
+        for flag, value in (("database_event", database_event), ("log_only", log_only), ("derived", derived)):
             if not isinstance(value, bool):
                 raise DescriptionError(f"{where}: {flag!r} must be true or false")
         names_from = _text(entry, "names_from", where, required=False)
@@ -279,6 +288,11 @@ def load(path: Path = DESCRIPTION, structs: set[str] | None = None) -> list[Even
             raise DescriptionError(f"{where}: wire {wire!r} must be an upper-case name such as ON_CREATE_TABLE")
         if log_only and wire is None:
             raise DescriptionError(f"{where}: a log_only type needs the wire name its records carry")
+        if derived and (log_only or wire is None):
+            raise DescriptionError(f"{where}: a derived type needs a wire name of hivewire's own and is not log_only")
+        base = _text(entry, "base", where, required=False)
+        if base is not None and not re.fullmatch(r"_[a-z][a-z0-9_]*:[A-Z][A-Za-z0-9]*", base):
+            raise DescriptionError(f"{where}: base {base!r} must be `_module:Class` (a module of the events floor)")
         doc = _text(entry, "doc", where)
         assert doc is not None
         events.append(
@@ -293,6 +307,8 @@ def load(path: Path = DESCRIPTION, structs: set[str] | None = None) -> list[Even
                 summary,
                 tuple(fields),
                 tuple(properties),
+                derived,
+                base,
             )
         )
     for attr in ("type", "cls", "wire"):
@@ -402,6 +418,8 @@ def types_module(events: list[Event]) -> str:
             out += ["            database_event=True,"]
         if e.log_only:
             out += ["            log_only=True,"]
+        if e.derived:
+            out += ["            derived=True,"]
         out += ["        ),"]
     out += ["    }", ")", ""]
     return "\n".join(out)
@@ -430,12 +448,16 @@ def model_module(events: list[Event]) -> str:
         descriptors |= {f.descriptor.partition("[")[0] for f in e.fields}
     out += ["from hivewire.events import _behaviour"]
     out += _imports(descriptors, "hivewire.events._event")
+    for module in sorted({e.base.partition(":")[0] for e in events if e.base}):
+        out += _imports(
+            {e.base_class for e in events if e.base and e.base.startswith(module + ":")}, f"hivewire.events.{module}"
+        )
     out += ["from hivewire.events._types import EventType"]
     out += _imports(_structs(events) | {"EnvironmentContext"}, "hivewire_thrift.hive_metastore.ttypes")
     exported = ["EVENT_CLASSES", "EventType", "ListenerEvent", "Origin", *(e.cls for e in events)]
     out += ["", "__all__ = ["] + [f'    "{n}",' for n in sorted(exported, key=_isort_key)] + ["]", "", ""]
     for e in events:
-        out += [f"class {e.cls}(ListenerEvent):", *_docstring(e.doc, "    "), ""]
+        out += [f"class {e.cls}({e.base_class}):", *_docstring(e.doc, "    "), ""]
         out += ["    __slots__ = ()", f"    event_type = EventType.{e.type}"]
         names = [f'"{f.name}"' for f in e.fields]
         out += [f"    fields = ({names[0]},)" if len(names) == 1 else f"    fields = ({', '.join(names)})"]

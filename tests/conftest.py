@@ -12,7 +12,8 @@ runs two sessions side by side with pytest-xdist, each with its own services):
 * ``kafka_cluster``  three brokers (replication factor 3, ``min.insync.replicas=2``), for the tests that kill one
 * ``recorded_metastore``  a second Hive Metastore 2.3 that loads the Java listeners of ``tests/java``
                  (compiled at session start with the JDK's javac): ``RecordingListener`` records what the
-                 metastore itself fires, the oracle for hivewire's events (see ``tests/oracle.py``)
+                 metastore itself fires, the oracle for hivewire's events (see ``tests/oracle.py``); it has
+                 Hive's lock tables (``TransactionTables``), so Iceberg's HiveCatalog can commit to it
 * ``sasl_metastore``  the real metastore handler behind Thrift's SASL server transport (DIGEST-MD5, PLAIN;
                  ``tests/sasl_metastore.py``)
 * ``spark_cluster``  a Spark standalone master and one 2-core worker, started with the pyspark wheel's own
@@ -113,7 +114,11 @@ def recorded_metastore(tmp_path_factory: pytest.TempPathFactory, java_classes: P
         workdir=workdir,
         classpath=[java_classes],
         listeners=JAVA_LISTENERS,
-        properties={"hivewire.test.recording.file": str(recording)},
+        properties={
+            "hivewire.test.recording.file": str(recording),
+            # Hive 2.3's lock tables, for clients that lock tables around commits (Iceberg's HiveCatalog)
+            "hive.metastore.init.hooks": "hivewire.test.TransactionTables",
+        },
     )
     hms.start()
     yield RecordedMetastore(hms, recording)

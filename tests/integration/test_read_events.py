@@ -183,3 +183,37 @@ def test_time_bounds() -> None:
     assert to_millis(timedelta(seconds=10), now=T0_MS / 1000 + 10) == T0_MS
     with pytest.raises(TypeError):
         to_millis(True)
+
+
+def test_a_table_straight_from_the_messages_is_the_table_of_the_events(topic: Topic) -> None:
+    """read_events holds the messages raw until the list is used: its table then comes from the columnar
+    decoder, and equals the table of the decoded events (failures and all)."""
+    for include_failures in (False, True):
+        raw = read_events(topic.source, progress=False)
+        assert raw._messages is not None and list.__len__(raw) == 0  # nothing decoded yet
+        straight = raw.to_arrow(include_failures=include_failures)
+        assert raw._messages is not None  # still not decoded
+        decoded = read_events(topic.source, progress=False)
+        assert len(decoded) == N and decoded._messages is None  # len() decoded it
+        assert straight.equals(decoded.to_arrow(include_failures=include_failures))
+        assert straight.num_rows == N + (len(BAD) if include_failures else 0)
+
+
+def test_every_list_operation_decodes_first(topic: Topic) -> None:
+    def fresh() -> EventList:
+        return read_events(topic.source, start_offsets={1: 0}, end_offsets={1: 50}, progress=False)
+
+    reference = list(fresh())
+    assert len(reference) == 50
+    assert fresh() == reference and (fresh() != reference) is False and fresh() == fresh()
+    assert reference[7] in fresh() and fresh().index(reference[7]) == 7 and fresh().count(reference[7]) == 1
+    assert [*fresh()] == reference and list(reversed(fresh())) == reference[::-1] and bool(fresh())
+    assert fresh()[3] == reference[3] and fresh()[-5:] == reference[-5:]
+    assert fresh() + reference[:1] == [*reference, reference[0]]
+    grown = fresh()
+    grown.append(reference[0])
+    assert len(grown) == 51 and grown[-1] == grown[0]
+    assert fresh().failures == [] and fresh().copy() == reference
+    emptied = fresh()
+    emptied.clear()
+    assert emptied == [] and emptied.to_arrow().num_rows == 0

@@ -44,6 +44,7 @@ from hivewire.events._model import (
     DropFunctionEvent,
     DropPartitionEvent,
     DropTableEvent,
+    IcebergCommitEvent,
     InsertEvent,
     ListenerEvent,
     NotificationLogEvent,
@@ -352,6 +353,14 @@ def messages(version: str) -> dict[str, dict[str, Any]]:
         "ON_DROP_DATABASE": envelope("ON_DROP_DATABASE", version, table_name=None, database=database_json(version)),
         # hivewire's own: a notification-log entry with no class of its own (see hivewire.events._notification)
         "ON_NOTIFICATION_LOG": envelope("ON_NOTIFICATION_LOG", version, notification=NOTIFICATION_JSON),
+        # hivewire's own: an Iceberg commit, which the runtime derives from the table's ALTER_TABLE
+        "ON_ICEBERG_COMMIT": envelope(
+            "ON_ICEBERG_COMMIT",
+            version,
+            table=table,
+            previousMetadataLocation="file:/nonexistent/hivewire-golden/metadata/00001.metadata.json",
+            metadataLocation="file:/nonexistent/hivewire-golden/metadata/00002.metadata.json",
+        ),
         **log_messages(version),
     }
 
@@ -706,6 +715,12 @@ def expected_events(version: str) -> dict[str, ListenerEvent]:
             notification=hms.NotificationEvent(**NOTIFICATION_JSON),
             db_name="sales",
             table_name="orders",
+            parameters=params,
+        ),
+        "ON_ICEBERG_COMMIT": IcebergCommitEvent(
+            table=table,
+            previous_metadata_location="file:/nonexistent/hivewire-golden/metadata/00001.metadata.json",
+            metadata_location="file:/nonexistent/hivewire-golden/metadata/00002.metadata.json",
             parameters=params,
         ),
         **expected_log_events(version, params),

@@ -37,8 +37,8 @@ FLOORS = [
     "face",  # hivewire itself and its public modules (hivewire.apiary, .arrow, .spark, .testing)
 ]
 BASE_MODULES = {"hivewire.errors", "hivewire._version", "hivewire._ratelimit", "hivewire._reachability"}
-FACE_MODULES = {"hivewire", "hivewire.__main__", "hivewire.apiary", "hivewire.arrow", "hivewire.spark",
-                "hivewire.testing"}  # fmt: skip
+FACE_MODULES = {"hivewire", "hivewire.__main__", "hivewire.apiary", "hivewire.arrow", "hivewire.iceberg",
+                "hivewire.spark", "hivewire.testing"}  # fmt: skip
 
 #: The lowest floor that may import each third-party library. A library missing here fails the tests.
 LIBRARIES = {
@@ -47,6 +47,7 @@ LIBRARIES = {
     "tomli": "config",
     "kazoo": "metastore",
     "msgspec": "coordination",
+    "pyiceberg": "events",  # optional (hivewire[iceberg]): Iceberg metadata files, imported on first use
     "confluent_kafka": "runtime",
     "prometheus_client": "runtime",
     "tenacity": "runtime",
@@ -237,7 +238,7 @@ def test_no_top_level_generated_packages() -> None:
 def test_importing_the_core_loads_no_service_library() -> None:
     # A codec or client user pays for the codec and the client, not for Kafka, ZooKeeper, HTTP or Spark.
     heavy = sorted(lib for lib, floor in LIBRARIES.items() if FLOORS.index(floor) > FLOORS.index("events"))
-    heavy.append("kazoo")
+    heavy += ["kazoo", "pyiceberg"]
     code = (
         "import sys, hivewire, hivewire.apiary, hivewire.events, hivewire.metastore, hivewire.errors, "
         "hivewire.coordination; "

@@ -55,6 +55,7 @@ SURFACE["hivewire"] = {
     "DropTableEvent",
     "EventType",
     "HivewireError",
+    "IcebergCommitEvent",
     "InsertEvent",
     "InvalidObjectError",
     "InvalidOperationError",
@@ -84,6 +85,18 @@ SURFACE["hivewire"] = {
     "discover_metastores",
     "read_events",
 }
+SURFACE["hivewire.iceberg"] = {
+    "OPERATIONS",
+    "CommitDetails",
+    "IcebergColumn",
+    "IcebergCommitEvent",
+    "IcebergSnapshot",
+    "RefChange",
+    "SchemaChange",
+    "SpecChange",
+    "is_iceberg",
+    "metadata_location",
+}
 SURFACE["hivewire.apiary"] = {
     "Decoded",
     "MAX_MESSAGE_BYTES",
@@ -93,7 +106,7 @@ SURFACE["hivewire.apiary"] = {
     "read",
     "to_json_dict",
 }
-SURFACE["hivewire.arrow"] = {"COLUMNS", "SCHEMA", "Undecodable", "schema_markdown", "to_arrow"}
+SURFACE["hivewire.arrow"] = {"COLUMNS", "SCHEMA", "Message", "Undecodable", "schema_markdown", "to_arrow"}
 SURFACE["hivewire.spark"] = {
     "METASTORE_URIS_CONF",
     "HistorySettings",
@@ -198,6 +211,7 @@ SURFACE["hivewire.events"] = {
     "DropPartitionEvent",
     "DropTableEvent",
     "EventType",
+    "IcebergCommitEvent",
     "InsertEvent",
     "ListenerEvent",
     "NotificationLogEvent",

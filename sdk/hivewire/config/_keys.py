@@ -149,6 +149,12 @@ DEAD_LETTER_PRODUCER_PREFIX = _prefix(
     "over the security settings it shares with the consumer. A dead letter larger than `message.max.bytes` "
     "(default 1000000) keeps the start of the original, with headers saying so (see the runtime guide).",
 )
+ICEBERG_IO_PREFIX = _prefix(
+    RUNTIME,
+    "hivewire.iceberg.",
+    "pyiceberg catalog properties for reading Iceberg metadata files (`s3.endpoint`, `s3.access-key-id`, "
+    "`py-io-impl`, ...), the part after the prefix as pyiceberg names it; used by `on_iceberg_commit` listeners.",
+)
 STARTUP_TIMEOUT = _key(
     RUNTIME,
     "hivewire.startup.timeout.ms",

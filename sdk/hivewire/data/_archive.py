@@ -1,7 +1,8 @@
 """An exactly-once archive of an Apiary topic in a Delta table, the way kafka-delta-ingest feeds Delta from Kafka.
 
-:class:`Archiver` consumes the topic in a consumer group, buffers decoded events per partition, and writes
-them with ``deltalake`` as rows of :data:`hivewire.arrow.SCHEMA`, partitioned by ``event_date``. A write
+:class:`Archiver` consumes the topic in a consumer group, buffers the raw messages per partition, and writes
+them with ``deltalake`` as rows of :data:`hivewire.arrow.SCHEMA`, partitioned by ``event_date``; each write
+decodes its messages with the columnar decoder (:mod:`hivewire.data._columnar`), straight into columns. A write
 happens when ``flush_events`` messages are buffered or the oldest buffered message is ``flush_seconds`` old.
 
 Exactly once, with the Delta log as the only source of truth (kafka-delta-ingest's design):
@@ -43,9 +44,8 @@ from typing import Any
 
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
-from hivewire.data._arrow import SCHEMA, Undecodable, paused_gc, to_arrow
-from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError
-from hivewire.events import _apiary as apiary
+from hivewire.data._arrow import SCHEMA, Message, Undecodable, paused_gc, to_arrow
+from hivewire.errors import ConfigError, HivewireError, PrerequisiteError
 from hivewire.events._model import ListenerEvent, Origin
 from hivewire.runtime._kafka import KafkaSource
 
@@ -59,6 +59,10 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 
 log = logging.getLogger("hivewire.archive")
+
+#: What the buffers hold: raw messages as read, or (from tests and callers of ``_add``) events and
+#: undecodable messages; :func:`~hivewire.data._arrow.to_arrow` takes each.
+_Item = Message | ListenerEvent | Undecodable
 
 #: The archive's partition column.
 PARTITION_BY = ["event_date"]
@@ -79,7 +83,7 @@ class ArchiveStats:
     """What an :class:`Archiver` did. Times are ``time.monotonic()`` values."""
 
     messages: int = 0  # consumed
-    undecodable: int = 0  # of them, archived as decode_error rows
+    undecodable: int = 0  # rows written without an event type (decode_error set)
     rows_written: int = 0
     commits: int = 0
     conflicts: int = 0  # commits that lost a race and were re-checked
@@ -179,7 +183,7 @@ class Archiver:
         self._consumer: Any = None
         self._table: Any = None
         self._assigned: set[int] = set()
-        self._buffers: dict[int, list[ListenerEvent | Undecodable]] = {}
+        self._buffers: dict[int, list[_Item]] = {}
         self._next: dict[int, int] = {}  # partition -> next offset expected (older deliveries are stale)
         self._starts: dict[int, _Start] = {}  # partitions whose position since the last seek is unconfirmed
         self._batch = 0  # consume() calls so far
@@ -353,17 +357,8 @@ class Archiver:
             return
         self._next[p] = offset + 1
         kind, ts = msg.timestamp()
-        origin = Origin(self.source.topic, p, offset, ts if kind else None)
-        value = msg.value()
-        item: ListenerEvent | Undecodable
-        if value is None:
-            item = Undecodable(origin, None, "empty message (no value)")
-        else:
-            try:
-                item = apiary.decode(value, origin=origin)
-            except DecodeError as e:
-                item = Undecodable(origin, value, e.reason)
-        self._add(p, item)
+        # Kept raw: the columnar decoder turns a whole flush into Arrow columns at once.
+        self._add(p, Message(Origin(self.source.topic, p, offset, ts if kind else None), msg.value()))
 
     def _resumes_where_expected(self, partition: int, offset: int) -> bool:
         """Whether the first message since ``partition``'s last assignment or seek, at ``offset``, is where the
@@ -426,10 +421,8 @@ class Archiver:
             return None
         return int(found[0]) if found else None
 
-    def _add(self, partition: int, item: ListenerEvent | Undecodable) -> None:
+    def _add(self, partition: int, item: _Item) -> None:
         """Buffer one message of ``partition`` (in offset order)."""
-        if isinstance(item, Undecodable):
-            self.stats.undecodable += 1
         self._buffers.setdefault(partition, []).append(item)
         self._buffered += 1
         self.stats.messages += 1
@@ -461,7 +454,7 @@ class Archiver:
     def _write(self, table: Any) -> bool:
         """One attempt to commit the buffers against the snapshot ``table``: False when another writer's commit
         to the same partitions won the race (nothing was written; the caller re-checks a fresh snapshot)."""
-        items: list[ListenerEvent | Undecodable] = []
+        items: list[_Item] = []
         txns = []
         for p, buffered in self._buffers.items():
             stored = table.transaction_version(txn_app_id(self.app_id, p))
@@ -496,6 +489,7 @@ class Archiver:
             self.stats.conflicts += 1
             log.info("a commit of %d rows lost a race (%s); re-checking the table", len(items), e)
             return False
+        self.stats.undecodable += data.column("event_type").null_count
         self._committed(txns, len(items))
         return True
 
@@ -619,7 +613,7 @@ class Archiver:
         return self.stats
 
 
-def _offset(item: ListenerEvent | Undecodable) -> int:
+def _offset(item: _Item) -> int:
     origin = item.origin
     assert origin is not None  # every buffered item was read from Kafka
     return origin.offset

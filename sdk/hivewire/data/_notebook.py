@@ -21,8 +21,10 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, SupportsIndex
 
 from hivewire.config._kafka import KafkaValue
-from hivewire.data._arrow import Undecodable, paused_gc, to_arrow
+from hivewire.data._arrow import SCHEMA, to_arrow
+from hivewire.data._columnar import BATCH_ROWS, batch, message_row
 from hivewire.data._offsets import TimeBound, _Reader, to_millis
+from hivewire.data._rows import NO_VALUE, Message, Undecodable, event_row, paused_gc
 from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError, SourceError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import ListenerEvent, Origin
@@ -33,10 +35,15 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
+    from hivewire.data._iceberg_commits import IcebergCommits
+
 log = logging.getLogger("hivewire.notebook")
 
 #: How many events ``EventList._repr_html_`` shows.
 HTML_ROWS = 20
+#: Rows per record batch of a table made from messages.
+_BATCH_ROWS = BATCH_ROWS
+ERROR_COLUMN = SCHEMA.names.index("decode_error")
 
 
 class EventList(list[ListenerEvent]):
@@ -44,13 +51,54 @@ class EventList(list[ListenerEvent]):
 
     ``to_arrow()``, ``to_pandas()`` and ``to_spark(spark)`` convert the events (the schema of
     :mod:`hivewire.arrow`); ``include_failures=True`` adds a row per undecodable message.
+
+    The list :func:`read_events` returns holds the raw messages until the events are first used as a list
+    (indexed, iterated, counted, compared, changed): then every message is decoded, once. Converting it
+    to a table before that decodes the messages straight into columns (the columnar decoder), so
+    ``read_events(...).to_arrow()`` never makes an event and holds little more than the messages and the
+    table.
     """
 
-    failures: list[Undecodable]
-
-    def __init__(self, events: Iterable[ListenerEvent] = (), failures: Iterable[Undecodable] = ()) -> None:
+    def __init__(
+        self,
+        events: Iterable[ListenerEvent] = (),
+        failures: Iterable[Undecodable] = (),
+        *,
+        messages: list[Message] | None = None,
+    ) -> None:
         super().__init__(events)
-        self.failures = list(failures)
+        self._failures = list(failures)
+        # Messages not decoded yet, in the list's order (time, partition, offset), events and failures mixed.
+        self._messages = messages or None
+
+    @property
+    def failures(self) -> list[Undecodable]:
+        """The messages that did not decode (where they came from, their bytes and why)."""
+        self._decode()
+        return self._failures
+
+    @failures.setter
+    def failures(self, value: list[Undecodable]) -> None:
+        self._decode()
+        self._failures = value
+
+    def _decode(self) -> None:
+        """Decode the messages still held raw, once, into the list and its failures."""
+        messages, self._messages = self._messages, None
+        if not messages:
+            return
+        decode = apiary.decode
+        events: list[ListenerEvent] = []
+        with paused_gc():
+            for origin, value in messages:
+                if value is None:
+                    self._failures.append(Undecodable(origin, None, NO_VALUE))
+                    continue
+                try:
+                    events.append(decode(value, origin=origin))
+                except DecodeError as e:
+                    self._failures.append(Undecodable(origin, value, e.reason))
+        list.extend(self, events)
 
     def _rows(self, include_failures: bool) -> list[ListenerEvent | Undecodable]:
         if not include_failures or not self.failures:
@@ -60,7 +108,33 @@ class EventList(list[ListenerEvent]):
     def to_arrow(self, *, include_failures: bool = False, on_error: Literal["raise", "record"] = "record") -> pa.Table:
         """A ``pyarrow.Table`` (:data:`hivewire.arrow.SCHEMA`). An object that fails to convert is recorded in
         ``decode_error`` (``on_error="record"``, the default here: a notebook should show, not stop)."""
+        if self._messages is not None:
+            return self._messages_to_arrow(self._messages, include_failures, on_error)
         return to_arrow(self._rows(include_failures), on_error=on_error)
+
+    @staticmethod
+    def _messages_to_arrow(
+        messages: list[Message], include_failures: bool, on_error: Literal["raise", "record"]
+    ) -> pa.Table:
+        """The table of the messages not decoded yet, as :meth:`to_arrow` of their events and failures."""
+        import pyarrow as pa
+
+        batches, rows = [], []
+        with paused_gc():
+            for message in messages:
+                row = message_row(message, "record")
+                if row[0] is None:  # did not decode: a failure
+                    if not include_failures:
+                        continue
+                elif on_error == "raise" and row[ERROR_COLUMN] is not None:
+                    event_row(apiary.decode(message.value or b"", origin=message.origin), "raise")  # raises
+                rows.append(row)
+                if len(rows) >= _BATCH_ROWS:
+                    batches.append(batch(rows))
+                    rows = []
+            if rows:
+                batches.append(batch(rows))
+        return pa.Table.from_batches(batches, schema=SCHEMA)
 
     def to_pandas(self, *, include_failures: bool = False) -> pd.DataFrame:
         """A pandas DataFrame of :meth:`to_arrow`; map columns become dicts. Needs pandas."""
@@ -81,12 +155,19 @@ class EventList(list[ListenerEvent]):
 
         return to_dataframe(spark, self.to_arrow(include_failures=include_failures), raw=raw)
 
+    def iceberg_commits(self, io_properties: Mapping[str, str] | None = None) -> IcebergCommits:
+        """The Iceberg commits among the events, one row per snapshot (:mod:`hivewire.data._iceberg_commits`)."""
+        from hivewire.data._iceberg_commits import IcebergCommits
+
+        return IcebergCommits(self, io_properties)
+
     def counts(self) -> dict[str, int]:
         """Events per type, most frequent first."""
         return dict(Counter(e.event_type.value for e in self).most_common())
 
     def __getitem__(self, index: Any) -> Any:
         # A slice stays an EventList (without failures), so notebooks can chain events[:100].to_arrow().
+        self._decode()
         got = super().__getitem__(index)
         return EventList(got) if isinstance(index, slice) else got
 
@@ -101,6 +182,7 @@ class EventList(list[ListenerEvent]):
             f"<tr><td>{esc(k)}</td><td style='text-align:right'>{v:,}</td></tr>" for k, v in self.counts().items()
         )
         rows = []
+        self._decode()
         for event in list.__getitem__(self, slice(0, HTML_ROWS)):
             origin = event.origin
             when = _when(origin.timestamp) if origin is not None and origin.timestamp is not None else ""
@@ -131,6 +213,56 @@ class EventList(list[ListenerEvent]):
             "<table><tr><th>time (UTC)</th><th>type</th><th>object</th><th>status</th><th>origin</th></tr>"
             f"{''.join(rows)}</table>{more}{failures}</div>"
         )
+
+
+def _decoding(name: str) -> Any:
+    """``list.<name>``, decoding the list's raw messages (and those of an EventList argument) first."""
+    method = getattr(list, name)
+
+    def decoded(self: EventList, *args: Any, **kwargs: Any) -> Any:
+        self._decode()
+        for arg in args:
+            if isinstance(arg, EventList):
+                arg._decode()
+        return method(self, *args, **kwargs)
+
+    decoded.__name__ = decoded.__qualname__ = name
+    decoded.__doc__ = method.__doc__
+    return decoded
+
+
+# Every other way of using the list as a list decodes it first (__getitem__ and the HTML do it themselves).
+for _name in (
+    "__len__",
+    "__iter__",
+    "__reversed__",
+    "__contains__",
+    "__eq__",
+    "__ne__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__add__",
+    "__iadd__",
+    "__mul__",
+    "__rmul__",
+    "__imul__",
+    "__setitem__",
+    "__delitem__",
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "remove",
+    "index",
+    "count",
+    "sort",
+    "reverse",
+    "clear",
+    "copy",
+):
+    setattr(EventList, _name, _decoding(_name))
 
 
 def progress_bar() -> Any:
@@ -194,7 +326,7 @@ def _when(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
-def _order(item: ListenerEvent | Undecodable) -> tuple[int, int, int]:
+def _order(item: ListenerEvent | Undecodable | Message) -> tuple[int, int, int]:
     """Time order (messages without a timestamp first), then partition and offset."""
     origin = item.origin
     if origin is None:
@@ -302,18 +434,16 @@ def read_events(
         total = sum(end - start for start, end in ranges.values())
         limit = total if max_events is None else min(total, max_events)
         log.debug("reading %s: %s (%d messages)", topic, ranges, total)
-        events: list[ListenerEvent] = []
-        failures: list[Undecodable] = []
+        messages: list[Message] = []
         # The bar counts messages read; with max_events, the messages kept.
         with (
             tqdm(total=total if max_events is None else limit, unit="msg", desc=topic, disable=not progress) as bar,
             paused_gc(),
         ):
             if limit:
-                _consume(consumer, topic, ranges, limit, since_ms, until_ms, timeout, events, failures, bar)
-        events.sort(key=_order)
-        failures.sort(key=_order)
-        return EventList(events, failures)
+                _consume(consumer, topic, ranges, limit, since_ms, until_ms, timeout, messages, bar)
+        messages.sort(key=_order)
+        return EventList(messages=messages)
     except (KafkaException, HivewireError) as e:
         if isinstance(e, HivewireError) and not errors:
             raise  # not about reaching Kafka: its own message says what went wrong
@@ -357,8 +487,7 @@ def _consume(
     since_ms: int | None,
     until_ms: int | None,
     timeout: float,
-    events: list[ListenerEvent],
-    failures: list[Undecodable],
+    messages: list[Message],
     bar: Any,
 ) -> None:
     """Consume ``ranges`` ({partition: (start, end)}) until each partition reaches its end or ``limit`` is read."""
@@ -368,7 +497,6 @@ def _consume(
     pending = set(ranges)
     seen = shown = 0
     counts_read = limit == sum(end - start for start, end in ranges.values())
-    decode = apiary.decode
     last_progress = time.monotonic()
     while pending and seen < limit:
         batch = consumer.consume(1000, timeout=1.0)
@@ -412,15 +540,7 @@ def _consume(
                 ts is None or (since_ms is not None and ts < since_ms) or (until_ms is not None and ts >= until_ms)
             ):
                 continue
-            origin = Origin(topic, p, offset, ts)
-            value = msg.value()
-            if value is None:
-                failures.append(Undecodable(origin, None, "empty message (no value)"))
-            else:
-                try:
-                    events.append(decode(value, origin=origin))
-                except DecodeError as e:
-                    failures.append(Undecodable(origin, value, e.reason))
+            messages.append(Message(Origin(topic, p, offset, ts), msg.value()))
             seen += 1
             if seen >= limit:
                 break

@@ -3,8 +3,9 @@
 Spark 4's Python Data Source API (``pyspark.sql.datasource``). Each Spark input partition is an offset range of
 one Kafka partition (:class:`KafkaRange`, split when large), read on an executor by a confluent-kafka consumer
 that is assigned the range (no group is joined, nothing is committed), decoded by the Apiary codec and handed
-to Spark as Arrow record batches of :data:`hivewire.arrow.SCHEMA`. A message that does not decode becomes a
-row with ``decode_error`` and ``raw``, never a failed task.
+to Spark as Arrow record batches of :data:`hivewire.arrow.SCHEMA` by the columnar decoder
+(:mod:`hivewire.data._columnar`: no event or Thrift object per message). A message that does not decode
+becomes a row with ``decode_error`` and ``raw``, never a failed task.
 
 Streaming offsets are ``{"<partition>": next offset}``: Spark stores them in its checkpoint, so a restarted
 query re-reads exactly the ranges of its unfinished batch, and a sink that is exactly-once in Spark is
@@ -25,16 +26,18 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 
-from hivewire.data._arrow import Undecodable, _batch, _event_row, _undecodable_row, paused_gc
-from hivewire.errors import ConfigError, DecodeError, HivewireError
-from hivewire.events import _apiary as apiary
+from hivewire.data._columnar import BATCH_ROWS as COLUMNAR_BATCH_ROWS
+from hivewire.data._columnar import batch, message_row
+from hivewire.data._rows import Message, paused_gc
+from hivewire.errors import ConfigError, HivewireError
 from hivewire.events._event import Origin
 
 #: The format name: ``spark.read.format(NAME)``.
 NAME = "hivewire"
 
-#: Rows per Arrow record batch handed to Spark.
-BATCH_ROWS = 10_000
+#: Rows per Arrow record batch handed to Spark: the columnar decoder's batch (small batches keep its
+#: intermediate rows in the CPU's caches).
+BATCH_ROWS = COLUMNAR_BATCH_ROWS
 
 _PREFIX = "kafka."
 
@@ -216,7 +219,6 @@ def read_range(options: SourceOptions, part: KafkaRange) -> Iterator[Any]:
     if part.end <= part.start:
         return
     consumer = _consumer(options)
-    decode = apiary.decode
     rows: list[tuple[object, ...]] = []
     try:
         consumer.assign([TopicPartition(part.topic, part.partition, part.start)])
@@ -224,13 +226,13 @@ def read_range(options: SourceOptions, part: KafkaRange) -> Iterator[Any]:
         done = False
         while not done:
             with paused_gc():
-                batch = consumer.consume(min(BATCH_ROWS, part.end - part.start), timeout=1.0)
-                if not batch and time.monotonic() - last_progress > options.timeout:
+                records = consumer.consume(min(BATCH_ROWS, part.end - part.start), timeout=1.0)
+                if not records and time.monotonic() - last_progress > options.timeout:
                     raise HivewireError(
                         f"{part.topic}/{part.partition}: no message for {options.timeout:g} s while reading "
                         f"[{part.start}, {part.end}); raise the timeoutSeconds option if the brokers are slow"
                     )
-                for msg in batch:
+                for msg in records:
                     err = msg.error()
                     if err is not None:
                         if err.code() == KafkaError._PARTITION_EOF:
@@ -257,23 +259,16 @@ def read_range(options: SourceOptions, part: KafkaRange) -> Iterator[Any]:
                         or (part.until_ms is not None and ts >= part.until_ms)
                     ):
                         continue
-                    rows.append(_row(decode, msg.value(), Origin(part.topic, part.partition, offset, ts)))
+                    rows.append(
+                        message_row(Message(Origin(part.topic, part.partition, offset, ts), msg.value()), "record")
+                    )
                     if done:
                         break
             if len(rows) >= BATCH_ROWS or (done and rows):
-                yield _batch(rows)
+                yield batch(rows)
                 rows = []
     finally:
         consumer.close()
-
-
-def _row(decode: Any, value: bytes | None, origin: Origin) -> tuple[object, ...]:
-    if value is None:
-        return _undecodable_row(Undecodable(origin, None, "empty message (no value)"))
-    try:
-        return _event_row(decode(value, origin=origin), "record")
-    except DecodeError as e:
-        return _undecodable_row(Undecodable(origin, value, e.reason))
 
 
 class BatchReader(DataSourceReader):

@@ -15,6 +15,7 @@ from hivewire.errors import HivewireError
 from hivewire.events._changes import changes
 from hivewire.events._description import Kind
 from hivewire.events._event import Facts, ListenerEvent
+from hivewire.events._iceberg import IcebergCommit
 from hivewire.events._logmessage import parse_message
 from hivewire.events._types import TYPES
 from hivewire_thrift.hive_metastore.ttypes import ColumnStatistics, Database, Partition, Table, TxnToWriteId
@@ -233,3 +234,10 @@ def notification_log_hive_event_type(event: NotificationLogLike) -> str:
 def notification_log_message(event: NotificationLogLike) -> dict[str, object]:
     entry = event.notification
     return parse_message(entry.message, entry.messageFormat)
+
+
+def iceberg_commit_summary(event: ListenerEvent) -> Facts:
+    """An Iceberg commit: what it changed (its metadata files are read for this, once)."""
+    facts = event.facts() if isinstance(event, IcebergCommit) else {}
+    new = getattr(event, "metadata_location", None)
+    return {**facts, **_facts(metadata=new, previous_metadata=getattr(event, "previous_metadata_location", None))}

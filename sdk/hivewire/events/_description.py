@@ -38,8 +38,9 @@ class FieldSpec(NamedTuple):
 class EventSpec(NamedTuple):
     """One event type: its Hive name, class name, one-line doc, Apiary ``eventType`` (None when Apiary does not
     carry it), fields, the field whose object names the event's database and table, whether it is a
-    database event (no table name), and whether only the notification log carries it (its wire name is
-    hivewire's own, and the bridge does not publish it to the Apiary topic)."""
+    database event (no table name), whether only the notification log carries it (its wire name is
+    hivewire's own, and the bridge does not publish it to the Apiary topic), and whether it is hivewire's own,
+    made by the runtime from other events (``derived``: a listener of every type gets it only by naming it)."""
 
     event_type: EventType
     class_name: str
@@ -49,6 +50,7 @@ class EventSpec(NamedTuple):
     names_from: str | None = None
     database_event: bool = False
     log_only: bool = False
+    derived: bool = False
 
     def field(self, name: str) -> FieldSpec:
         """The field called ``name``."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from hivewire.events import _behaviour
 from hivewire.events._event import Facts, Field, FlagField, ListenerEvent, ListField, MapField, Origin
+from hivewire.events._iceberg import IcebergCommit
 from hivewire.events._types import EventType
 from hivewire_thrift.hive_metastore.ttypes import (
     Catalog,
@@ -67,6 +68,7 @@ __all__ = [
     "DropPartitionEvent",
     "DropTableEvent",
     "EventType",
+    "IcebergCommitEvent",
     "InsertEvent",
     "ListenerEvent",
     "NotificationLogEvent",
@@ -436,6 +438,42 @@ class NotificationLogEvent(ListenerEvent):
 
     def _summary(self) -> Facts:
         return _behaviour.notification_summary(self)
+
+
+class IcebergCommitEvent(IcebergCommit):
+    """An Iceberg table was committed to, created or dropped: what changed, read from its metadata files."""
+
+    __slots__ = ()
+    event_type = EventType.ICEBERG_COMMIT
+    fields = ("table", "previous_metadata_location", "metadata_location")
+    names_from = ("table", "table")
+
+    table: Field[Table] = Field()
+    """The table as the metastore holds it after the change (before it, for a drop)."""
+    previous_metadata_location: Field[str | None] = Field()
+    """The metadata file before the commit; None when the table was created."""
+    metadata_location: Field[str | None] = Field()
+    """The metadata file after the commit; None when the table was dropped."""
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            table: Table | None = None,
+            previous_metadata_location: str | None = None,
+            metadata_location: str | None = None,
+            db_name: str | None = None,
+            table_name: str | None = None,
+            status: bool = True,
+            parameters: Mapping[str, str] | None = None,
+            environment_context: EnvironmentContext | None = None,
+            raw: bytes | None = None,
+            origin: Origin | None = None,
+        ) -> None: ...
+
+    def _summary(self) -> Facts:
+        return _behaviour.iceberg_commit_summary(self)
 
 
 class CreateFunctionEvent(ListenerEvent):
@@ -1162,6 +1200,7 @@ EVENT_CLASSES: Mapping[EventType, type[ListenerEvent]] = MappingProxyType(
         EventType.ALTER_DATABASE: AlterDatabaseEvent,
         EventType.DROP_DATABASE: DropDatabaseEvent,
         EventType.NOTIFICATION_LOG: NotificationLogEvent,
+        EventType.ICEBERG_COMMIT: IcebergCommitEvent,
         EventType.CREATE_FUNCTION: CreateFunctionEvent,
         EventType.DROP_FUNCTION: DropFunctionEvent,
         EventType.RELOAD: ReloadEvent,

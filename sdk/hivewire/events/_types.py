@@ -56,6 +56,8 @@ class EventType(str, enum.Enum):
     """A database was dropped."""
     NOTIFICATION_LOG = "NOTIFICATION_LOG"
     """A notification-log entry with no class of its own (Hive 2.3's index events, types newer than hivewire)."""
+    ICEBERG_COMMIT = "ICEBERG_COMMIT"
+    """An Iceberg table was committed to, created or dropped: what changed, read from its metadata files."""
     CREATE_FUNCTION = "CREATE_FUNCTION"
     """A function was created. ``function`` is the function as stored."""
     DROP_FUNCTION = "DROP_FUNCTION"
@@ -226,6 +228,19 @@ TYPES: Mapping[EventType, EventSpec] = MappingProxyType(
             wire="ON_NOTIFICATION_LOG",
             fields=(FieldSpec("notification", Kind.STRUCT, "notification", NotificationEvent, required=True),),
             log_only=True,
+        ),
+        EventType.ICEBERG_COMMIT: EventSpec(
+            event_type=EventType.ICEBERG_COMMIT,
+            class_name="IcebergCommitEvent",
+            doc="An Iceberg table was committed to, created or dropped: what changed, read from its metadata files.",
+            wire="ON_ICEBERG_COMMIT",
+            fields=(
+                FieldSpec("table", Kind.STRUCT, "table", Table, required=True),
+                FieldSpec("previous_metadata_location", Kind.STRING, "previousMetadataLocation"),
+                FieldSpec("metadata_location", Kind.STRING, "metadataLocation"),
+            ),
+            names_from="table",
+            derived=True,
         ),
         EventType.CREATE_FUNCTION: EventSpec(
             event_type=EventType.CREATE_FUNCTION,

@@ -33,6 +33,7 @@ from hivewire.config._files import SettingMap
 from hivewire.errors import ConfigError, ListenerError
 from hivewire.events._model import EventType, ListenerEvent
 from hivewire.metastore import MetastoreClient
+from hivewire.runtime._derived import PLAIN_TYPES, operations, routed
 from hivewire.runtime._handlers import AppDecorators
 from hivewire.runtime._kafka import KafkaSource
 from hivewire.runtime._listener import (
@@ -114,7 +115,7 @@ class App(AppDecorators):
             default_types = overridden_types(target)
             default_name = target.__qualname__
         elif callable(target) and not isinstance(target, MetaStoreEventListener):
-            default_types = frozenset(EventType)
+            default_types = PLAIN_TYPES  # derived types (ICEBERG_COMMIT) only when named
             default_name = (getattr(target, "__qualname__", None) or repr(target)).replace("<locals>.", "")
         else:
             default_types = overridden_types(type(target))
@@ -124,12 +125,13 @@ class App(AppDecorators):
         if unknown:
             known = sorted(ListenerOptions.__annotations__)
             raise TypeError(f"unknown listener option(s) {sorted(unknown)}; the options are {known}")
+        name = options.get("name") or default_name
         listener = Listener(
-            name=options.get("name") or default_name,
+            name=name,
             target=target,
             types=chosen,
             filter=EventFilter(
-                types=chosen,
+                types=routed(chosen),
                 db=_tuple(options.get("db")),
                 table=_tuple(options.get("table")),
                 status=options.get("status", True),
@@ -138,6 +140,7 @@ class App(AppDecorators):
             timeout=options.get("timeout"),
             concurrency=options.get("concurrency"),
             singleton=_singleton(target, options.get("singleton")),
+            operations=operations(name, options.get("operation"), chosen),
         )
         with self._lock:
             if any(existing.name == listener.name for existing in self._listeners):

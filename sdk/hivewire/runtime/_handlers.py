@@ -37,6 +37,7 @@ from hivewire.events._model import (
     DropFunctionEvent,
     DropPartitionEvent,
     DropTableEvent,
+    IcebergCommitEvent,
     InsertEvent,
     NotificationLogEvent,
     OpenTxnEvent,
@@ -83,6 +84,9 @@ class ListenerMethods:
 
     def on_notification_log(self, event: NotificationLogEvent) -> None:
         """A notification-log entry with no class of its own (Hive 2.3's index events, types newer than hivewire)."""
+
+    def on_iceberg_commit(self, event: IcebergCommitEvent) -> None:
+        """An Iceberg table was committed to, created or dropped: what changed, read from its metadata files."""
 
     def on_create_function(self, event: CreateFunctionEvent) -> None:
         """A function was created. ``function`` is the function as stored."""
@@ -188,6 +192,10 @@ class AppDecorators:
     on_notification_log: On[NotificationLogEvent] = On(EventType.NOTIFICATION_LOG)
     """Register a function for NOTIFICATION_LOG events: a notification-log entry with no class of its own (Hive 2.3's
     index events, types newer than hivewire).
+    """
+    on_iceberg_commit: On[IcebergCommitEvent] = On(EventType.ICEBERG_COMMIT)
+    """Register a function for ICEBERG_COMMIT events: an Iceberg table was committed to, created or dropped: what
+    changed, read from its metadata files.
     """
     on_create_function: On[CreateFunctionEvent] = On(EventType.CREATE_FUNCTION)
     """Register a function for CREATE_FUNCTION events: a function was created. ``function`` is the function as

@@ -16,10 +16,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from hivewire.config import _keys as keys
 from hivewire.config._config import Config
 from hivewire.errors import ConfigError
 from hivewire.events._apiary import Decoded
 from hivewire.events._model import EventType, ListenerEvent
+from hivewire.runtime._derived import routed, with_derived
 from hivewire.runtime._handlers import ListenerMethods
 from hivewire.runtime._options import ListenerOptions as ListenerOptions  # re-exported: declared there
 from hivewire.runtime._options import RetryPolicy as RetryPolicy
@@ -122,12 +124,15 @@ class Listener:
     timeout: float | None = None
     concurrency: int | None = None
     singleton: bool = False
+    operations: frozenset[str] | None = None  # an ICEBERG_COMMIT listener's operation filter (None: all)
     handlers: dict[EventType, Handler] = field(default_factory=dict, repr=False)
     instance: Any = field(default=None, repr=False)
     async_types: frozenset[EventType] = field(default=frozenset(), init=False, repr=False, compare=False)
     _bound_to: Config | None = field(default=None, init=False, repr=False, compare=False)
+    routes: frozenset[EventType] = field(default=frozenset(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self.routes = routed(self.types)  # its types and, for a derived type (ICEBERG_COMMIT), its carriers'
         if self.concurrency is not None and self.concurrency < 1:
             raise ConfigError(f"{self.name}: concurrency", "must be at least 1")
         if not self.types:
@@ -160,6 +165,10 @@ class Listener:
             self.handlers = {t: getattr(target, HANDLER_NAMES[t]) for t in self.types}
         else:
             self.handlers = dict.fromkeys(self.types, target)
+        # Derived types (ICEBERG_COMMIT): each carrier's handler also makes and handles the derived event.
+        self.async_types = frozenset(t for t, handler in self.handlers.items() if is_coroutine_function(handler))
+        iceberg_io = config.with_prefix(keys.ICEBERG_IO_PREFIX.name)
+        self.handlers = with_derived(self.handlers, self.async_types, iceberg_io, self.operations, self.name)
         self.async_types = frozenset(t for t, handler in self.handlers.items() if is_coroutine_function(handler))
 
     def close(self) -> None:
@@ -173,7 +182,7 @@ class Listener:
 
     def accepts(self, event: ListenerEvent | Decoded) -> bool:
         """Whether this listener wants ``event`` (or the decoded message the runtime routes before making one)."""
-        return event.event_type in self.types and self.filter.matches(event)
+        return event.event_type in self.routes and self.filter.matches(event)
 
 
 def is_coroutine_function(handler: Handler) -> bool:

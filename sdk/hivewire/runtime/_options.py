@@ -44,7 +44,9 @@ class ListenerOptions(TypedDict, total=False):
     class's); ``timeout``/``retry``: override the app's; ``concurrency``: events in flight at once (never two
     of one table; default ``hivewire.listener.concurrency``); ``singleton``: run on exactly one live instance
     of the app, over every partition, resuming from its own progress when another instance takes over (needs
-    ``hivewire.coordination.zookeeper``; default: the class's ``singleton`` attribute, else False).
+    ``hivewire.coordination.zookeeper``; default: the class's ``singleton`` attribute, else False);
+    ``operation``: for an ``ICEBERG_COMMIT`` listener, the Iceberg snapshot operations it wants (``"append"``,
+    or a list of ``append``, ``overwrite``, ``delete``, ``replace``; default all).
     """
 
     db: str | Iterable[str] | None
@@ -55,3 +57,4 @@ class ListenerOptions(TypedDict, total=False):
     retry: RetryPolicy | None
     concurrency: int | None
     singleton: bool | None
+    operation: str | Iterable[str] | None

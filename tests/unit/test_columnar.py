@@ -1,0 +1,196 @@
+"""The columnar decoder gives the table of the per-event path, message for message, malformed ones included.
+
+Today's path is what every reader did before the columnar decoder: ``apiary.decode`` each message (an
+``Undecodable`` when it fails, "empty message (no value)" for a tombstone), then ``to_arrow`` of the events
+with ``on_error="record"``. The columnar path is ``to_arrow`` of the raw messages.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from hivewire.data._arrow import SCHEMA, Message, Undecodable, to_arrow
+from hivewire.data._columnar import batch, fast_row
+from hivewire.data._rows import NO_VALUE, event_row
+from hivewire.errors import DecodeError
+from hivewire.events import _apiary as apiary
+from hivewire.events._model import EventType, ListenerEvent, Origin
+
+sys.path.insert(0, str(Path(__file__).parent))
+from apiary_messages import GOLDEN
+from test_arrow import T0_MS, mixed_messages
+
+TOPIC = "apiary"
+# Values a malformed message puts where another belongs.
+_WRONG: list[Any] = [5, -(2**40), 2**70, 1.5, "x", "USER", True, None, [], ["x"], [5], {}, {"a": 5}, {"a": None}]
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path to a value inside a JSON value."""
+    out = [path] if path else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*path, i))
+    return out
+
+
+def _set(message: Any, path: tuple[Any, ...], value: Any) -> None:
+    for step in path[:-1]:
+        message = message[step]
+    message[path[-1]] = value
+
+
+def _delete(message: Any, path: tuple[Any, ...]) -> None:
+    for step in path[:-1]:
+        message = message[step]
+    del message[path[-1]]
+
+
+def malformed(data: bytes, rng: random.Random) -> bytes | None:
+    """One way to break (or merely bend) an Apiary message."""
+    choice = rng.randrange(12)
+    if choice == 0:
+        return data[: rng.randrange(len(data))]  # truncated: not JSON
+    if choice == 1:
+        at = data.index(b'"databaseName"') + 17
+        return data[:at] + b"\xff\xfe" + data[at:]  # not UTF-8
+    if choice == 2:
+        return None  # a tombstone
+    if choice == 3:
+        return data.replace(b'"ON_', b'"ON_UNKNOWN_', 1)
+    message = json.loads(data)
+    if choice == 4:
+        message["parameters"] = {**(message.get("parameters") or {}), "hive.metastore.uris": None}
+    elif choice == 5:
+        for key in rng.sample(["databaseName", "tableName", "status", "parameters"], 2):
+            message.pop(key, None)
+    elif choice == 6:
+        _delete(message, rng.choice([p for p in _paths(message) if isinstance(p[-1], str)]))
+    elif choice == 7:
+        table = message.get("table") or message.get("newTable")
+        if not isinstance(table, dict):
+            return json.dumps(message).encode()
+        table["ownerType"] = rng.choice(["USER", "ROLE", "BOGUS", 1, 2**40])
+        sd = table.get("sd") or {}
+        sd["skewedInfo"] = rng.choice(
+            [
+                {"skewedColNames": ["a"], "skewedColValues": [["1"]], "skewedColValueLocationMaps": []},
+                {"skewedColValueLocationMaps": [{"key": ["1"], "value": "s3://x"}]},
+                {"skewedColValueLocationMaps": {"[1]": "s3://x"}},
+                {"skewedColValueLocationMaps": [{"key": [1]}]},
+                {"skewedColValueLocationMaps": 5},
+            ]
+        )
+        table["creationMetadata"] = rng.choice([None, {"catName": "hive", "dbName": "d", "tblName": "t"}])
+    else:  # a wrong value anywhere
+        paths = _paths(message)
+        for path in rng.sample(paths, min(len(paths), 1 + choice - 8)):
+            try:
+                _set(message, path, copy.deepcopy(rng.choice(_WRONG)))
+            except (TypeError, KeyError, IndexError):
+                pass  # an earlier change replaced a container on the way
+    return json.dumps(message, ensure_ascii=rng.random() < 0.5).encode()
+
+
+def todays_item(value: bytes | None, origin: Origin) -> ListenerEvent | Undecodable:
+    """What read_events, the archive and the Spark source made of a message before the columnar decoder."""
+    if value is None:
+        return Undecodable(origin, None, NO_VALUE)
+    try:
+        return apiary.decode(value, origin=origin)
+    except DecodeError as e:
+        return Undecodable(origin, value, e.reason)
+
+
+def messages_with_origins(n: int, *, bad_share: float, seed: int) -> list[Message]:
+    """``n`` mixed messages, ``bad_share`` of them malformed, with Kafka origins; messages that crash today's
+    path with anything but DecodeError (a null inside a list of objects) are left out."""
+    rng = random.Random(seed)
+    out = []
+    for i, data in enumerate(mixed_messages(n, seed=seed)):
+        value = malformed(data, rng) if rng.random() < bad_share else data
+        origin = Origin(TOPIC, i % 4, i // 4, None if i % 97 == 0 else T0_MS + i * 10)
+        item = todays_item(value, origin)
+        if isinstance(item, ListenerEvent):
+            try:
+                event_row(item.copy(), "record")
+            except DecodeError:
+                pass
+            except (AttributeError, TypeError):
+                continue
+        out.append(Message(origin, value))
+    return out
+
+
+def test_the_same_table_as_todays_path_on_200000_messages() -> None:
+    messages = messages_with_origins(200_000, bad_share=0.05, seed=30)
+    today = to_arrow([todays_item(v, o) for o, v in messages], on_error="record")
+    columnar = to_arrow(messages, on_error="record")
+    assert columnar.schema == today.schema == SCHEMA
+    for name in SCHEMA.names:
+        assert columnar.column(name).equals(today.column(name)), name
+    assert columnar.equals(today)
+    errors = today.column("decode_error").drop_null()
+    assert len(errors) > 5_000  # the malformed messages did reach the errors
+    assert set(today.column("event_type").drop_null().to_pylist()) == {t.value for t in EventType}
+
+
+def test_malformed_messages_one_at_a_time() -> None:
+    """Each malformed message alone (no neighbour to hide a difference), every kind of break."""
+    for message in messages_with_origins(3_000, bad_share=1.0, seed=31):
+        columnar = to_arrow([message], on_error="record")
+        assert columnar.equals(to_arrow([todays_item(message.value, message.origin)], on_error="record")), message
+
+
+def test_the_golden_messages_of_every_hive_version() -> None:
+    """Each gives the per-event path's row; all but those with binary values (Hive 4's file metadata, which
+    the fast path refuses) take the fast path."""
+    for name, message, _ in GOLDEN:
+        data = json.dumps(message).encode()
+        origin = Origin(TOPIC, 0, 1, T0_MS)
+        assert (fast_row(data, origin) is not None) is ('"fileMetadata": {' not in data.decode()), name
+        assert to_arrow([Message(origin, data)]).equals(to_arrow([apiary.decode(data, origin=origin)])), name
+
+
+def test_plain_bytes_and_mixed_items() -> None:
+    data = mixed_messages(30, seed=5)
+    events = [apiary.decode(d) for d in data]
+    mixed: list[Any] = [d if i % 3 else events[i] for i, d in enumerate(data)]
+    mixed.insert(7, Undecodable(None, b"{", "not JSON: truncated"))
+    expected = to_arrow([*events[:7], Undecodable(None, b"{", "not JSON: truncated"), *events[7:]])
+    assert to_arrow(mixed, batch_size=4).equals(expected)
+
+
+def test_raise_names_the_message() -> None:
+    origin = Origin(TOPIC, 3, 12, T0_MS)
+    with pytest.raises(DecodeError, match=r"at apiary/3@12 did not decode: not JSON"):
+        to_arrow([Message(origin, b"{")])
+    with pytest.raises(DecodeError, match="empty message"):
+        to_arrow([Message(origin, None)])
+    bad = json.loads(mixed_messages(1)[0])
+    (bad.get("table") or bad.get("newTable") or bad)["tableType"] = 5
+    assert to_arrow([json.dumps(bad).encode()], on_error="record").column("event_type")[0].is_valid
+
+
+def test_batches_of_rows_build_every_column_type() -> None:
+    messages = messages_with_origins(500, bad_share=0.3, seed=32)
+    rows = [event_row(e, "record") for e in (todays_item(v, o) for o, v in messages) if isinstance(e, ListenerEvent)]
+    built = pa.Table.from_batches([batch(rows)])
+    # pyarrow's own conversion of the same row tuples is the reference
+    reference = pa.Table.from_arrays(
+        [pa.array(list(column), type=t) for column, t in zip(zip(*rows, strict=True), SCHEMA.types, strict=True)],
+        schema=SCHEMA,
+    )
+    assert built.equals(reference)
+    assert pa.Table.from_batches([batch([])]).num_rows == 0

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import msgspec
 import waiting
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -322,8 +323,12 @@ def check_everything_arrives(cluster: Cluster, paused: set[str], sidelines: set[
             f"{len(cluster.produced)}: "
             + "; ".join(f"{name}: {len(seqs)} {seqs[:20]}" for name, seqs in missing.items() if seqs)
         ) from None
-    unfinished = lambda: [s.id for s in cluster.state.sidelines() if not s.finished]  # noqa: E731
-    waiting.wait_for(lambda: not unfinished(), "every sideline to finish", 30)
+    unfinished = lambda: [s for s in cluster.state.sidelines() if not s.finished]  # noqa: E731
+    try:
+        waiting.wait_for(lambda: not unfinished(), "every sideline to finish", 30)
+    except AssertionError:
+        left = [(s.id, s.state, s.starts, s.ends, s.replayed) for s in unfinished()]
+        raise AssertionError(f"sidelines never finished (id, state, starts, ends, replayed): {left}") from None
 
 
 RuntimeModel.TestCase.settings = settings(
@@ -439,3 +444,46 @@ def test_regression_a_replay_queued_behind_a_later_range_of_its_partition_is_rea
         lane.wake()
         assert lane.join(30)
     assert sorted(seen) == list(range(10))
+
+
+class _Recorded:
+    """A membership that keeps what a Sidelining records, in order."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, object]] = []
+
+    def record(self, sideline: str, **offsets: object) -> None:
+        self.records.append({"sideline": sideline, **{k: v for k, v in offsets.items() if v}})
+
+
+class _Lane:
+    name = "report"
+
+    def __init__(self) -> None:
+        self.replays: list[object] = []
+
+    def replay(self, chunks: object, keep: object) -> None:
+        self.replays.append(chunks)
+
+
+def test_regression_a_sideline_finishes_when_the_partition_changed_hands_before_its_end_was_known() -> None:
+    """Found by the model (a sideline that never finished, every event handled): an instance resolved a
+    sideline, recorded where it stopped skipping a partition and lost the partition (a rebalance) before
+    replaying it; the next owner, whose copy of the sideline did not have that end yet, took its own (where it
+    started reading, nothing left to replay) and replayed nothing, and the store kept the first end. This
+    instance dispatched everything past its own end live, so the replay has reached the stored end too."""
+    from hivewire.runtime._sidelining import Sidelining
+
+    tracker = CommitTracker()
+    tp = ("apiary", 2)
+    tracker.assign([tp])
+    membership, lane = _Recorded(), _Lane()
+    sidelining = Sidelining(lane, tracker, membership, 10, Metrics())  # type: ignore[arg-type]
+    base = Sideline(id="s1", listener="report", db="tenant_a", created_at=0, changed_at=0)
+    stale = msgspec.structs.replace(base, state="resolved", starts={"apiary:2": 1})
+    sidelining.update((stale,), {tp: 1})  # reads the partition from offset 1: nothing to replay here
+    stored = msgspec.structs.replace(stale, ends={"apiary:2": 6}, replayed={"apiary:2": 1})  # the first end won
+    sidelining.update((stored,), {tp: 1})
+    assert lane.replays == []
+    assert {"sideline": "s1", "replayed": {"apiary:2": 6}} in membership.records
+    assert msgspec.structs.replace(stored, replayed={"apiary:2": 6}).finished

@@ -73,7 +73,7 @@ class Shim:
     the framed transport (clients may use either). ``sinks`` receive the events (closed by :meth:`stop`).
     ``hive_version`` is the events' ``hive.version``; ``publish_failures`` publishes status=false events
     for failed changes; ``database_events`` publishes hivewire's database events. With ``zookeeper`` (a
-    quorum or a :class:`~hivewire.zookeeper.DiscoveryConfig`) the shim registers ``advertise``
+    quorum or a :class:`~hivewire.metastore.DiscoveryConfig`) the shim registers ``advertise``
     (default: this host's name and the port) under ``/<namespace>`` (default: the DiscoveryConfig's, else
     ``hive_metastore``) as Hive 4 metastores do; registering
     in the namespace the upstream is discovered in raises :class:`~hivewire.errors.ConfigError` (shims

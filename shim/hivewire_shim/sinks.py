@@ -43,7 +43,7 @@ class Sink(Protocol):
 
 
 class Dispatcher(Protocol):
-    """What the App sink needs of a ``hivewire.app.App``."""
+    """What the App sink needs of a ``hivewire.runtime.App``."""
 
     def dispatch(self, event: ListenerEvent) -> Any: ...
 

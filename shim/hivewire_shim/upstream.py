@@ -51,7 +51,7 @@ def discovery_of(resolver: UriResolver) -> DiscoveryConfig | None:
     while isinstance(resolver, _Excluding):
         resolver = resolver._inner
     config = getattr(resolver, "config", None)
-    # Duck-typed: importing hivewire.discovery would load kazoo for shims that do not use ZooKeeper.
+    # Duck-typed: importing hivewire.metastore._discovery would load kazoo for shims that do not use ZooKeeper.
     return config if hasattr(config, "quorum") and hasattr(config, "namespace") else None
 
 
@@ -59,7 +59,7 @@ class Upstream:
     """Where client connections are relayed to.
 
     ``uris``: ``"thrift://h1:9083,thrift://h2:9083"``, a list, or a :class:`~hivewire.metastore.UriResolver`
-    such as :class:`hivewire.discovery.ZooKeeperResolver`. Fixed URIs are tried in order (``shuffle`` for
+    such as :class:`hivewire.metastore.ZooKeeperResolver`. Fixed URIs are tried in order (``shuffle`` for
     Hive's random selection), discovered ones in the resolver's order. ``framed``: the upstream uses the
     framed transport. ``timeout`` bounds each relayed reply (Hive's client socket timeout is 600 s).
     ``ssl_context``: connect with TLS (see :func:`hivewire_shim.tls.client_context`). ``sasl``: authenticate

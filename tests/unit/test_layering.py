@@ -4,7 +4,8 @@ A module's floor is the folder it sits in (``hivewire/runtime/_lane.py`` is on t
 order of the floors is :data:`FLOORS`. A module may import its own floor and the floors below, never one
 above, whether the import is at the top of the file or inside a function. Third-party libraries have a
 lowest floor each (:data:`LIBRARIES`), so that ``import hivewire`` stays light and optional dependencies stay
-optional. Imports under ``if TYPE_CHECKING:`` are for annotations only and are not counted.
+optional. Imports under ``if TYPE_CHECKING:`` are for annotations only: they do not count for the floors, and
+they do count for cycles.
 """
 
 from __future__ import annotations
@@ -100,14 +101,15 @@ def _type_checking_block(node: ast.AST) -> bool:
     )
 
 
-def imports_of(module: str, path: Path) -> Iterator[str]:
+def imports_of(module: str, path: Path, *, annotations: bool = False) -> Iterator[str]:
     """Every module ``module`` imports at run time (top level or in a function), resolved to our module names
-    where the name is one of ours (``from hivewire.metastore import _discovery`` -> that submodule)."""
+    where the name is one of ours (``from hivewire.metastore import _discovery`` -> that submodule); with
+    ``annotations``, those under ``if TYPE_CHECKING:`` too."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
 
     def visit(node: ast.AST) -> Iterator[str]:
         for child in ast.iter_child_nodes(node):
-            if _type_checking_block(child):
+            if _type_checking_block(child) and not annotations:
                 continue
             if isinstance(child, ast.Import):
                 yield from (alias.name for alias in child.names)
@@ -125,8 +127,10 @@ def imports_of(module: str, path: Path) -> Iterator[str]:
     yield from visit(ast.parse(path.read_text(), str(path)))
 
 
-GRAPH = {module: sorted({i for i in imports_of(module, path) if i in MODULES} - {module}) for module, path in
-         MODULES.items()}  # fmt: skip
+#: Who imports whom, annotations included: a circle of imports is one whether or not Python runs all of it (a
+#: ``TYPE_CHECKING`` import still ties the modules together for a reader, mypy and any refactoring).
+GRAPH = {module: sorted({i for i in imports_of(module, path, annotations=True) if i in MODULES} - {module})
+         for module, path in MODULES.items()}  # fmt: skip
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -192,8 +196,26 @@ def _cycles() -> list[list[str]]:
     return found
 
 
+#: Circles that only annotations close and that need a change to idl/generate_events.py to break (issue 31
+#: reports them). Nothing may join this list, and a circle that is broken must leave it.
+KNOWN_CYCLES = [
+    # _types (generated) builds TYPES from _description's EventSpec, whose event_type is _types.EventType: the
+    # generator would have to write EventSpec itself, or derive EventType from a base declared in _description.
+    ["hivewire.events._description", "hivewire.events._types"],
+]
+
+
 def test_no_import_cycles() -> None:
-    assert _cycles() == [], "modules that import each other (directly or round a loop)"
+    assert sorted(_cycles()) == sorted(KNOWN_CYCLES), "modules that import each other (directly or round a loop)"
+
+
+def test_annotation_imports_count_for_cycles(tmp_path: Path) -> None:
+    path = tmp_path / "module.py"
+    path.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from hivewire.errors import DecodeError\n"
+    )
+    assert list(imports_of("hivewire.module", path)) == ["typing"]
+    assert "hivewire.errors" in imports_of("hivewire.module", path, annotations=True)
 
 
 def test_the_cycle_finder_finds_cycles() -> None:

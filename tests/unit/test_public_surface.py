@@ -312,10 +312,11 @@ def test_spec_names_work() -> None:
     app.dispatch(hw.testing.add_partition_event("sales", "orders_2024", [["2024-05-01"]]))
     app.dispatch(hw.testing.drop_table_event("sales", "orders_2024"))
     assert seen == ["orders_2024", "2024-05-01", "dropped orders_2024"]
-    assert [t.name for t in hw.EventType] == [
+    # The spec's ten come first, in Hive's order; the notification log's own types follow.
+    assert [t.name for t in hw.EventType][:10] == [
         "CREATE_TABLE", "ALTER_TABLE", "DROP_TABLE", "ADD_PARTITION", "ALTER_PARTITION", "DROP_PARTITION",
         "INSERT", "CREATE_DATABASE", "ALTER_DATABASE", "DROP_DATABASE",
-    ][: len(hw.EventType)] or True  # fmt: skip
+    ]  # fmt: skip
     event = hw.apiary.decode(hw.apiary.encode(hw.testing.create_table_event("sales", "orders")))
     assert isinstance(event, hw.CreateTableEvent) and event.table_name == "orders"
     with pytest.raises(hw.DecodeError):

@@ -361,7 +361,7 @@ def read_events(
 ) -> EventList:
     """Read a bounded slice of an Apiary topic: the events, in time order, and the messages that did not decode.
 
-    The topic is ``source`` (a :class:`~hivewire.kafka.KafkaSource`; its ``consumer_config`` applies, its group
+    The topic is ``source`` (a :class:`~hivewire.runtime.KafkaSource`; its ``consumer_config`` applies, its group
     does not) or ``bootstrap_servers`` and ``topic``. Every partition is read (or those in ``partitions``, or
     the keys of ``start_offsets``/``end_offsets`` when given), each from its start to its end, both fixed now:
 

@@ -130,10 +130,10 @@ def builder(
 
     Give one of: ``zookeeper`` (the live metastores under ``/<namespace>``, shuffled), ``uris`` (explicit
     ``thrift://`` URIs) or ``hive_site`` (a ``hive-site.xml``, with or without ZooKeeper discovery).
-    ``zookeeper`` is a quorum or a :class:`~hivewire.zk_settings.DiscoveryConfig`; ``namespace`` (default
+    ``zookeeper`` is a quorum or a :class:`~hivewire.metastore.DiscoveryConfig`; ``namespace`` (default
     ``hive_metastore``, or the config's or site's own) and ``zk_options`` (other ``DiscoveryConfig`` fields:
     ``auth_data``, ``use_ssl``, ``certfile``, ``keyfile``, ``ca``, ``session_timeout``, ...) work as in
-    :func:`hivewire.discovery.discover_metastores`, and override a ``hive_site``'s settings. ``conf`` holds
+    :func:`hivewire.metastore.discover_metastores`, and override a ``hive_site``'s settings. ``conf`` holds
     more Spark settings. The URIs are resolved now: call ``.getOrCreate()`` soon, or use :func:`session`.
     """
     metastores, _ = _resolve_metastores(zookeeper, namespace, uris, hive_site, zk_options)

@@ -3,7 +3,7 @@
 The format is what ExpediaGroup's ``KafkaMetaStoreEventListener`` writes with ``JsonMetaStoreEventSerDe``
 (Jackson): an envelope (``eventType`` such as ``"ON_CREATE_TABLE"``, ``databaseName``, ``tableName``,
 ``qualifiedTableName``, ``status``, ``parameters``, ``environmentContext``) plus per-type keys holding
-Thrift objects serialised by field *name* (:mod:`hivewire.thriftjson` converts those).
+Thrift objects serialised by field *name* (:mod:`hivewire.events._thriftjson` converts those).
 
 :func:`decode` parses the message with msgspec into a typed envelope, one ``msgspec.Struct`` per event type
 (tagged by ``eventType``): that checks the JSON syntax of the whole message and the envelope's types in one

@@ -1,13 +1,15 @@
 """What event classes do beyond holding their fields, written by hand: the facts shown in a notebook and the
 computed properties that ``idl/events.toml`` names (``AlterTableEvent.is_rename``, ``InsertEvent.table``).
 
-The generated classes of :mod:`hivewire.events._model` call these functions. Facts follow from the
+The generated classes of :mod:`hivewire.events._model` call these functions, which name what they read of an
+event as protocols (so that this module does not import the classes back). Facts follow from the
 description's fields (:func:`fields_summary`) unless the type names a summary of its own here.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hivewire.errors import HivewireError
 from hivewire.events._changes import changes
@@ -19,13 +21,56 @@ from hivewire.events._types import TYPES
 from hivewire_thrift.hive_metastore.ttypes import ColumnStatistics, Database, Partition, Table, TxnToWriteId
 
 if TYPE_CHECKING:
-    from hivewire.events._model import (
-        AlterDatabaseEvent,
-        AlterPartitionEvent,
-        AlterTableEvent,
-        InsertEvent,
-        NotificationLogEvent,
-    )
+    from hivewire.metastore import MetastoreClient
+    from hivewire_thrift.hive_metastore.ttypes import NotificationEvent
+
+# -- what each function reads of its event (the generated classes of _model.py, which call these, are such) -----
+
+
+class AlterTableLike(Protocol):
+    @property
+    def old_table(self) -> Table: ...
+    @property
+    def new_table(self) -> Table: ...
+
+
+class AlterPartitionLike(Protocol):
+    @property
+    def table(self) -> Table: ...
+    @property
+    def old_partition(self) -> Partition: ...
+    @property
+    def new_partition(self) -> Partition: ...
+
+
+class InsertLike(Protocol):
+    _values: dict[str, Any]
+
+    @property
+    def partition_key_values(self) -> Mapping[str, str]: ...
+    @property
+    def files(self) -> list[str]: ...
+    @property
+    def handler(self) -> MetastoreClient | None: ...
+    @property
+    def qualified_name(self) -> str: ...
+    @property
+    def db_name(self) -> str | None: ...
+    @property
+    def table_name(self) -> str | None: ...
+
+
+class AlterDatabaseLike(Protocol):
+    @property
+    def old_database(self) -> Database: ...
+    @property
+    def new_database(self) -> Database: ...
+
+
+class NotificationLogLike(Protocol):
+    @property
+    def notification(self) -> NotificationEvent: ...
+
 
 # -- display facts: read defensively, since events built in Python may hold partial objects ---------------------
 
@@ -115,7 +160,7 @@ def _named(obj: object) -> str:
     return type(obj).__name__
 
 
-def alter_table_summary(event: AlterTableEvent) -> Facts:
+def alter_table_summary(event: AlterTableLike) -> Facts:
     old, new = event.old_table, event.new_table
     old_name = (getattr(old, "dbName", None), getattr(old, "tableName", None))
     renamed = old_name != (getattr(new, "dbName", None), getattr(new, "tableName", None))
@@ -126,7 +171,7 @@ def alter_table_summary(event: AlterTableEvent) -> Facts:
     }
 
 
-def alter_partition_summary(event: AlterPartitionEvent) -> Facts:
+def alter_partition_summary(event: AlterPartitionLike) -> Facts:
     table, old, new = event.table, event.old_partition, event.new_partition
     before, after = _partition_name(table, old), _partition_name(table, new)
     return {
@@ -139,18 +184,18 @@ def alter_partition_summary(event: AlterPartitionEvent) -> Facts:
     }
 
 
-def insert_summary(event: InsertEvent) -> Facts:
+def insert_summary(event: InsertLike) -> Facts:
     partition = "/".join(f"{k}={v}" for k, v in event.partition_key_values.items())
     return _facts(partition=partition or None, files=_listed([str(f) for f in event.files]))
 
 
-def alter_database_summary(event: AlterDatabaseEvent) -> Facts:
+def alter_database_summary(event: AlterDatabaseLike) -> Facts:
     old = getattr(event.old_database, "locationUri", None)
     new = getattr(event.new_database, "locationUri", None)
     return _facts(location=new, previous_location=old if old != new else None)
 
 
-def notification_summary(event: NotificationLogEvent) -> Facts:
+def notification_summary(event: NotificationLogLike) -> Facts:
     entry = event.notification
     return _facts(hive_event_type=entry.eventType, event_id=str(entry.eventId), message_format=entry.messageFormat)
 
@@ -158,7 +203,7 @@ def notification_summary(event: NotificationLogEvent) -> Facts:
 # -- computed properties ---------------------------------------------------------------------------------------
 
 
-def alter_table_is_rename(event: AlterTableEvent) -> bool:
+def alter_table_is_rename(event: AlterTableLike) -> bool:
     old, new = event.old_table, event.new_table
     return (old.dbName, old.tableName) != (new.dbName, new.tableName)
 
@@ -166,7 +211,7 @@ def alter_table_is_rename(event: AlterTableEvent) -> bool:
 _INSERT_TABLE = "_table"  # where InsertEvent.table keeps the table it fetched (copies copy it)
 
 
-def insert_table(event: InsertEvent) -> Table:
+def insert_table(event: InsertLike) -> Table:
     table: Table | None = event._values.get(_INSERT_TABLE)
     if table is not None:
         return table
@@ -182,11 +227,11 @@ def insert_table(event: InsertEvent) -> Table:
     return table
 
 
-def notification_log_hive_event_type(event: NotificationLogEvent) -> str:
+def notification_log_hive_event_type(event: NotificationLogLike) -> str:
     return event.notification.eventType
 
 
-def notification_log_message(event: NotificationLogEvent) -> dict[str, object]:
+def notification_log_message(event: NotificationLogLike) -> dict[str, object]:
     entry = event.notification
     return parse_message(entry.message, entry.messageFormat)
 

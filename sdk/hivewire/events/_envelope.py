@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import Any, Protocol, TypeAlias, cast
 
 import msgspec
 from msgspec import Raw
@@ -21,8 +21,30 @@ from hivewire.events._description import ENVIRONMENT, EventSpec, FieldSpec, Kind
 from hivewire.events._thriftjson import dump_struct, parse_version
 from hivewire.events._types import TYPES, EventType
 
-if TYPE_CHECKING:
-    from hivewire.events._event import ListenerEvent
+
+class Writable(Protocol):
+    """What the message writer reads of an event (:class:`~hivewire.events.ListenerEvent` is one): named here, so
+    that the event model, which writes itself through this module, and this module do not import each other."""
+
+    _values: dict[str, Any]
+    _payload: Any
+
+    @property
+    def event_type(self) -> EventType: ...
+    @property
+    def db_name(self) -> str | None: ...
+    @property
+    def table_name(self) -> str | None: ...
+    @property
+    def qualified_name(self) -> str: ...
+    @property
+    def status(self) -> bool: ...
+    @property
+    def parameters(self) -> Mapping[str, str]: ...
+    @property
+    def hive_version(self) -> str | None: ...
+    def _load(self, name: str) -> Any: ...
+
 
 #: JSON data: what :func:`to_json_dict` returns.
 JSON: TypeAlias = str | int | float | bool | list["JSON"] | dict[str, "JSON"] | None
@@ -122,7 +144,7 @@ _WRITING: Mapping[EventType, _Writing] = {
 }
 
 
-def _message(event: ListenerEvent, hive_version: str | None) -> dict[str, Any]:
+def _message(event: Writable, hive_version: str | None) -> dict[str, Any]:
     """The Apiary message of ``event``; never-converted objects are the payload's own values (shared)."""
     version = parse_version(hive_version or event.hive_version)
     # Asked for another Hive version's field set: objects still in their wire form are converted and written
@@ -172,7 +194,7 @@ def _message(event: ListenerEvent, hive_version: str | None) -> dict[str, Any]:
     return out
 
 
-def to_json_dict(event: ListenerEvent, hive_version: str | None = None) -> dict[str, JSON]:
+def to_json_dict(event: Writable, hive_version: str | None = None) -> dict[str, JSON]:
     """The Apiary message of ``event`` as JSON-ready data (what :func:`encode` serialises), yours to change.
 
     Objects that were never converted are written back from the payload they came in unchanged, so
@@ -187,7 +209,7 @@ def to_json_dict(event: ListenerEvent, hive_version: str | None = None) -> dict[
     return copied
 
 
-def encode(event: ListenerEvent, *, hive_version: str | None = None) -> bytes:
+def encode(event: Writable, *, hive_version: str | None = None) -> bytes:
     """Serialise ``event`` as the Apiary Kafka listener's JSON (UTF-8 bytes).
 
     ``hive_version`` (``"2.3.9"``, ``"3.1.3"``, ``"4.0.1"``) selects the Thrift fields written, as the

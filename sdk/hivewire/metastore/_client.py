@@ -212,10 +212,10 @@ class MetastoreClient:
     ) -> MetastoreClient:
         """A client on the metastores registered in ZooKeeper under ``/<namespace>`` (HIVE-20794).
 
-        ``quorum`` is ``"zk1:2181,zk2:2181"`` or a :class:`~hivewire.zookeeper.DiscoveryConfig` (which carries
+        ``quorum`` is ``"zk1:2181,zk2:2181"`` or a :class:`~hivewire.metastore.DiscoveryConfig` (which carries
         digest auth, TLS and timeouts); ``namespace`` defaults to the config's, else ``hive_metastore``.
         ``client_kwargs`` go to the constructor. The URIs come from a watching
-        :class:`~hivewire.discovery.ZooKeeperResolver` shared by every client of that ZooKeeper configuration:
+        :class:`~hivewire.metastore.ZooKeeperResolver` shared by every client of that ZooKeeper configuration:
         each connection picks a live metastore at random, and ZooKeeper is re-read when every known metastore
         fails. Raises :class:`~hivewire.errors.DiscoveryError` when none is registered.
         """
@@ -235,7 +235,7 @@ class MetastoreClient:
         """A client configured the way Hive's is, from a mapping of Hive keys or a ``hive-site.xml`` path.
 
         Reads ``metastore.thrift.uris`` / ``hive.metastore.uris``, ``metastore.service.discovery.mode``
-        (``zookeeper``: the URIs hold the ZooKeeper quorum, see :mod:`hivewire.discovery`), the
+        (``zookeeper``: the URIs hold the ZooKeeper quorum, see :mod:`hivewire.metastore._discovery`), the
         ``metastore.zookeeper.*`` keys with their aliases, and the transport, protocol, URI selection and
         socket timeout keys. ``client_kwargs`` override what the configuration implies.
         """

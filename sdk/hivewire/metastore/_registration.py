@@ -3,7 +3,7 @@
 Hive 2.x and 3.x metastores cannot register themselves (HIVE-20794 is Hive 4 only). :class:`Registration`
 runs next to such a metastore and keeps an ephemeral sequential znode ``/<namespace>/<host:port><sequence>``
 with data ``host:port`` while the metastore answers, exactly as Hive 4 would, so Hive 4 clients, Spark and
-:func:`hivewire.discovery.discover_metastores` find it::
+:func:`hivewire.metastore.discover_metastores` find it::
 
     reg = Registration("hms1.example.com:9083", zookeeper="zk1:2181,zk2:2181")
     reg.start()          # in a background thread; or reg.run(stop_event) to block
@@ -206,7 +206,7 @@ class Registration:
     """Keeps one metastore registered in ZooKeeper while it is healthy (see the module docstring).
 
     ``metastore`` is ``host:port`` (or ``thrift://host:port``): what is written to ZooKeeper, so it must be
-    an address clients can reach. ``zookeeper`` is the quorum or a :class:`~hivewire.zookeeper.DiscoveryConfig`
+    an address clients can reach. ``zookeeper`` is the quorum or a :class:`~hivewire.metastore.DiscoveryConfig`
     (``zk_options`` are its other fields, e.g. ``auth_data``, ``session_timeout``). ``acl`` as in
     :func:`parse_acl`. ``check_timeout`` bounds a whole health check, connecting included (default: half of
     ``interval``; it must be less than ``interval``). ``client_options`` may set the metastore's

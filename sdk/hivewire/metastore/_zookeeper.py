@@ -346,7 +346,7 @@ def discovery_config(
     if not isinstance(quorum, (str, DiscoveryConfig)):
         raise ConfigError(
             "zookeeper",
-            f"{quorum!r} is neither a quorum such as 'zk1:2181,zk2:2181' nor a hivewire.discovery.DiscoveryConfig",
+            f"{quorum!r} is neither a quorum such as 'zk1:2181,zk2:2181' nor a hivewire.metastore.DiscoveryConfig",
         )
     unknown = sorted(set(options) - set(_OPTION_NAMES) - {"namespace"} | ({"quorum"} & set(options)))
     if unknown:

@@ -186,7 +186,7 @@ class App(AppDecorators):
 
         Blocks. SIGTERM or SIGINT stop it cleanly (a second signal stops it without waiting for the listeners'
         calls in progress, whose events are delivered again on restart; a third, at once). Returns when a finite
-        source (such as :class:`~hivewire.source.MemorySource`) is exhausted. ``config`` (from the CLI)
+        source (such as :class:`~hivewire.runtime.MemorySource`) is exhausted. ``config`` (from the CLI)
         replaces the app's settings, falling back to them.
         """
         config = config or Config.load(base=self.config)

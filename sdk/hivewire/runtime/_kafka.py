@@ -516,6 +516,22 @@ class KafkaSource:
     def finished(self) -> bool:
         return False
 
+    def next_offset(self, tp: TP) -> int | None:
+        """The consumer's position in ``tp``, or, before it has read anything there, the group's committed
+        offset (asked of the broker); None when neither is known."""
+        consumer = self._consumer
+        if consumer is None:
+            return None
+        partition = TopicPartition(tp[0], tp[1])
+        try:
+            found = consumer.position([partition])
+            if not found or found[0].offset < 0:
+                found = consumer.committed([partition], timeout=10)
+        except KafkaException as e:
+            log.info("could not read the position of %s:%d: %s", tp[0], tp[1], _reason(e))
+            return None
+        return found[0].offset if found and found[0].error is None and found[0].offset >= 0 else None
+
     def reader(self) -> _Reader:
         """A consumer of its own (no group membership, no commits) that reads ranges of the topic again."""
         return _Reader(self._consumer_conf())
@@ -831,11 +847,21 @@ class _Tail:
             return []
         return [(self._topic, p) for p in sorted(metadata.partitions)]
 
-    def add(self, positions: Mapping[TP, int | None]) -> None:
-        tps = [TopicPartition(t, p, OFFSET_STORED if o is None else o) for (t, p), o in positions.items()]
+    def add(self, positions: Mapping[TP, int | None]) -> dict[TP, int | None]:
+        starts = dict(positions)
+        unknown = [TopicPartition(t, p) for (t, p), o in positions.items() if o is None]
+        if unknown:  # the group's committed offsets, asked now so that the caller knows where reading starts
+            try:
+                for found in self._consumer.committed(unknown, timeout=10):
+                    if found.error is None and found.offset >= 0:
+                        starts[(found.topic, found.partition)] = found.offset
+            except KafkaException as e:
+                log.info("could not read the committed offsets of %s (%s); reading from them", self._topic, _reason(e))
+        tps = [TopicPartition(t, p, OFFSET_STORED if o is None else o) for (t, p), o in starts.items()]
         self._consumer.incremental_assign(tps)
         if self._paused:
             self._consumer.pause(tps)
+        return starts
 
     def poll(self, max_records: int, timeout: float) -> Sequence[Record]:
         good: list[Record] = []

@@ -8,7 +8,7 @@ N events at once, ordered per table (``concurrency`` > 1, or an ``async def`` li
 A lane keeps its backlog in memory up to its bounds (``hivewire.listener.queue.size`` events or
 ``hivewire.listener.queue.bytes``). Beyond them, while another lane is keeping up
 (``hivewire.listener.overflow=reread``, the default), it keeps only a :class:`Spill` per share, the share's
-batch and offsets, and reads those records again from the source with a :class:`~hivewire.source.Reader` of
+batch and offsets, and reads those records again from the source with a :class:`~hivewire.runtime._source.Reader` of
 its own when it gets to them, until its backlog has drained to half of both bounds. So a listener far behind
 neither holds memory nor holds up the others; only the commits wait for it. When every lane is over its
 bounds (or with ``overflow=pause``, when any is) the runner pauses consumption instead: reading ahead for
@@ -435,6 +435,9 @@ class Lane:
 
         Only the run of spills at the queue's head is taken, so nothing jumps ahead of a share of its own
         partition that is in memory; shares of different partitions may swap, as their order never mattered.
+        Spills are read together only while each begins where the last ended or later (a sideline's replay,
+        queued behind live shares spilled further on, is read on its own: one read over both would end
+        before it began).
         Loaded shares go back into the queue rather than being handled here, so that a thread the watchdog
         gives up in the middle of one leaves the rest to its successor.
         """
@@ -447,7 +450,7 @@ class Lane:
             while queue and isinstance(head := queue[0], Spill):
                 if head.batch.tp != tp:
                     others.append(head)
-                elif head.events <= budget:
+                elif head.events <= budget and head.start >= taken[-1].end:
                     budget -= head.events
                     taken.append(head)
                 else:

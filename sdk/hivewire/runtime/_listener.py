@@ -1,4 +1,5 @@
-"""Listeners: the class-style base, event filters, retry policy, and the registration record the runtime runs.
+"""Listeners: the class-style base, event filters, and the registration record the runtime runs (their options
+and retry policy are declared in :mod:`hivewire.runtime._options`).
 
 A listener is a function, a :class:`MetaStoreEventListener` subclass (constructed with the configuration,
 like Hive's ``MetaStoreEventListener(Configuration)``) or an instance of one. However it was registered,
@@ -13,7 +14,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypedDict
+from typing import Any, ClassVar
 
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
@@ -23,6 +24,8 @@ from hivewire.events._model import EventType, ListenerEvent
 from hivewire.runtime._derived import routed, with_derived
 from hivewire.runtime._frames import user_place, user_traceback
 from hivewire.runtime._handlers import ListenerMethods
+from hivewire.runtime._options import ListenerOptions as ListenerOptions  # re-exported: declared there
+from hivewire.runtime._options import RetryPolicy as RetryPolicy
 
 Handler = Callable[[Any], object]
 
@@ -56,27 +59,6 @@ class MetaStoreEventListener(ListenerMethods):
 ListenerTarget = Callable[..., object] | type[MetaStoreEventListener] | MetaStoreEventListener | str
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff: attempt ``n`` (1-based) is followed by ``initial_delay * multiplier**(n-1)`` seconds,
-    capped at ``max_delay``, for at most ``max_attempts`` attempts in all; then the event is dead-lettered."""
-
-    max_attempts: int = 5
-    initial_delay: float = 1.0
-    multiplier: float = 2.0
-    max_delay: float = 60.0
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ConfigError("max_attempts", "must be at least 1")
-        if self.initial_delay < 0 or self.max_delay < 0 or self.multiplier < 1:
-            raise ConfigError("retry", "delays must be >= 0 and the multiplier >= 1")
-
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait after failed attempt number ``attempt``."""
-        return float(min(self.max_delay, self.initial_delay * self.multiplier ** (attempt - 1)))
-
-
 def _glob(patterns: str | Iterable[str] | None) -> re.Pattern[str] | None:
     if patterns is None:
         return None
@@ -85,31 +67,6 @@ def _glob(patterns: str | Iterable[str] | None) -> re.Pattern[str] | None:
         return None
     # Hive lower-cases database and table names, so matching ignores case.
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in items), re.IGNORECASE)
-
-
-class ListenerOptions(TypedDict, total=False):
-    """How a listener is registered, besides its event types: the keywords of :meth:`hivewire.App.on`,
-    :meth:`~hivewire.App.add_listener` and the per-type decorators, declared once here.
-
-    ``db``/``table``: glob patterns (or lists of them); ``status``: deliver successful changes (True, the
-    default), failed ones (False) or both (None); ``name``: the listener's name (default: the function's or
-    class's); ``timeout``/``retry``: override the app's; ``concurrency``: events in flight at once (never two
-    of one table; default ``hivewire.listener.concurrency``); ``singleton``: run on exactly one live instance
-    of the app, over every partition, resuming from its own progress when another instance takes over (needs
-    ``hivewire.coordination.zookeeper``; default: the class's ``singleton`` attribute, else False);
-    ``operation``: for an ``ICEBERG_COMMIT`` listener, the Iceberg snapshot operations it wants (``"append"``,
-    or a list of ``append``, ``overwrite``, ``delete``, ``replace``; default all).
-    """
-
-    db: str | Iterable[str] | None
-    table: str | Iterable[str] | None
-    status: bool | None
-    name: str | None
-    timeout: float | None
-    retry: RetryPolicy | None
-    concurrency: int | None
-    singleton: bool | None
-    operation: str | Iterable[str] | None
 
 
 @dataclass(frozen=True)

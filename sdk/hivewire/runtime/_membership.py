@@ -19,7 +19,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from hivewire._reachability import Reachability
 from hivewire.coordination._interfaces import Coordinator
@@ -30,9 +30,26 @@ from hivewire.runtime._source import TopicPartition, partition_name
 
 if TYPE_CHECKING:
     from hivewire.runtime._metrics import Metrics
-    from hivewire.runtime._singleton import Singleton
 
 log = logging.getLogger("hivewire.runtime.membership")
+
+
+class Candidate(Protocol):
+    """A singleton listener standing for election through this membership (what it needs of
+    :class:`~hivewire.runtime._singleton.Singleton`, which runs the listener while elected)."""
+
+    name: str
+
+    @property
+    def leading(self) -> bool: ...
+
+    def lag(self) -> int: ...
+
+    def start(self) -> None: ...
+
+    def stand(self, member: AppMember) -> None: ...
+
+    def close(self, timeout: float) -> None: ...
 
 
 @dataclass
@@ -61,7 +78,7 @@ class Membership:
         where: str = "ZooKeeper",
         retry_every: float = 5.0,
         metrics: Metrics | None = None,
-        singletons: Sequence[Singleton] = (),
+        singletons: Sequence[Candidate] = (),
     ) -> None:
         self.app = app
         self._metrics = metrics

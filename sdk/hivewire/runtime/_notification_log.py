@@ -349,6 +349,11 @@ class NotificationLogSource:
                 self.position.save(done)
                 self._saved = done
 
+    def next_offset(self, tp: TopicPartition) -> int | None:
+        """The next event id to read (the log's one partition)."""
+        with self._lock:
+            return self._next if tp == _TP else None
+
     def pause(self) -> None:
         self._paused = True
 

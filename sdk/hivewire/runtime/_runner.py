@@ -4,11 +4,11 @@ The polling thread splits each poll into one batch per partition, decodes each r
 one is dead-lettered with the reason; until the broker has it, it counts against the backlog bounds too)
 and hands every listener that wants them its own share of each batch. It never blocks on a listener: a lane
 over its bounds (events, bytes of record values) spills while another lane keeps up, keeping only the
-offsets of what it will read again (see :mod:`hivewire.runtime.lane`). Consumption pauses (the consumer
+offsets of what it will read again (see :mod:`hivewire.runtime._lane`). Consumption pauses (the consumer
 keeps polling, so it keeps its group membership) while every lane is over its bounds (with
 ``hivewire.listener.overflow=pause``: while any is), or while dead letters the broker has not acknowledged
 are; it resumes when those have drained to half of both bounds (and, spilling, one lane has).
-Committed offsets come from the :class:`~hivewire.runtime.tracker.CommitTracker`.
+Committed offsets come from the :class:`~hivewire.runtime._tracker.CommitTracker`.
 
 With coordination configured, the polling thread also follows the listeners' switches (``hivewire listener
 pause|resume``): between two polls it pauses or resumes their lanes (:meth:`Runner._obey`), and before the
@@ -391,12 +391,16 @@ class Runner:
         membership = self.membership
         assert membership is not None
         membership.switched.clear()
+        held: dict[TopicPartition, int] | None = None
         for lane in self.lanes:
             paused = membership.paused(lane.name)
             lane.metrics.paused.set(1 if paused else 0)
             sidelining = self.sidelinings.get(lane)
             if sidelining is not None:
-                sidelining.update(membership.sidelines(lane.name), self.positions)
+                sidelines = membership.sidelines(lane.name)
+                if held is None and any(s.state != "started" for s in sidelines):
+                    held = self._held_positions()
+                sidelining.update(sidelines, self.positions if held is None else held)
             if paused == lane.paused:
                 continue
             if paused:
@@ -412,6 +416,18 @@ class Runner:
             for state in ("started", "resumed", "resolved"):
                 self.metrics.sidelines.labels(state).set(sum(1 for found in states.values() if found == state))
 
+    def _held_positions(self) -> dict[TopicPartition, int]:
+        """The next offset to dispatch of every partition held: how far this instance got, or, for a partition
+        it has dispatched nothing of yet, where its consumer starts reading. A sideline's replay runs up to
+        there: with only what was dispatched, a partition that brought nothing new since a restart would never
+        have its skipped events replayed."""
+        positions = dict(self.positions)
+        for tp in self.assigned - positions.keys():
+            start = self.source.next_offset(tp)
+            if start is not None:
+                positions[tp] = start
+        return positions
+
     # -- offsets --------------------------------------------------------------------------------------
     def _commit(self, *, wait: bool, everything: bool = False) -> None:
         offsets = self.tracker.take_commits(everything)
@@ -426,6 +442,13 @@ class Runner:
         self.tracker.assign(partitions)
         if self.membership is not None:
             self.membership.hold(self.assigned)
+        for sidelining in self.skipping.values():
+            if any(s.state != "started" for s in sidelining.sidelines):
+                # Replays due on these partitions start now, not when something new arrives on them.
+                for tp in partitions:
+                    start = self.source.next_offset(tp)
+                    if start is not None:
+                        sidelining.dispatching(tp, start)
 
     def _on_revoke(self, partitions: list[TopicPartition]) -> None:
         log.info("revoked %s", sorted(partitions))

@@ -37,7 +37,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from hivewire.errors import DecodeError
 from hivewire.events._model import ListenerEvent
 from hivewire.metastore import MetastoreClient
-from hivewire.runtime._lane import Item, Lane, LaneServices, ListenerTimeout, Resume, Spill
+from hivewire.runtime._lane import Item, Lane, LaneServices, ListenerTimeout, Resume, Spill, _Revoked, _Stopping
 from hivewire.runtime._listener import Handler, Listener
 from hivewire.runtime._tracker import Batch
 
@@ -204,10 +204,6 @@ class _Share:
 
     def __init__(self, batch: Batch, total: int, size: int) -> None:
         self.batch, self.remaining, self.total, self.size = batch, total, total, size
-
-
-class _Stopping(Exception):
-    """The app is stopping: leave the event unfinished (it is not committed)."""
 
 
 class ScheduledLane(Lane):
@@ -571,7 +567,3 @@ class ScheduledLane(Lane):
 
     def prune_abandoned(self) -> int:
         return self.abandoned_threads
-
-
-class _Revoked(Exception):
-    """The record's partition was revoked: its new owner handles it; neither retry nor dead-letter it."""

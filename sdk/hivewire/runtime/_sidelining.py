@@ -58,6 +58,8 @@ class Sidelining:
         self._starts: dict[_Key, int] = {}  # where this instance began skipping (stored, or being stored)
         self._ends: dict[_Key, int] = {}  # where it stopped
         self._queued: dict[_Key, int] = {}  # the replay queued up to, for the partitions' current generation
+        self._complete: set[_Key] = set()  # resolved, and replayed here up to this instance's end
+        self._pending: dict[_Key, int] = {}  # replays queued here and not finished, per sideline and partition
         self._first: dict[tuple[str, str | None, EventType], Sideline | None] = {}
         #: Per sideline: offsets replayed here since the start, and offsets queued here and not yet replayed.
         self.replayed: dict[str, int] = {}
@@ -78,6 +80,8 @@ class Sidelining:
         for mapping in (self._starts, self._ends, self._queued):
             for key in [key for key in mapping if key[0] not in ids]:
                 del mapping[key]
+        self._complete = {key for key in self._complete if key[0] in ids}
+        self._pending = {key: n for key, n in self._pending.items() if key[0] in ids}
         for sideline in sidelines:
             if before.get(sideline.id) != sideline.state:
                 log.info("listener %s: sideline %s (%s) is %s", self.lane.name, sideline.id, sideline.describe(),
@@ -85,6 +89,9 @@ class Sidelining:
             if sideline.state != "started":
                 for tp, position in positions.items():
                     self._catch_up(sideline, tp, position)
+            if sideline.state == "resolved":
+                for key in [key for key in self._complete if key[0] == sideline.id]:
+                    self._settle(sideline, key)
 
     def dispatching(self, tp: TopicPartition, first: int) -> None:
         """Before ``tp``'s events from offset ``first`` are dispatched: queue the replays due before them (the
@@ -98,6 +105,8 @@ class Sidelining:
         gone = set(partitions)
         for key in [key for key in self._queued if key[1] in gone]:
             del self._queued[key]
+        self._complete = {key for key in self._complete if key[1] not in gone}
+        self._pending = {key: n for key, n in self._pending.items() if key[1] not in gone}  # never called back
 
     def skips(self, tp: TopicPartition, offset: int, decoded: Decoded) -> bool:
         """Whether the live stream skips ``decoded`` (of ``tp`` at ``offset``) for this listener."""
@@ -143,6 +152,15 @@ class Sidelining:
 
     # -- offsets ----------------------------------------------------------------------------------------------
 
+    def _settle(self, sideline: Sideline, key: _Key) -> None:
+        """``key``'s replay is done up to this instance's end: past it, this instance dispatched everything live.
+        Another instance that held the partition before may have recorded a later end first (the store keeps
+        the first): the replay has then reached that one too, as far as this partition is concerned."""
+        name = partition_name(key[1])
+        ends = [end for end in (self._ends.get(key), sideline.ends.get(name)) if end is not None]
+        if ends and sideline.replayed.get(name, -1) < max(ends):
+            self.membership.record(sideline.id, replayed={name: max(ends)})
+
     def _start(self, sideline: Sideline, key: _Key) -> int | None:
         start = self._starts.get(key)
         return start if start is not None else sideline.starts.get(partition_name(key[1]))
@@ -183,7 +201,11 @@ class Sidelining:
             end = position
         self._queued[key] = max(begin, end)
         if begin >= end:
+            if sideline.state == "resolved" and not self._pending.get(key):
+                self._complete.add(key)
+                self._settle(sideline, key)
             return
+        self._pending[key] = self._pending.get(key, 0) + 1
         sid = sideline.id
         self.remaining[sid] = self.remaining.get(sid, 0) + end - begin
         done = [begin]
@@ -193,6 +215,12 @@ class Sidelining:
             self.remaining[sid] = max(0, self.remaining.get(sid, 0) - (reached - done[0]))
             done[0] = reached
             self.membership.record(sid, replayed={name: reached})
+            if finished:
+                self._pending[key] = self._pending.get(key, 1) - 1
+                latest = next((s for s in self.sidelines if s.id == sid), None)
+                if latest is not None and latest.state == "resolved" and not self._pending[key]:
+                    self._complete.add(key)
+                    self._settle(latest, key)
 
         replayed = self.metrics.replayed.labels(self.lane.name, sid)
 

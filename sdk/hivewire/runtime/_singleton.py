@@ -5,7 +5,9 @@ the leader runs it with a :class:`~hivewire.runtime._runner.Runner` of its own, 
 letters and timeouts as any listener, over a :class:`SingletonSource`: every partition of the topic read by
 assignment (not through the group's subscription, whose partitions are spread over the instances), from the
 listener's own progress, which its commits advance in the coordinator (``apps/<app>/progress/<listener>``).
-So a new leader resumes where the last one's commits got: nothing skipped, the uncommitted tail read again.
+So a new leader resumes where the last one's commits got: nothing skipped, the uncommitted tail read again. A
+partition without progress yet is read from the group's committed offset, which becomes its progress at once:
+a later leader must not start from where the group got since (past what no leader has handled).
 
 Losing leadership (the session was lost or is merely suspended, or the instance stops) stops that runner:
 the listener finishes its current call and waits, while the other listeners go on, until the election says
@@ -59,6 +61,8 @@ class SingletonSource:
         self._on_assign: Assigned | None = None
         self._next_refresh = 0.0
         self._failed_commits = RateLimit(60.0)
+        #: Where partitions without progress began (the group's offsets), until the coordinator has them.
+        self._unrecorded: dict[str, int] = {}
         #: Events not yet read, over every partition, as of the last :meth:`lag`.
         self.unread = 0
 
@@ -81,7 +85,12 @@ class SingletonSource:
             log.info("could not read the progress of %s (%s); trying again", self._listener, e)
             self._next_refresh = time.monotonic() + 1.0
             return
-        self._tail.add({tp: progress.get(partition_name(tp)) for tp in found})
+        starts = self._tail.add({tp: progress.get(partition_name(tp)) for tp in found})
+        self._unrecorded.update(
+            {partition_name(tp): o for tp, o in starts.items() if o is not None and partition_name(tp) not in progress}
+        )
+        if self._unrecorded:
+            self.commit({}, wait=True)  # the group's offsets this leader starts from become the progress
         self._assigned.update(found)
         log.info("singleton %s reads %s from %s", self._listener, sorted(found), progress or "the group's offsets")
         if self._on_assign is not None:
@@ -93,8 +102,12 @@ class SingletonSource:
         return self._tail.poll(max_records, timeout)
 
     def commit(self, offsets: Mapping[TopicPartition, int], *, wait: bool) -> None:
+        progress = {**self._unrecorded, **{partition_name(tp): o for tp, o in offsets.items()}}
+        if not progress:
+            return
         try:
-            self._state.advance_progress(self._listener, {partition_name(tp): o for tp, o in offsets.items()})
+            self._state.advance_progress(self._listener, progress)
+            self._unrecorded.clear()
         except CoordinationError as e:
             # Written with the next commit; if this instance stops first, its successor reads the tail again.
             count = self._failed_commits.due()
@@ -117,6 +130,10 @@ class SingletonSource:
 
     def finished(self) -> bool:
         return False
+
+    def next_offset(self, tp: TopicPartition) -> int | None:
+        """Not known here (and never asked: a singleton listener has no sidelines)."""
+        return None
 
     def drain(self, timeout: float) -> None:
         self._source.drain(timeout)

@@ -3,7 +3,7 @@
 A source delivers records (Kafka-message-like objects) in batches, takes commits of processed offsets,
 pauses and resumes for backpressure, publishes dead letters, and gives listeners that fell behind a
 :class:`Reader` of their own, to read again what was not kept in memory for them.
-:class:`~hivewire.kafka.KafkaSource` is the real one; :class:`MemorySource` runs the same runtime with no
+:class:`~hivewire.runtime.KafkaSource` is the real one; :class:`MemorySource` runs the same runtime with no
 broker, for users' tests (as FastStream's test broker does) and for hivewire's own contract tests, which run
 against both.
 """
@@ -63,9 +63,10 @@ class Tail(Protocol):
     def partitions(self) -> list[TopicPartition]:
         """The topic's partitions now (none while the topic does not exist)."""
 
-    def add(self, positions: Mapping[TopicPartition, int | None]) -> None:
+    def add(self, positions: Mapping[TopicPartition, int | None]) -> dict[TopicPartition, int | None]:
         """Start reading these partitions at these offsets (None: at the group's committed offset, or where the
-        consumer's ``auto.offset.reset`` says when the group has none)."""
+        consumer's ``auto.offset.reset`` says when the group has none); where each starts (None: not known,
+        the group having no offset)."""
 
     def poll(self, max_records: int, timeout: float) -> Sequence[Record]: ...
     def pause(self) -> None: ...
@@ -81,7 +82,7 @@ class Source(Protocol):
     """A stream of Apiary records the runtime consumes.
 
     A source may also have ``attach_metrics(metrics)``: the runtime calls it with its
-    :class:`~hivewire.metrics.Metrics` before :meth:`open`, so the source can count its own failures; and
+    :class:`~hivewire.runtime._metrics.Metrics` before :meth:`open`, so the source can count its own failures; and
     ``tail()``, a new :class:`Tail` over every partition, which singleton listeners need.
     """
 
@@ -105,6 +106,11 @@ class Source(Protocol):
 
     def lag(self) -> dict[TopicPartition, int]:
         """Messages behind the end of each assigned partition (best effort, from cached watermarks)."""
+
+    def next_offset(self, tp: TopicPartition) -> int | None:
+        """The next offset this consumer reads of the assigned ``tp`` (before anything is read: the group's
+        committed offset), or None when it is not known (nothing committed). The runtime asks only for partitions
+        it has dispatched nothing of yet, and only while a sideline is being replayed."""
 
     def finished(self) -> bool:
         """True when there is nothing more to read and the runtime should stop (never, for Kafka)."""
@@ -275,6 +281,10 @@ class MemorySource:
         with self._lock:
             return {(self.topic, p): len(log) - self._positions[p] for p, log in enumerate(self._logs)}
 
+    def next_offset(self, tp: TopicPartition) -> int | None:
+        with self._lock:
+            return self._positions[tp[1]] if tp[0] == self.topic and 0 <= tp[1] < self.partitions else None
+
     def drain(self, timeout: float) -> None:
         """Dead letters are stored at once here; nothing to wait for."""
 
@@ -325,10 +335,11 @@ class _MemoryTail:
     def partitions(self) -> list[TopicPartition]:
         return [(self._source.topic, p) for p in range(self._source.partitions)]
 
-    def add(self, positions: Mapping[TopicPartition, int | None]) -> None:
+    def add(self, positions: Mapping[TopicPartition, int | None]) -> dict[TopicPartition, int | None]:
         with self._source._lock:
             for tp, offset in positions.items():
                 self._positions[tp] = self._source.committed.get(tp, 0) if offset is None else offset
+            return {tp: self._positions[tp] for tp in positions}
 
     def poll(self, max_records: int, timeout: float) -> Sequence[Record]:
         source = self._source

@@ -622,7 +622,7 @@ def run_app(
 
     Events are encoded to Apiary JSON first, exactly as they travel through Kafka (raw ``bytes`` are sent
     as they are, so malformed messages can be tested too). Returns when every event is handled or
-    dead-lettered; the returned :class:`~hivewire.source.MemorySource` holds ``dead_letters`` and
+    dead-lettered; the returned :class:`~hivewire.runtime.MemorySource` holds ``dead_letters`` and
     ``committed``. ``config`` overrides settings (retries default to 3 attempts, 10 ms apart).
 
     A listener that fails on an event after its retries makes ``run_app`` raise that listener's own exception

@@ -282,8 +282,6 @@ class _Module:
                 f"        {self._declare('y', 'list[Any]')} = []",
                 "        try:",
                 "            for e in x:",
-                "                if e is None:  # a struct's own null means absent; a list holds no absent items",
-                '                    raise bad("", "an object", e)',
                 f"                y.append(load_{t.elem.cls}(e))",
                 "        except Invalid as err:",
                 f'            err.steps.append(f"{step}[{{len(y)}}]")',

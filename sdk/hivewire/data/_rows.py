@@ -100,7 +100,8 @@ class Message(NamedTuple):
 
 
 def _fields(schemas: list[FieldSchema] | None) -> list[tuple[str | None, str | None, str | None]]:
-    return [(f.name, f.type, f.comment) for f in schemas] if schemas is not None else []
+    # a null item (Java's list held one: Apiary's JSON keeps it) names no column
+    return [(f.name, f.type, f.comment) for f in schemas if f is not None] if schemas is not None else []
 
 
 def kafka_columns(origin: Origin | None) -> tuple[int | str | None, ...]:
@@ -133,7 +134,7 @@ def object_columns(roles: Roles, source: object) -> tuple[object, ...]:
                 old_name, new_name = f"{old.dbName}.{old.tableName}", f"{table.dbName}.{table.tableName}"
             altered = changes(old, table)
     if roles.partitions is not None:
-        parts = getattr(source, roles.partitions) or ()
+        parts = [p for p in getattr(source, roles.partitions) or () if p is not None]
         values = [list(p.values or ()) for p in parts]
         locations = [p.sd.location if p.sd is not None else None for p in parts]
     elif roles.new_partition is not None:

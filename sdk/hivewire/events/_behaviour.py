@@ -152,7 +152,7 @@ def _named(obj: object) -> str:
     if isinstance(obj, TxnToWriteId):
         return f"txn {obj.txnId}: write id {obj.writeId}"
     if isinstance(obj, ColumnStatistics):
-        return ", ".join(str(o.colName) for o in obj.statsObj or ())
+        return ", ".join(str(o.colName) for o in obj.statsObj or () if o is not None)
     for attr in _NAMING:
         value = getattr(obj, attr, None)
         if value is not None:

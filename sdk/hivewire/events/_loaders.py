@@ -129,8 +129,6 @@ def load_Table(v: Any) -> Table | None:
         y: list[Any] = []
         try:
             for e in x:
-                if e is None:  # a struct's own null means absent; a list holds no absent items
-                    raise bad("", "an object", e)
                 y.append(load_FieldSchema(e))
         except Invalid as err:
             err.steps.append(f".partitionKeys[{len(y)}]")
@@ -273,8 +271,6 @@ def load_StorageDescriptor(v: Any) -> StorageDescriptor | None:
         y: list[Any] = []
         try:
             for e in x:
-                if e is None:  # a struct's own null means absent; a list holds no absent items
-                    raise bad("", "an object", e)
                 y.append(load_FieldSchema(e))
         except Invalid as err:
             err.steps.append(f".cols[{len(y)}]")
@@ -325,8 +321,6 @@ def load_StorageDescriptor(v: Any) -> StorageDescriptor | None:
         y = []
         try:
             for e in x:
-                if e is None:  # a struct's own null means absent; a list holds no absent items
-                    raise bad("", "an object", e)
                 y.append(load_Order(e))
         except Invalid as err:
             err.steps.append(f".sortCols[{len(y)}]")
@@ -596,8 +590,6 @@ def load_CreationMetadata(v: Any) -> CreationMetadata | None:
         y: list[Any] = []
         try:
             for e in x:
-                if e is None:  # a struct's own null means absent; a list holds no absent items
-                    raise bad("", "an object", e)
                 y.append(load_SourceTable(e))
         except Invalid as err:
             err.steps.append(f".sourceTables[{len(y)}]")
@@ -661,8 +653,6 @@ def load_ColumnStatistics(v: Any) -> ColumnStatistics | None:
         y: list[Any] = []
         try:
             for e in x:
-                if e is None:  # a struct's own null means absent; a list holds no absent items
-                    raise bad("", "an object", e)
                 y.append(load_ColumnStatisticsObj(e))
         except Invalid as err:
             err.steps.append(f".statsObj[{len(y)}]")
@@ -1547,8 +1537,6 @@ def load_Function(v: Any) -> Function | None:
         y: list[Any] = []
         try:
             for e in x:
-                if e is None:  # a struct's own null means absent; a list holds no absent items
-                    raise bad("", "an object", e)
                 y.append(load_ResourceUri(e))
         except Invalid as err:
             err.steps.append(f".resourceUris[{len(y)}]")

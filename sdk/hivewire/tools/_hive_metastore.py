@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from hivewire.errors import HivewireError, PrerequisiteError
@@ -148,3 +149,30 @@ def hive_jars(release: str) -> list[Path]:
     if release not in COMPONENTS:
         raise PrerequisiteError(f"no Hive release {release!r}: choose one of {', '.join(COMPONENTS)}")
     return _jvm.resolve(COMPONENTS[release])
+
+
+def hive_common_jars(release: str) -> list[Path]:
+    """Hive's ``hive-common`` of a release: what plug-ins built for a whole Hive (Apiary's listener reads
+    ``HiveVersionInfo``) need beside a standalone metastore, which does not carry it."""
+    hive_jars(release)  # the same check of the release
+    return _jvm.resolve(f"hive{release}-common")
+
+
+def compile_java_for(release: str, sources: Iterable[str | os.PathLike[str]], out: str | os.PathLike[str]) -> Path:
+    """Compile Java ``sources`` against a release's jars into ``out`` (a metastore plug-in for that release)."""
+    javac = Path(find_java()).with_name("javac")
+    if not os.access(javac, os.X_OK):
+        raise PrerequisiteError(f"compiling Java needs a JDK, and {javac.parent} has no javac: install one")
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    files = [str(s) for s in sources]
+    classpath = os.pathsep.join(str(jar) for jar in hive_jars(release))
+    done = subprocess.run(
+        [str(javac), "-nowarn", "-d", str(target), "-cp", classpath, *files],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        raise HivewireError(f"javac failed on {', '.join(files)} against Hive {release}:\n{done.stdout}{done.stderr}")
+    return target

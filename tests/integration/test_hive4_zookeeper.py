@@ -20,6 +20,9 @@ import pytest
 from runtime_harness import wait_for
 
 import hivewire as hw
+import hivewire.spark
+from hivewire.data._spark import METASTORE_URIS_CONF
+from hivewire.metastore import parse_uris
 from hivewire.metastore._registration import Registration
 from hivewire.tools._hive_metastore import HiveMetastore, compile_java_for, hive_jars
 from hivewire.tools._local import LocalMetastore, LocalZooKeeper, find_java
@@ -60,6 +63,10 @@ def test_hive4_registers_itself_and_a_client_fails_over_with_no_error(
     namespace, servers = registered
     uris = sorted(server.uri for server in servers)
     assert sorted(hw.discover_metastores(zookeeper.quorum, namespace=namespace)) == uris
+    # hivewire.spark points a SparkSession at both (the builder only: Spark 4's built-in Hive client is 2.3's,
+    # which calls get_table, removed in Hive 4.0.1, so no session is started against these).
+    builder = hw.spark.builder(zookeeper=zookeeper.quorum, namespace=namespace)
+    assert sorted(parse_uris(builder._options[METASTORE_URIS_CONF])) == uris
 
     with hw.MetastoreClient.from_zookeeper(zookeeper.quorum, namespace=namespace, connect_timeout=2) as client:
         assert "default" in client.get_all_databases()

@@ -37,6 +37,7 @@ import pytest
 from oracle import RecordedMetastore
 from sasl_metastore import SaslMetastore
 
+from hivewire.tools._hive_metastore import HiveMetastore
 from hivewire.tools._kafka_broker import KafkaBroker, KafkaCluster
 from hivewire.tools._local import LocalMetastore, LocalService, LocalSparkCluster, LocalZooKeeper, compile_java
 from hivewire.tools._testing import mock_kafka
@@ -185,3 +186,32 @@ _counter = itertools.count()
 def unique() -> str:
     """A short name unique within the session and across concurrent sessions: ``t<pid><n><rand>``."""
     return f"t{os.getpid()}_{next(_counter)}_{uuid.uuid4().hex[:6]}"
+
+
+# -- Hive 3.1 and 4.x (issue 29) ------------------------------------------------------------------------
+# Standalone metastores from Maven Central (tools/_hive_metastore.py; versions pinned in tools/jvm/pom.xml),
+# each started at most once per session and only when a test asks: a Hive 4 JVM costs a core for half a
+# minute and a gigabyte. ``hive_metastores`` maps "2.3", "3.1" and "4" to a started server of that release.
+
+
+@pytest.fixture(scope="session")
+def hive3_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HiveMetastore]:
+    with HiveMetastore("3", workdir=tmp_path_factory.mktemp("hive3-metastore")) as hms:
+        yield hms
+
+
+@pytest.fixture(scope="session")
+def hive4_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HiveMetastore]:
+    with HiveMetastore("4", workdir=tmp_path_factory.mktemp("hive4-metastore")) as hms:
+        yield hms
+
+
+#: The fixture of each Hive release the version tests run against ("2.3" is pyspark's, the suite's default).
+HIVE_RELEASES = {"2.3": "metastore", "3.1": "hive3_metastore", "4": "hive4_metastore"}
+
+
+@pytest.fixture(params=list(HIVE_RELEASES), scope="session")
+def any_release_metastore(request: pytest.FixtureRequest) -> LocalMetastore:
+    """A metastore of each Hive release in turn (2.3, 3.1, 4.x); the test's id names the release."""
+    server: LocalMetastore = request.getfixturevalue(HIVE_RELEASES[request.param])
+    return server

@@ -49,7 +49,10 @@ from hivewire.metastore._client_options import (
     Selection,
     Transport,
     hive_client_options,
+    in_catalog,
     load_conf,
+    max_parts_arg,
+    parse_ugi,
 )
 from hivewire.metastore._describe import _describe, _reason, _unencodable_message
 from hivewire.metastore._resolver import FixedUris, UriResolver
@@ -198,7 +201,7 @@ class MetastoreClient:
         self.connect_timeout = connect_timeout
         self.transport = transport
         self.protocol = protocol
-        self.ugi = _parse_ugi(ugi)
+        self.ugi = parse_ugi(ugi)
         self.sasl = sasl
         self._trans: TTransport.TTransportBase | None = None
         self._client: ThriftHiveMetastore.Client | None = None
@@ -403,6 +406,10 @@ class MetastoreClient:
             except TApplicationException as e:
                 # The server answered with an error message, read whole: the connection is in step.
                 self._answered = True
+                if e.type == TApplicationException.PROTOCOL_ERROR:
+                    # The server could not read the request (Hive 2.3 and the 3.x InsertEventRequestData layout):
+                    # it stopped part way, read the rest as a new message and closed the connection.
+                    self.close()
                 if e.type == TApplicationException.UNKNOWN_METHOD:
                     raise UnsupportedMethodError(
                         f"{uri}: the metastore does not know {method}() ({e.message})", uri=uri, method=method
@@ -479,17 +486,25 @@ class MetastoreClient:
         return call_old()
 
     # -- portable methods -----------------------------------------------------------------------------
-    def get_table(self, db_name: str, table_name: str) -> hms.Table:
+    def get_table(self, db_name: str, table_name: str, *, catalog: str | None = None) -> hms.Table:
         """The table ``db_name.table_name`` (``get_table_req``, or ``get_table`` on servers without it)."""
-        table: hms.Table = self._portable(
+        request = hms.GetTableRequest(dbName=db_name, tblName=table_name, catName=catalog)
+        table: hms.Table | None = self._portable(
             "get_table_req",
-            lambda: self._call("get_table_req", hms.GetTableRequest(dbName=db_name, tblName=table_name)).table,
+            lambda: self._call("get_table_req", request).table,
             "get_table",
-            lambda: self._call("get_table", db_name, table_name),
+            lambda: self._call("get_table", in_catalog(db_name, catalog), table_name),
         )
+        if table is None:  # Hive 4 answers a catalog that does not exist with an empty result, not an error
+            where = f"{catalog}.{db_name}.{table_name}" if catalog else f"{db_name}.{table_name}"
+            raise NoSuchObjectError(
+                f"{self._uri} get_table_req({where}): the metastore returned no table",
+                uri=self._uri,
+                method="get_table_req",
+            )
         return table
 
-    def get_tables(self, db_name: str, pattern: str) -> list[str]:
+    def get_tables(self, db_name: str, pattern: str, *, catalog: str | None = None) -> list[str]:
         """The names of the tables of ``db_name`` matching ``pattern``, as Hive's ``get_tables`` does.
 
         ``pattern`` is Hive's: ``*`` matches anything and ``|`` separates alternatives (``"orders_*|items"``).
@@ -500,9 +515,11 @@ class MetastoreClient:
                 f"get_tables(db_name, pattern) takes a pattern such as '*', not {type(pattern).__name__}; "
                 "to fetch tables by name use get_table_objects(db_name, names)"
             )
-        return list(self._call("get_tables", db_name, pattern))
+        return list(self._call("get_tables", in_catalog(db_name, catalog), pattern))
 
-    def get_table_objects(self, db_name: str, table_names: Sequence[str]) -> list[hms.Table]:
+    def get_table_objects(
+        self, db_name: str, table_names: Sequence[str], *, catalog: str | None = None
+    ) -> list[hms.Table]:
         """Several tables of one database in one call (Hive's ``get_table_objects_by_name``, or its ``_req``
         form); names that do not exist are left out. ``table_names`` is a list of names, not a pattern."""
         if isinstance(table_names, (str, bytes)):
@@ -515,16 +532,22 @@ class MetastoreClient:
         tables: list[hms.Table] = self._portable(
             "get_table_objects_by_name_req",
             lambda: list(
-                self._call("get_table_objects_by_name_req", hms.GetTablesRequest(dbName=db_name, tblNames=names)).tables
+                self._call(
+                    "get_table_objects_by_name_req",
+                    hms.GetTablesRequest(dbName=db_name, tblNames=names, catName=catalog),
+                ).tables
             ),
             "get_table_objects_by_name",
-            lambda: list(self._call("get_table_objects_by_name", db_name, names)),
+            lambda: list(self._call("get_table_objects_by_name", in_catalog(db_name, catalog), names)),
         )
         return tables
 
-    def get_partitions_by_names(self, db_name: str, table_name: str, names: Sequence[str]) -> list[hms.Partition]:
+    def get_partitions_by_names(
+        self, db_name: str, table_name: str, names: Sequence[str], *, catalog: str | None = None
+    ) -> list[hms.Partition]:
         """Partitions by name (``"dt=2024-01-01/hr=00"``); missing names are left out."""
         wanted = list(names)
+        db_name = in_catalog(db_name, catalog)  # the request has no catalog field: Hive's client does this too
         partitions: list[hms.Partition] = self._portable(
             "get_partitions_by_names_req",
             lambda: list(
@@ -544,6 +567,8 @@ class MetastoreClient:
         table_name: str,
         new_table: hms.Table,
         environment_context: hms.EnvironmentContext | None = None,
+        *,
+        catalog: str | None = None,
     ) -> None:
         """Alter (or rename) a table (``alter_table_req`` on 3.x+, ``alter_table_with_environment_context`` before)."""
         self._portable(
@@ -551,28 +576,42 @@ class MetastoreClient:
             lambda: self._call(
                 "alter_table_req",
                 hms.AlterTableRequest(
-                    dbName=db_name, tableName=table_name, table=new_table, environmentContext=environment_context
+                    catName=catalog,
+                    dbName=db_name,
+                    tableName=table_name,
+                    table=new_table,
+                    environmentContext=environment_context,
                 ),
             ),
             "alter_table_with_environment_context",
             lambda: self._call(
-                "alter_table_with_environment_context", db_name, table_name, new_table, environment_context
+                "alter_table_with_environment_context",
+                in_catalog(db_name, catalog),
+                table_name,
+                new_table,
+                environment_context,
             ),
         )
 
-    def get_partitions(self, db_name: str, table_name: str, max_parts: int = -1) -> list[hms.Partition]:
+    def get_partitions(
+        self, db_name: str, table_name: str, max_parts: int = -1, *, catalog: str | None = None
+    ) -> list[hms.Partition]:
         """All partitions (or the first ``max_parts``, at most 32767: the IDL's i16; -1 means all)."""
-        return list(self._call("get_partitions", db_name, table_name, _max_parts(max_parts)))
+        return list(self._call("get_partitions", in_catalog(db_name, catalog), table_name, max_parts_arg(max_parts)))
 
-    def get_partition_names(self, db_name: str, table_name: str, max_parts: int = -1) -> list[str]:
+    def get_partition_names(
+        self, db_name: str, table_name: str, max_parts: int = -1, *, catalog: str | None = None
+    ) -> list[str]:
         """Partition names such as ``dt=2024-01-01/hr=00`` (``max_parts`` as in :meth:`get_partitions`)."""
-        return list(self._call("get_partition_names", db_name, table_name, _max_parts(max_parts)))
+        db = in_catalog(db_name, catalog)
+        return list(self._call("get_partition_names", db, table_name, max_parts_arg(max_parts)))
 
     def get_partitions_by_filter(
-        self, db_name: str, table_name: str, filter: str, max_parts: int = -1
+        self, db_name: str, table_name: str, filter: str, max_parts: int = -1, *, catalog: str | None = None
     ) -> list[hms.Partition]:
         """Partitions matching a Hive filter expression such as ``dt > "2024-01-01"``."""
-        return list(self._call("get_partitions_by_filter", db_name, table_name, filter, _max_parts(max_parts)))
+        db = in_catalog(db_name, catalog)
+        return list(self._call("get_partitions_by_filter", db, table_name, filter, max_parts_arg(max_parts)))
 
 
 _ARGUMENTS: dict[str, tuple[type, tuple[str, ...]]] = {}
@@ -597,25 +636,3 @@ def _arguments(method: str, args: tuple[object, ...]) -> type:
     if len(args) != len(names):
         raise TypeError(f"{method}() takes {len(names)} argument(s) ({', '.join(names)}), {len(args)} given")
     return cls
-
-
-def _max_parts(value: int) -> int:
-    """Hive's ``max_parts`` is an i16 on the wire: fail clearly instead of sending what cannot be encoded."""
-    if type(value) is not int or not -1 <= value <= 32767:
-        raise ConfigError(
-            "max_parts",
-            f"{value!r} is out of range: the metastore takes -1 (all) or 0..32767; "
-            "for more, pass -1 and slice the result, or list names and fetch by name",
-        )
-    return value
-
-
-def _parse_ugi(ugi: str | tuple[str, Sequence[str]] | None) -> tuple[str, list[str]] | None:
-    if ugi is None:
-        return None
-    if isinstance(ugi, str):
-        user, _, groups = ugi.partition(":")
-        if not user:
-            raise ConfigError("ugi", f"{ugi!r} is not 'user' or 'user:group1,group2'")
-        return user, [g for g in groups.split(",") if g]
-    return ugi[0], list(ugi[1])

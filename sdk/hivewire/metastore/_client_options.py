@@ -1,4 +1,5 @@
-"""The metastore client's options as Hive's client keys set them (``metastore.thrift.*``, with ``hive.*`` aliases)."""
+"""The metastore client's options as Hive's client keys set them (``metastore.thrift.*``, with ``hive.*`` aliases),
+and the checks of its call arguments (``max_parts``, ``ugi``, a catalog in a database name)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Literal, TypedDict
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
 from hivewire.config._files import load_hive_site
+from hivewire.errors import ConfigError
 from hivewire.metastore._sasl import SaslAuth
 
 Transport = Literal["buffered", "framed"]
@@ -91,3 +93,30 @@ def load_conf(conf: ConfSource) -> Config:
 def hive_client_options(conf: ConfSource) -> ClientKeywords:
     """:class:`~hivewire.metastore.MetastoreClient` keyword arguments implied by Hive's client keys."""
     return ClientOptions.from_config(load_conf(conf)).keywords()
+
+
+def in_catalog(db_name: str, catalog: str | None) -> str:
+    """A database name for a call without a catalog field: ``@catalog#db``, as Hive's 3.0+ client sends it."""
+    return db_name if catalog is None else f"@{catalog}#{db_name}"
+
+
+def max_parts_arg(value: int) -> int:
+    """Hive's ``max_parts`` is an i16 on the wire: fail clearly instead of sending what cannot be encoded."""
+    if type(value) is not int or not -1 <= value <= 32767:
+        raise ConfigError(
+            "max_parts",
+            f"{value!r} is out of range: the metastore takes -1 (all) or 0..32767; "
+            "for more, pass -1 and slice the result, or list names and fetch by name",
+        )
+    return value
+
+
+def parse_ugi(ugi: str | tuple[str, Sequence[str]] | None) -> tuple[str, list[str]] | None:
+    if ugi is None:
+        return None
+    if isinstance(ugi, str):
+        user, _, groups = ugi.partition(":")
+        if not user:
+            raise ConfigError("ugi", f"{ugi!r} is not 'user' or 'user:group1,group2'")
+        return user, [g for g in groups.split(",") if g]
+    return ugi[0], list(ugi[1])

@@ -138,12 +138,43 @@ public class RecordingListener extends MetaStoreEventListener {
     write(line);
   }
 
+  /**
+   * The database, table and partition values of an insert. Hive 2.x's InsertEvent has getDb, getTable and
+   * getPartitionKeyValues; 3.x and 4.x have getTableObj and getPartitionObj instead (reflection, so that one
+   * source compiles against every release).
+   */
+  @SuppressWarnings("unchecked")
+  private static void insertTarget(InsertEvent event, Map<String, Object> line) throws MetaException {
+    try {
+      try {
+        line.put("databaseName", InsertEvent.class.getMethod("getDb").invoke(event));
+        line.put("tableName", InsertEvent.class.getMethod("getTable").invoke(event));
+        line.put("partitionKeyValues", InsertEvent.class.getMethod("getPartitionKeyValues").invoke(event));
+        return;
+      } catch (NoSuchMethodException e) {
+        // Hive 3.0+
+      }
+      org.apache.hadoop.hive.metastore.api.Table table =
+          (org.apache.hadoop.hive.metastore.api.Table) InsertEvent.class.getMethod("getTableObj").invoke(event);
+      Partition partition = (Partition) InsertEvent.class.getMethod("getPartitionObj").invoke(event);
+      line.put("databaseName", table.getDbName());
+      line.put("tableName", table.getTableName());
+      Map<String, String> values = new LinkedHashMap<>();
+      if (partition != null) {
+        for (int i = 0; i < table.getPartitionKeys().size(); i++) {
+          values.put(table.getPartitionKeys().get(i).getName(), partition.getValues().get(i));
+        }
+      }
+      line.put("partitionKeyValues", values);
+    } catch (ReflectiveOperationException e) {
+      throw new MetaException("cannot read the insert event: " + e);
+    }
+  }
+
   @Override
   public void onInsert(InsertEvent event) throws MetaException {
     Map<String, Object> line = start("INSERT", event);
-    line.put("databaseName", event.getDb());
-    line.put("tableName", event.getTable());
-    line.put("partitionKeyValues", event.getPartitionKeyValues());
+    insertTarget(event, line);
     line.put("files", event.getFiles());
     line.put("fileChecksums", event.getFileChecksums());
     write(line);

@@ -1,0 +1,115 @@
+"""HIVE-20794 for real: two Hive 4.0.1 metastores register themselves in ZooKeeper, and hivewire finds them.
+
+Each runs with ``metastore.service.discovery.mode=zookeeper`` (Hive 4 reads the quorum from
+``metastore.thrift.uris`` in that mode); nothing of hivewire's writes their nodes. Discovery finds both; one
+is killed with SIGKILL in the middle of a client's calls, which carry on against the other with no error;
+its node goes once its ZooKeeper session expires. Hive 4's own ``HiveMetaStoreClient``
+(tests/java_hive4/Hive4ClientReads.java) reads what ``hivewire register`` writes for a 2.3 metastore as it
+reads Hive 4's own registrations.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from runtime_harness import wait_for
+
+import hivewire as hw
+import hivewire.spark
+from hivewire.data._spark import METASTORE_URIS_CONF
+from hivewire.metastore import parse_uris
+from hivewire.metastore._registration import Registration
+from hivewire.tools._hive_metastore import HiveMetastore, compile_java_for, hive_jars
+from hivewire.tools._local import LocalMetastore, LocalZooKeeper, find_java
+
+PROGRAM = Path(__file__).resolve().parents[1] / "java_hive4" / "hivewire" / "test" / "Hive4ClientReads.java"
+
+
+@pytest.fixture(scope="module")
+def registered(
+    tmp_path_factory: pytest.TempPathFactory, zookeeper: LocalZooKeeper
+) -> Iterator[tuple[str, list[HiveMetastore]]]:
+    namespace = f"hms_{uuid.uuid4().hex[:8]}"
+    properties = {
+        "metastore.service.discovery.mode": "zookeeper",
+        "metastore.thrift.uris": zookeeper.quorum,
+        "metastore.zookeeper.namespace": namespace,
+        "metastore.thrift.bind.host": "127.0.0.1",
+        # The shortest session the test ZooKeeper grants (2 ticks): a killed metastore's node goes soon.
+        "metastore.zookeeper.session.timeout": "4000ms",
+    }
+    servers = [
+        HiveMetastore("4", workdir=tmp_path_factory.mktemp(f"hive4-zk-{i}"), properties=properties) for i in range(2)
+    ]
+    for server in servers:
+        server.launch()
+    try:
+        for server in servers:
+            server.wait_ready()
+        yield namespace, servers
+    finally:
+        for server in servers:
+            server.close()
+
+
+def test_hive4_registers_itself_and_a_client_fails_over_with_no_error(
+    registered: tuple[str, list[HiveMetastore]], zookeeper: LocalZooKeeper
+) -> None:
+    namespace, servers = registered
+    uris = sorted(server.uri for server in servers)
+    assert sorted(hw.discover_metastores(zookeeper.quorum, namespace=namespace)) == uris
+    # hivewire.spark points a SparkSession at both (the builder only: Spark 4's built-in Hive client is 2.3's,
+    # which calls get_table, removed in Hive 4.0.1, so no session is started against these).
+    builder = hw.spark.builder(zookeeper=zookeeper.quorum, namespace=namespace)
+    assert sorted(parse_uris(builder._options[METASTORE_URIS_CONF])) == uris
+
+    with hw.MetastoreClient.from_zookeeper(zookeeper.quorum, namespace=namespace, connect_timeout=2) as client:
+        assert "default" in client.get_all_databases()
+        first = client.uri
+        assert first in uris
+        victim = next(server for server in servers if server.uri == first)
+        survivor = next(server for server in servers if server.uri != first)
+        victim.stop(kill=True)  # SIGKILL: no deregistration; the node stays until the session expires
+        for _ in range(20):  # reads in the middle of the calls: every one answers, none raises
+            assert "default" in client.get_all_databases()
+        assert client.uri == survivor.uri
+
+    wait_for(
+        lambda: hw.discover_metastores(zookeeper.quorum, namespace=namespace) == [survivor.uri],
+        60,
+        "the killed metastore's node to go when its ZooKeeper session expires",
+    )
+
+
+def hive4_client_reads(tmp_path: Path, quorum: str, namespace: str, key: str) -> str:
+    """A setting of the metastore Hive 4's HiveMetaStoreClient finds through ZooKeeper discovery (a Java program)."""
+    classes = compile_java_for("4", [PROGRAM], tmp_path / "classes")
+    classpath = os.pathsep.join([str(classes), *(str(jar) for jar in hive_jars("4"))])
+    run = subprocess.run(
+        [find_java(), "-cp", classpath, "hivewire.test.Hive4ClientReads", quorum, namespace, key],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    return "".join(line.removeprefix("CONF ") for line in run.stdout.splitlines() if line.startswith("CONF "))
+
+
+def test_hive4s_own_client_reads_what_hivewire_register_writes(
+    registered: tuple[str, list[HiveMetastore]], zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    namespace, servers = registered  # Hive 4's own registrations (the survivor of the test above, or both)
+    key = "hive.metastore.warehouse.dir"
+    found = hive4_client_reads(tmp_path, zookeeper.quorum, namespace, "metastore.warehouse.dir")
+    assert found in {server.warehouse.as_uri() for server in servers if server.running}
+
+    address = metastore.uri.removeprefix("thrift://")
+    with Registration(address, zookeeper.quorum, f"{unique}_ns", interval=1.0, session_timeout=6.0) as reg:
+        wait_for(lambda: reg.node is not None, 60, "hivewire's registration of the 2.3 metastore")
+        assert hive4_client_reads(tmp_path, zookeeper.quorum, f"{unique}_ns", key) == metastore.warehouse.as_uri()

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from hivewire.data._svg import stacked_bars
 from hivewire.errors import PrerequisiteError
 from hivewire.events._model import IcebergCommitEvent, ListenerEvent
 
@@ -51,7 +52,6 @@ COLUMNS = (
 )
 _SNAPSHOT_COLUMNS = [name for name, _ in COLUMNS[8:19]]
 _BUCKETS = 40
-_PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6")
 
 
 def _pyarrow() -> Any:
@@ -182,28 +182,14 @@ def records_added_svg(table_rows: list[dict[str, Any]], width: int = 600, height
     for when, name, added in points:
         buckets[min(int((when - first).total_seconds() * _BUCKETS / span), _BUCKETS - 1)][name] += added
     names = list(dict.fromkeys(name for _, name, _ in points))  # tables in the order they first appear
-    colour = {n: _PALETTE[i % len(_PALETTE)] for i, n in enumerate(names)}
-    tallest = max(max(sum(b.values()) for b in buckets), 1)
-    plot, bar = height - 20, width / _BUCKETS
-    shapes = []
-    for i, bucket in enumerate(buckets):
-        y = float(plot)
-        for name in names:
-            n = bucket.get(name, 0)
-            if n:
-                h = n * plot / tallest
-                y -= h
-                shapes.append(
-                    f"<rect x='{i * bar:.1f}' y='{y:.1f}' width='{bar - 1:.1f}' height='{h:.1f}' "
-                    f"fill='{colour[name]}'><title>{html.escape(name)}: {n:,} records added</title></rect>"
-                )
-    labels = (
-        f"<text x='0' y='{height - 4}' font-size='10'>{first:%Y-%m-%d %H:%M:%S}</text>"
-        f"<text x='{width}' y='{height - 4}' font-size='10' text-anchor='end'>{last:%Y-%m-%d %H:%M:%S}</text>"
-        f"<text x='{width}' y='10' font-size='10' text-anchor='end'>max {tallest:,} records per bar</text>"
-    )
-    legend = " ".join(f"<span style='color:{colour[n]}'>&#9632;</span>&nbsp;{html.escape(n)}" for n in names)
-    return (
-        f"<svg class='hivewire-iceberg-records' width='{width}' height='{height}' role='img' "
-        f"aria-label='records added per table over time'>{''.join(shapes)}{labels}</svg><p>{legend}</p>"
+    return stacked_bars(
+        buckets,
+        names,
+        first=f"{first:%Y-%m-%d %H:%M:%S}",
+        last=f"{last:%Y-%m-%d %H:%M:%S}",
+        unit="records added",
+        css_class="hivewire-iceberg-records",
+        label="records added per table over time",
+        width=width,
+        height=height,
     )

@@ -25,6 +25,7 @@ from hivewire.data._arrow import SCHEMA, to_arrow
 from hivewire.data._columnar import BATCH_ROWS, batch, message_row
 from hivewire.data._offsets import TimeBound, _Reader, to_millis
 from hivewire.data._rows import NO_VALUE, Message, Undecodable, event_row, paused_gc
+from hivewire.data._svg import stacked_bars
 from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError, SourceError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import ListenerEvent, Origin
@@ -283,8 +284,6 @@ def progress_bar() -> Any:
     return text_tqdm
 
 
-#: Colours of the event types in :func:`timeline_svg` (a colour-blind-safe palette), in order of frequency.
-_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 _BUCKETS = 40
 
 
@@ -300,31 +299,16 @@ def timeline_svg(events: Iterable[ListenerEvent], width: int = 600, height: int 
     for ms, kind in stamped:
         buckets[min((ms - first) * _BUCKETS // span, _BUCKETS - 1)][kind] += 1
     kinds = [k for k, _ in Counter(kind for _, kind in stamped).most_common()]
-    colour = {k: _PALETTE[i % len(_PALETTE)] for i, k in enumerate(kinds)}
-    tallest = max(sum(b.values()) for b in buckets)
-    plot = height - 20
-    bar = width / _BUCKETS
-    shapes = []
-    for i, bucket in enumerate(buckets):
-        y = float(plot)
-        for kind in kinds:
-            n = bucket.get(kind, 0)
-            if n:
-                h = n * plot / tallest
-                y -= h
-                shapes.append(
-                    f"<rect x='{i * bar:.1f}' y='{y:.1f}' width='{bar - 1:.1f}' height='{h:.1f}' "
-                    f"fill='{colour[kind]}'><title>{html.escape(kind)}: {n}</title></rect>"
-                )
-    labels = (
-        f"<text x='0' y='{height - 4}' font-size='10'>{_when(first)}</text>"
-        f"<text x='{width}' y='{height - 4}' font-size='10' text-anchor='end'>{_when(last)}</text>"
-        f"<text x='{width}' y='10' font-size='10' text-anchor='end'>max {tallest:,} per bar</text>"
-    )
-    legend = " ".join(f"<span style='color:{colour[k]}'>&#9632;</span>&nbsp;{html.escape(k)}" for k in kinds)
-    return (
-        f"<svg class='hivewire-timeline' width='{width}' height='{height}' role='img' "
-        f"aria-label='events over time by type'>{''.join(shapes)}{labels}</svg><p>{legend}</p>"
+    return stacked_bars(
+        buckets,
+        kinds,
+        first=_when(first),
+        last=_when(last),
+        unit="",
+        css_class="hivewire-timeline",
+        label="events over time by type",
+        width=width,
+        height=height,
     )
 
 

@@ -276,6 +276,9 @@ def test_run_dlq_replay_tail_and_archive_through_sasl_ssl_and_mtls(
     secure.grant(user, ("READ",), group=archive_group)
     secure.grant(client, ("READ", "DESCRIBE"), topic=topic)
     secure.grant(client, ("READ", "DESCRIBE"), topic=dlq)
+    # dlq replay keeps its record of what it replayed in <dlq>.replays: the replaying principal reads and writes it
+    replays = secure.topic(f"{dlq}.replays")
+    secure.grant(client, ("READ", "WRITE", "DESCRIBE"), topic=replays)
     produce(secure.plaintext, topic, [create_table_event(unique, f"t{i}") for i in range(3)])
     write_listeners(tmp_path)
     logs = {name: tmp_path / f"{name}.log" for name in ("run", "replay", "tail", "archive")}

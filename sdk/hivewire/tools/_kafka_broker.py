@@ -21,6 +21,7 @@ import base64
 import contextlib
 import os
 import subprocess
+import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -186,8 +187,6 @@ def create_topic(
     config: Mapping[str, str] | None = None,
 ) -> int:
     """Make ``topic`` on a broker unless it exists, and wait until its partitions have leaders; return their count."""
-    import time
-
     from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.admin import AdminClient, NewTopic
 

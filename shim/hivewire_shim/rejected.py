@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hivewire_shim.spool import PRIVATE_FILE, Spool, write_all
+from hivewire_shim.spool import Spool
+from hivewire_shim.spool_format import PRIVATE_FILE, write_all
 
 if TYPE_CHECKING:
     pass

@@ -11,12 +11,9 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hivewire.runtime._kafka_refusal import RefusalLog
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["PRODUCER_DEFAULTS"]
 

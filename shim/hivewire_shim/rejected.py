@@ -13,13 +13,9 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hivewire_shim.spool import Spool
 from hivewire_shim.spool_format import PRIVATE_FILE, write_all
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["REJECTED_FILE", "replay_rejected"]
 

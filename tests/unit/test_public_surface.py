@@ -266,6 +266,7 @@ SURFACE["hivewire_shim"] = {
     "KafkaSink",
     "MODELED_METHODS",
     "Shim",
+    "ShimOptions",
     "ShimSettings",
     "Sink",
     "Spool",

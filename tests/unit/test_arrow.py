@@ -219,6 +219,22 @@ def test_schema_is_stable() -> None:
         "decode_error",
         "raw",
     ]
+    assert SCHEMA.names[27:] == [
+        "columns_added",
+        "columns_removed",
+        "columns_retyped",
+        "parameters_changed",
+        "old_location",
+        "iceberg_metadata_location",
+        "iceberg_previous_metadata_location",
+        "iceberg_snapshot_id",
+        "iceberg_committed_at",
+        "iceberg_operation",
+        "iceberg_added_records",
+        "iceberg_deleted_records",
+        "iceberg_added_files",
+        "iceberg_deleted_files",
+    ]
     assert SCHEMA.field("columns").type == pa.list_(
         pa.struct([("name", pa.string()), ("type", pa.string()), ("comment", pa.string())])
     )

@@ -12,6 +12,10 @@ A row is a tuple of plain Python values in the order of :data:`~hivewire.data._s
 Which fields of an event type fill which columns is read from the event types' description once
 (:class:`Roles`); :func:`object_columns` reads them from an event or, under their Apiary keys, from the
 columnar decoder's envelopes, so both paths fill the columns with one piece of code.
+
+The ``iceberg_*`` columns (:func:`iceberg_columns`) read the message only: the Iceberg table's parameters and
+an Iceberg commit's own locations, never a metadata file; a value that is absent or malformed is null, never
+an error (``bench/_spark_kafka_anchor.py``'s ``iceberg_columns`` gives the same values in Spark SQL).
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ shim's ``read_timeout``, 10 s by default), not by the relayed calls' 600 s: wait
 connection, the call itself, and no reconnect-and-retry once the time is up (:class:`ReadClient`). A hung
 upstream thus costs a change a few seconds and a stand-in object, not minutes of every writer's time.
 Failed reads are counted in :attr:`Lookup.failures`.
+
+What the upstream is (:meth:`Lookup.release`, see :mod:`hivewire_shim.release`) is asked once, by the
+first change that needs it, and kept; until an answer comes every change asks again.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any, TypeVar
 from hivewire.errors import HivewireError, MetastoreConnectionError, NoSuchObjectError
 from hivewire.metastore import MetastoreClient, MetastoreClientPool
 from hivewire_shim.names import partition_name, split_catalog
+from hivewire_shim.release import Release, learn
 
 __all__ = ["DEFAULT_READ_TIMEOUT", "Lookup", "ReadClient", "ReadFailed"]
 
@@ -81,6 +85,7 @@ class Lookup:
         self.timeout = timeout
         self._failures = 0
         self._failures_lock = threading.Lock()
+        self._release: Release | None = None
 
     @property
     def failures(self) -> int:
@@ -110,6 +115,15 @@ class Lookup:
     def _failed(self) -> None:
         with self._failures_lock:
             self._failures += 1
+
+    def release(self) -> Release:
+        """What the upstream metastore is (asked once; :class:`ReadFailed` while it cannot be asked)."""
+        release = self._release
+        if release is None:
+            release = self._read("what the metastore is", learn, None)
+            assert release is not None  # learn() raises or answers
+            self._release = release
+        return release
 
     def table(self, db: str, name: str) -> Any | None:
         db = split_catalog(db)[1]

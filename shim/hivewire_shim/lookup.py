@@ -16,7 +16,8 @@ upstream thus costs a change a few seconds and a stand-in object, not minutes of
 Failed reads are counted in :attr:`Lookup.failures`.
 
 What the upstream is (:meth:`Lookup.release`, see :mod:`hivewire_shim.release`) is asked once, by the
-first change that needs it, and kept; until an answer comes every change asks again.
+first change, and kept; after a failed attempt, changes ask again at most every :data:`RELEASE_RETRY`
+seconds (in between their events say ``release`` in :data:`~hivewire_shim.change.INCOMPLETE`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ BATCH = 500
 
 #: Seconds one of the shim's own reads may take (``--read-timeout``).
 DEFAULT_READ_TIMEOUT = 10.0
+
+#: Seconds after a failed attempt to learn what the upstream is before a change asks again.
+RELEASE_RETRY = 30.0
 
 
 def _batched(names: Sequence[str], read: Callable[[Sequence[str]], list[Any]]) -> list[Any]:
@@ -86,6 +90,7 @@ class Lookup:
         self._failures = 0
         self._failures_lock = threading.Lock()
         self._release: Release | None = None
+        self._release_retry_at = 0.0
 
     @property
     def failures(self) -> int:
@@ -117,12 +122,21 @@ class Lookup:
             self._failures += 1
 
     def release(self) -> Release:
-        """What the upstream metastore is (asked once; :class:`ReadFailed` while it cannot be asked)."""
+        """What the upstream metastore is (asked once; :class:`ReadFailed` while it cannot be asked, and for
+        :data:`RELEASE_RETRY` seconds after an attempt failed, without asking: an unreachable metastore
+        costs one read timeout then, not one per change)."""
         release = self._release
-        if release is None:
+        if release is not None:
+            return release
+        if time.monotonic() < self._release_retry_at:
+            raise ReadFailed("what the upstream metastore is is not known yet (the last attempt to ask failed)")
+        try:
             release = self._read("what the metastore is", learn, None)
-            assert release is not None  # learn() raises or answers
-            self._release = release
+        except ReadFailed:
+            self._release_retry_at = time.monotonic() + RELEASE_RETRY
+            raise
+        assert release is not None  # learn() raises or answers
+        self._release = release
         return release
 
     def table(self, db: str, name: str) -> Any | None:

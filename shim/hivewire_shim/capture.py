@@ -10,7 +10,8 @@ A call the shim does not model has no plan: the connection relays it as it is. F
    order the metastore applied them, changes to other tables of the database run side by side, and a
    drop_database runs alone in its database;
 2. reads what the event needs from *before* the change (:meth:`Plan.read_before`: the old table of an
-   alter, the table of a drop);
+   alter, the table of a drop), having given the request's objects what the upstream's release fills in
+   (:meth:`~hivewire_shim.change.Change.prepare`);
 3. forwards the call and reads the whole reply, decoded as :attr:`Plan.result_class`, *without*
    relaying it yet;
 4. publishes the events (:meth:`Plan.publish`), still under the locks, reading back what the metastore
@@ -150,6 +151,7 @@ class Plan:
         """Publish the events of a change that may or may not have been made, marked as such."""
         capture = self._capture
         try:
+            self.change.prepare(capture.lookup)
             events = self.change.outcome_unknown(capture.lookup, {**capture.params, OUTCOME: "unknown"})
         except Exception:
             log.exception("building the events of %s (outcome unknown) failed; none published", self.header)
@@ -165,6 +167,7 @@ class Plan:
     def read_before(self) -> None:
         """Read what the events need from before the change (call it with the locks held)."""
         try:
+            self.change.prepare(self._capture.lookup)
             self.change.before(self._capture.lookup)
         except Exception:
             log.exception("reading the state before %s failed; its event may lack the old object", self.header)

@@ -3,8 +3,10 @@ may fail and their stand-ins, the event parameters the shim adds.
 
 Invariants: a change to a table holds its table's key exclusively and its database's shared; a read that
 fails never leaves a successful change without its event (a stand-in takes its place, named in
-:data:`INCOMPLETE`). The kinds of change are in ``table_changes.py``, ``partition_changes.py`` and
-``database_changes.py``; ``changes.py`` lists them all.
+:data:`INCOMPLETE`); the request's objects the events carry get what the upstream's release fills in
+(:meth:`Change.prepare`: an unset catalog on Hive 3+; see ``release.py``), as its listeners see them (the
+request's bytes are forwarded untouched). The kinds of change are in ``table_changes.py``,
+``partition_changes.py`` and ``database_changes.py``; ``changes.py`` lists them all.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from hivewire.events._model import (
 )
 from hivewire_shim.lookup import Lookup, ReadFailed
 from hivewire_shim.names import database_key, split_catalog, table_key
+from hivewire_shim.release import HIVE_2, Release
 from hivewire_thrift.hive_metastore import ttypes as hms
 
 __all__ = ["DDL_TIME", "INCOMPLETE", "OUTCOME", "TRANSACTION_ACTIVE", "Change", "Params", "copy_struct"]
@@ -36,7 +39,8 @@ DDL_TIME = "transient_lastDdlTime"
 #: The event parameter that marks the events of a change whose outcome is unknown (value ``unknown``).
 OUTCOME = "hivewire.shim.outcome"
 #: The event parameter naming the objects that stand in for ones the shim could not read (comma-separated:
-#: ``table``, ``old_table``, ``partitions``, ``old_partitions``, ``tables``, ``database``, ``old_database``).
+#: ``table``, ``old_table``, ``partitions``, ``old_partitions``, ``tables``, ``database``, ``old_database``;
+#: ``release``: what the upstream is could not be asked, so the objects lack what Hive 3+ fills in).
 INCOMPLETE = "hivewire.shim.incomplete"
 
 
@@ -52,12 +56,15 @@ def _txn(params: Params, active: bool = False) -> Params:
     return {**params, TRANSACTION_ACTIVE: "true" if active else "false"}
 
 
-def as_fired(sent: Any, stored: Any, *, location: bool = True, create_time: bool = True) -> Any:
+def as_fired(
+    sent: Any, stored: Any, *, location: bool = True, create_time: bool = True, release: Release = HIVE_2
+) -> Any:
     """The object the metastore's event carries: the client's own ``sent`` object as the metastore changed it
     in place before storing it (``createTime``, ``parameters`` with ``transient_lastDdlTime`` and statistics,
-    a default ``sd.location``), taken from ``stored``, the same object read back. Every other field stays as
-    the client sent it, unset ones included (a read-back would turn them into ``[]``, ``{}`` or defaults).
-    Without a read-back (``stored`` None) it is ``sent``; without a storage descriptor, ``stored``."""
+    a default ``sd.location``; on Hive 4 a table's ``id`` and the ``tableType`` its translation chose), taken
+    from ``stored``, the same object read back. Every other field stays as the client sent it, unset ones
+    included (a read-back would turn them into ``[]``, ``{}`` or defaults). Without a read-back (``stored``
+    None) it is ``sent``; without a storage descriptor, ``stored``."""
     if stored is None:
         return sent
     if sent.sd is None:
@@ -65,6 +72,10 @@ def as_fired(sent: Any, stored: Any, *, location: bool = True, create_time: bool
     out = copy_struct(sent)
     if create_time:
         out.createTime = stored.createTime
+    if release.fills_new_objects and isinstance(sent, hms.Table):
+        out.id = stored.id
+        if sent.tableType is not None:  # the translation's choice (an unset type stays unset in the event)
+            out.tableType = stored.tableType
     out.parameters = stored.parameters
     if location and stored.sd is not None and stored.sd.location != sent.sd.location:
         out.sd = copy_struct(sent.sd)
@@ -106,6 +117,19 @@ class Change:
     #: Database changes are hivewire's extension to Apiary's event types and can be switched off.
     database_event = False
     _incomplete_parts: set[str] | None = None
+    #: What the upstream fills in (:meth:`prepare` sets it).
+    release: Release = HIVE_2
+
+    def prepare(self, look: Lookup) -> None:
+        """Learn what the upstream is (asked once per shim) and give the request's objects what it fills in
+        before it stores them or fires anything (call it before :meth:`before`)."""
+        self.release = self._read(look.release, lambda: HIVE_2, "release")
+        for obj in self._sent():
+            self.release.with_catalog(obj)
+
+    def _sent(self) -> Sequence[Any]:
+        """The request's objects (tables, partitions, databases) the events carry."""
+        return ()
 
     def before(self, look: Lookup) -> None:
         return None
@@ -156,6 +180,7 @@ _STAND_INS = {
     "tables": "tables with only their names",
     "database": "the request's database (or only its name)",
     "old_database": "the request's new database as the old one",
+    "release": "the objects as a Hive 2 metastore fires them (no default catalog filled in)",
 }
 
 

@@ -8,6 +8,7 @@ dropped, as Hive's ``drop_database_core`` drops each through ``drop_table``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from hivewire.events._model import (
@@ -36,6 +37,9 @@ class CreateDatabase(Change):
         self.name = split_catalog(database.name or "")[1]
         self.keys = (database_key(self.name),)
 
+    def _sent(self) -> Sequence[Any]:
+        return (self.database,)
+
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         if not ok and (result is None or result.o3 is None):
             # An existing database or a bad name is refused before HMSHandler.create_database_core fires
@@ -48,6 +52,12 @@ class CreateDatabase(Change):
         if stored is not None and stored.locationUri != database.locationUri:
             database = copy_struct(database)
             database.locationUri = stored.locationUri
+        if stored is not None and self.release.fills_new_objects:
+            # Hive 4 gives a new database its createTime, and an owner (its own user) when it has none.
+            database = copy_struct(database)
+            database.createTime = stored.createTime
+            if database.ownerName is None:
+                database.ownerName = stored.ownerName
         return [CreateDatabaseEvent(database=database, status=ok, parameters=_txn(self._params(params)))]
 
 
@@ -59,6 +69,9 @@ class AlterDatabase(Change):
         self.new_database = new_database
         self.keys = (database_key(self.name),)
         self.old: Any = None
+
+    def _sent(self) -> Sequence[Any]:
+        return (self.new_database,) if self.new_database is not None else ()
 
     def _stand_in(self) -> Any:
         old = copy_struct(self.new_database) if self.new_database is not None else hms.Database()

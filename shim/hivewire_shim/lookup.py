@@ -14,6 +14,10 @@ shim's ``read_timeout``, 10 s by default), not by the relayed calls' 600 s: wait
 connection, the call itself, and no reconnect-and-retry once the time is up (:class:`ReadClient`). A hung
 upstream thus costs a change a few seconds and a stand-in object, not minutes of every writer's time.
 Failed reads are counted in :attr:`Lookup.failures`.
+
+What the upstream is (:meth:`Lookup.release`, see :mod:`hivewire_shim.release`) is asked once, by the
+first change, and kept; after a failed attempt, changes ask again at most every :data:`RELEASE_RETRY`
+seconds (in between their events say ``release`` in :data:`~hivewire_shim.change.INCOMPLETE`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any, TypeVar
 from hivewire.errors import HivewireError, MetastoreConnectionError, NoSuchObjectError
 from hivewire.metastore import MetastoreClient, MetastoreClientPool
 from hivewire_shim.names import partition_name, split_catalog
+from hivewire_shim.release import Release, learn
 
 __all__ = ["DEFAULT_READ_TIMEOUT", "Lookup", "ReadClient", "ReadFailed"]
 
@@ -38,6 +43,9 @@ BATCH = 500
 
 #: Seconds one of the shim's own reads may take (``--read-timeout``).
 DEFAULT_READ_TIMEOUT = 10.0
+
+#: Seconds after a failed attempt to learn what the upstream is before a change asks again.
+RELEASE_RETRY = 30.0
 
 
 def _batched(names: Sequence[str], read: Callable[[Sequence[str]], list[Any]]) -> list[Any]:
@@ -81,6 +89,8 @@ class Lookup:
         self.timeout = timeout
         self._failures = 0
         self._failures_lock = threading.Lock()
+        self._release: Release | None = None
+        self._release_retry_at = 0.0
 
     @property
     def failures(self) -> int:
@@ -110,6 +120,24 @@ class Lookup:
     def _failed(self) -> None:
         with self._failures_lock:
             self._failures += 1
+
+    def release(self) -> Release:
+        """What the upstream metastore is (asked once; :class:`ReadFailed` while it cannot be asked, and for
+        :data:`RELEASE_RETRY` seconds after an attempt failed, without asking: an unreachable metastore
+        costs one read timeout then, not one per change)."""
+        release = self._release
+        if release is not None:
+            return release
+        if time.monotonic() < self._release_retry_at:
+            raise ReadFailed("what the upstream metastore is is not known yet (the last attempt to ask failed)")
+        try:
+            release = self._read("what the metastore is", learn, None)
+        except ReadFailed:
+            self._release_retry_at = time.monotonic() + RELEASE_RETRY
+            raise
+        assert release is not None  # learn() raises or answers
+        self._release = release
+        return release
 
     def table(self, db: str, name: str) -> Any | None:
         db = split_catalog(db)[1]

@@ -1,8 +1,8 @@
 """The changes to a table's partitions and the events they make: add, alter (and rename), drop, exchange.
 
 Invariants: as Hive's ``HMSHandler`` fires them: one AddPartitionEvent per add call, one
-AlterPartitionEvent and one DropPartitionEvent per partition, and for exchange_partition(s) an
-AddPartitionEvent on the destination plus a DropPartitionEvent per source partition.
+AlterPartitionEvent and one DropPartitionEvent per partition (Hive 4: one per drop call), and for
+exchange_partition(s) an AddPartitionEvent on the destination plus a DropPartitionEvent per source partition.
 """
 
 from __future__ import annotations
@@ -51,6 +51,9 @@ class AddPartitions(Change):
         self.keys, self.shared = _table_locks((self.db, self.name))
         self.existing: set[str] = set()
 
+    def _sent(self) -> Sequence[Any]:
+        return self.parts
+
     def _named(self, table: Any) -> list[tuple[Any, str]]:
         """The request's partitions with their names (ones with the wrong number of values left out)."""
         keys = [k.name for k in table.partitionKeys or []]
@@ -90,8 +93,8 @@ class AddPartitions(Change):
                 table=table, partitions=parts, status=status, environment_context=self.env, parameters=p
             )
 
-        if not ok:  # HMSHandler.add_partitions_core: every requested partition, as sent
-            return [event(self.parts, False)]
+        if not ok:  # HMSHandler.add_partitions_core: every requested partition, as sent (Hive 4: the ones it
+            return [event([] if self.release.fills_new_objects else self.parts, False)]  # added, none: rolled back
         if table.partitionKeys is None:  # a stand-in table: the request's partitions are all we know
             return [event(self.parts, True)]
         keys = [k.name for k in table.partitionKeys]
@@ -134,6 +137,9 @@ class AlterPartitions(Change):
         self.keys, self.shared = _table_locks((self.db, self.name))
         self.table: Any = None
         self.old: dict[tuple[str, ...], Any] | None = {}  # None: could not be read
+
+    def _sent(self) -> Sequence[Any]:
+        return self.new_parts
 
     def _before_values(self, new: Any) -> list[str]:
         return self.old_values if self.old_values is not None else list(new.values or [])
@@ -282,16 +288,18 @@ class DropPartitions(Change):
                 self,
             )
             return []
+        # One event per partition; Hive 4's drop_partitions_req fires one event with all of them.
+        groups = [dropped] if self.release.fills_new_objects and dropped else [[p] for p in dropped]
         return [
             DropPartitionEvent(
                 table=self.table,
-                partitions=[p],
+                partitions=group,
                 delete_data=self.delete_data,
                 status=ok,
                 environment_context=self.env,
                 parameters=_txn(self._params(params)),
             )
-            for p in dropped
+            for group in groups
         ]
 
 

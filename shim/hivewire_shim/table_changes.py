@@ -1,12 +1,14 @@
 """The changes to one table and the events they make: create, alter (and rename), drop, insert.
 
 Invariants: as Hive's ``HMSHandler`` fires them: an AlterTableEvent (old -> new) for a rename, a
-DropTableEvent with the table as it was, an InsertEvent naming the table as the request did.
+DropTableEvent with the table as it was, an InsertEvent naming the table as the request did on Hive 2 and
+as stored (lower case) on Hive 3+.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from hivewire.events._model import (
@@ -30,6 +32,7 @@ from hivewire_shim.change import (
 )
 from hivewire_shim.lookup import Lookup
 from hivewire_shim.names import split_catalog
+from hivewire_thrift.hive_metastore import ttypes as hms
 
 __all__ = ["AlterTable", "CreateTable", "DropTable", "Insert"]
 
@@ -43,13 +46,23 @@ class CreateTable(Change):
         self.db, self.name = _names(table.dbName, table.tableName)
         self.keys, self.shared = _table_locks((self.db, self.name))
 
+    def _sent(self) -> Sequence[Any]:
+        return (self.table,)
+
     def events(self, look: Lookup, ok: bool, result: Any, params: Params) -> list[ListenerEvent]:
         # The metastore fires its event with the client's table (privileges included, which it never returns)
-        # as it changed it; a failed create fires the table as sent.
+        # as it changed it; a failed create fires the table as sent, except that Hive 4 refuses an existing
+        # table before it fires anything.
+        if (
+            not ok
+            and self.release.fills_new_objects
+            and isinstance(getattr(result, "o1", None), hms.AlreadyExistsException)
+        ):
+            return []
         stored = self._read(lambda: look.table(self.db, self.name), _none, "table") if ok else None
         return [
             CreateTableEvent(
-                table=as_fired(self.table, stored),
+                table=as_fired(self.table, stored, release=self.release),
                 status=ok,
                 environment_context=self.env,
                 parameters=_txn(self._params(params)),
@@ -66,6 +79,9 @@ class AlterTable(Change):
         self.keys, self.shared = _table_locks((self.db, self.name), (self.new_db, self.new_name))
         self.old: Any = None
 
+    def _sent(self) -> Sequence[Any]:
+        return (self.new_table,)
+
     def before(self, look: Lookup) -> None:
         self.old = self._read(
             lambda: look.table(self.db, self.name), lambda: _table_like(self.new_table, self.db, self.name), "old_table"
@@ -78,12 +94,15 @@ class AlterTable(Change):
         # The event's new table is the client's as the metastore changed it (its createTime is not stored).
         read_back = ok and self._changed_by_the_metastore()
         stored = self._read(lambda: look.table(self.new_db, self.new_name), _none, "table") if read_back else None
+        env = self.env
+        if env is None and self.release.fills_new_objects:  # Hive 4 alters with an empty context then
+            env = hms.EnvironmentContext()
         return [
             AlterTableEvent(
                 old_table=self.old,
                 new_table=as_fired(self.new_table, stored, create_time=False),
                 status=ok,
-                environment_context=self.env,
+                environment_context=env,
                 parameters=_txn(self._params(params)),
             )
         ]
@@ -161,6 +180,8 @@ class Insert(Change):
         table = self._read(lambda: look.table(self.db, self.name), _none, "table")
         keys = [k.name for k in table.partitionKeys or []] if table is not None else []
         db, name = self.sent_names
+        if self.release.catalog is not None:  # Hive 3+ names the event by its table object: as stored
+            db, name = (table.dbName, table.tableName) if table is not None else (self.db.lower(), self.name.lower())
         out: list[ListenerEvent] = []
         for values, files, checksums in self.inserts:
             key_values = dict(zip(keys, values, strict=False)) if values else {}

@@ -32,6 +32,7 @@ from hivewire_shim.locks import Locks
 from hivewire_shim.lookup import Lookup, ReadFailed
 from hivewire_shim.methods import MODELED_METHODS
 from hivewire_shim.names import database_key, partition_name, partition_spec, split_catalog, table_key
+from hivewire_shim.release import HIVE_2, Release
 from hivewire_shim.reply import Reply, succeeded
 from hivewire_shim.upstream import Upstream
 from hivewire_shim.wire import Header
@@ -46,6 +47,9 @@ class State:
         self.tbls: dict[tuple[str, str], Any] = {}
         self.parts: dict[tuple[str, str], dict[str, Any]] = {}
         self.databases: dict[str, Any] = {}
+        #: The upstream's release; these tests model Hive 2.3 unless one says otherwise (3.1 and 4.0.1 against
+        #: real metastores: tests/integration/test_shim_fidelity.py).
+        self.released = HIVE_2
 
     def add_table(self, table: Any) -> Any:
         stored = copy.deepcopy(table)
@@ -65,6 +69,9 @@ class State:
         return stored
 
     # -- Lookup's interface -------------------------------------------------------------------------------
+    def release(self) -> Release:
+        return self.released
+
     def table(self, db: str, name: str) -> Any:
         return copy.deepcopy(self.tbls.get((split_catalog(db)[1], name)))
 
@@ -227,6 +234,33 @@ def test_partitions_added_in_bulk_are_one_event_dropped_and_altered_are_one_each
     ] * 3
     assert [e.partitions[0].values for e in events[4:]] == [["2024-01-01", "0"], ["2024-01-01", "1"]]
     assert all(e.delete_data for e in events[4:])
+
+
+def test_on_hive_3_an_unset_catalog_is_the_default_and_on_hive_4_a_drop_call_is_one_event(state: State) -> None:
+    state.released = Release(catalog="cat")
+    capture, events = capture_for(state)
+    table = make_table("db", "new", partition_keys={"dt": "string"})
+    run(capture, "create_table", T.create_table_args(tbl=table), lambda: state.add_table(table))
+    stored = state.table("db", "new")
+    parts = [make_partition(stored, [d]) for d in ("a", "b")]
+    run(
+        capture,
+        "add_partitions",
+        T.add_partitions_args(new_parts=parts),
+        lambda: [state.add_partition(p) for p in parts] and 2,
+    )
+    assert events[0].table.catName == "cat" and [p.catName for p in events[1].partitions] == ["cat", "cat"]
+    state.released = Release(catalog="cat", fills_new_objects=True)
+    capture, events = capture_for(state)
+    req = hms.DropPartitionsRequest(dbName="db", tblName="new", parts=hms.RequestPartsSpec(names=["dt=a", "dt=b"]))
+    run(
+        capture,
+        "drop_partitions_req",
+        T.drop_partitions_req_args(req=req),
+        lambda: [state.parts[("db", "new")].pop(n) for n in ("dt=a", "dt=b")] and hms.DropPartitionsResult(),
+    )
+    (dropped,) = events
+    assert [p.values for p in dropped.partitions] == [["a"], ["b"]]
 
 
 def test_add_partitions_if_not_exists_reports_only_the_new_ones(state: State) -> None:
@@ -455,7 +489,8 @@ def test_a_read_of_a_hung_metastore_gives_up_after_the_read_timeout_without_retr
         run(capture, "alter_table", T.alter_table_args(dbname="db", tbl_name="t", new_tbl=table), lambda: None)
         (event,) = events
         assert event.new_table == table and event.old_table.tableName == "t"
-        assert event.parameters[INCOMPLETE] == "old_table,table" and lookup.failures == 3
+        # What the upstream is could not be asked either (one more read; not asked again for a while).
+        assert event.parameters[INCOMPLETE] == "old_table,release,table" and lookup.failures == 4
         lookup.close()
     finally:
         hung.close()
@@ -518,14 +553,15 @@ def test_when_the_upstream_cannot_be_read_changes_still_publish_what_the_request
         EventType.DROP_TABLE,
     ]
     created, added, altered, dropped_part, altered_table, dropped = events
-    assert created.table == table and created.parameters[INCOMPLETE] == "table"
+    assert created.table == table and created.parameters[INCOMPLETE] == "release,table"
     assert added.partitions == parts and added.table.tableName == "t"
     assert altered.new_partition == parts[0] and altered.old_partition.values == ["2024-01-01"]
-    assert altered.parameters[INCOMPLETE] == "old_partitions,table"
+    assert altered.parameters[INCOMPLETE] == "old_partitions,release,table"
     assert dropped_part.partitions[0].values == ["2024-01-02"] and dropped_part.delete_data is True
     assert altered_table.old_table.tableName == "t" and altered_table.new_table == table
     assert (dropped.table.dbName, dropped.table.tableName, dropped.delete_data) == ("db", "t", True)
     assert all(e.parameters["hive.version"] == "2.3.10" for e in events)
+    assert all("release" in e.parameters[INCOMPLETE].split(",") for e in events)  # not asked: unknown
     assert "could not read table db.t from the upstream metastore" in caplog.text
     assert all(r.levelno == logging.WARNING for r in caplog.records)
 
@@ -535,7 +571,7 @@ def test_a_cascading_drop_whose_tables_cannot_be_read_still_publishes_the_databa
     run(capture, "drop_database", T.drop_database_args(name="db", deleteData=True, cascade=True), lambda: None)
     (event,) = events
     assert event.event_type == EventType.DROP_DATABASE and event.database.name == "db"
-    assert event.parameters[INCOMPLETE] == "database,tables"
+    assert event.parameters[INCOMPLETE] == "database,release,tables"
 
 
 def test_a_missing_object_is_not_a_failed_read(caplog: pytest.LogCaptureFixture) -> None:

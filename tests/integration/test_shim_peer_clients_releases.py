@@ -6,7 +6,8 @@ the shim must relay that refusal as the metastore gave it. pyiceberg's HiveCatal
 table, lists and loads them, and drops them (on 4.0.1 its table calls are refused alike: it reads tables with
 ``get_table`` and ``get_table_objects_by_name``); its commits lock the table, and these metastores have no
 transaction tables (tools/_hive_metastore.py), so no commit is made here. The metastores are the plain
-``hive3_metastore`` and ``hive4_metastore``: these tests compare results, not events.
+``hive3_metastore`` and ``hive4_metastore``: these tests compare results, not events. pymetastore (read-only)
+runs on 2.3 as well.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from thrift.TSerialization import deserialize, serialize
 
 import hivewire as hw
 from hivewire.tools._hive_metastore import HiveMetastore
+from hivewire.tools._local import LocalMetastore
 from hivewire.tools._testing import make_database, make_partition, make_table
 from hivewire_shim import Shim
 
@@ -160,3 +162,53 @@ def test_pyiceberg_gets_the_same_results(server: HiveMetastore, shim: Shim, tmp_
         assert direct[3] == refused.format("get_table") and direct[4] == refused.format("get_table_objects_by_name")
     else:
         assert direct == [None, 1, "data", True, [(name, "events")], True, False, None, [], None]
+
+
+def test_pymetastore_gets_the_same_results(any_release_metastore: LocalMetastore) -> None:
+    """pymetastore (Recap's read-only HMS client, its own generated Thrift code) on 2.3, 3.1 and 4.x: every
+    call it offers gives the same result, or the same error, directly and through the shim."""
+    from pymetastore.metastore import HMS
+
+    server = any_release_metastore
+    name = f"pm_{uuid.uuid4().hex[:8]}"
+    root = server.external_warehouse if isinstance(server, HiveMetastore) else server.warehouse
+    with hw.MetastoreClient(server.uri, timeout=120) as client:
+        client.create_database(make_database(name, location=(root / f"{name}.db").as_uri()))
+        table = make_table(
+            name, "base", columns={"id": "bigint", "city": "string"}, partition_keys={"dt": "string"},
+            location=(root / name / "base").as_uri(), table_type="EXTERNAL_TABLE", parameters={"EXTERNAL": "TRUE"},
+        )  # fmt: skip
+        client.create_table(table)
+        client.add_partitions([make_partition(table, [f"2024-01-0{d}"]) for d in range(1, 4)])
+    calls: list[Callable[[Any], Any]] = [
+        lambda c: name in c.list_databases(),
+        lambda c: c.get_database(name),
+        lambda c: c.get_database("no_such_db_pm"),
+        lambda c: c.list_tables(name),
+        lambda c: c.list_columns(name, "base"),
+        lambda c: c.list_partitions(name, "base"),
+        lambda c: c.get_partitions(name, "base"),
+        lambda c: c.get_partition(name, "base", "dt=2024-01-02"),
+        lambda c: c.get_table(name, "base"),
+        lambda c: c.get_table(name, "no_such_table"),
+    ]
+    try:
+        with Shim(server.uri) as shim:
+            results = []
+            for uri in (server.uri, shim.uri):
+                host, port = uri.removeprefix("thrift://").rsplit(":", 1)
+                out: list[Any] = []
+                with HMS.create(host, int(port)) as client:
+                    for fn in calls:
+                        try:
+                            out.append(fn(client))
+                        except Exception as e:
+                            out.append(f"{type(e).__name__}: {e}")
+                results.append(out)
+    finally:
+        with hw.MetastoreClient(server.uri, timeout=120) as client:
+            client.drop_database(name, True, True)
+    direct, through = results
+    assert through == direct
+    assert direct[0] is True and direct[3] == ["base"] and len(direct[5]) == 3, direct
+    assert str(direct[2]).startswith("NoSuchObjectException"), direct[2]

@@ -1,13 +1,20 @@
-"""The anchor of bench_spark_source.py: Spark's own Kafka source plus ``from_json``, projected in Spark SQL onto
-the columns of ``hivewire.spark.SPARK_SCHEMA``.
+"""The Apiary message in Spark SQL: Kafka records to the columns of ``hivewire.spark.SPARK_SCHEMA`` in the JVM.
 
-What a Spark user writes without hivewire: ``spark.read.format("kafka")`` (spark-sql-kafka-0-10), ``from_json``
-of the value with a hand-made schema of the Apiary message, and expressions for each column: the same names
-and types as hivewire's, the same reading of the objects per event type (from hivewire's own description of
-the types, so nothing is left out), the ALTER differences with higher-order functions. Every value is
-computed in the JVM. Messages that ``from_json`` cannot parse become rows with ``raw`` and ``decode_error``.
-It does not reproduce hivewire's error messages or its checks of every Thrift field: it is the measure of the
-per-event work, not a replacement.
+:func:`from_kafka` takes a DataFrame with the columns of Spark's Kafka source (``value``, ``topic``,
+``partition``, ``offset``, ``timestamp``: Spark's own ``format("kafka")`` or hivewire's ``hivewire_raw``),
+parses each value with ``from_json`` and a schema derived from hivewire's description of the event types
+(:func:`message_schema`: every key a column reads, so nothing is left out), and computes each column with one
+SQL expression (:func:`projection`: the objects read per event type as ``hivewire.data._rows`` reads them, the
+ALTER differences with higher-order functions). Nothing runs in Python on the executors.
+
+Invariants: every column of SPARK_SCHEMA has an expression (a new column without one makes :func:`from_kafka`
+raise, never a silent null); ``decode_error`` is null exactly where the Python decoder's is for every
+message the tests make, with its checks of the envelope (:func:`envelope_error`: not JSON, not UTF-8, too
+large, unknown type, a missing or non-object object, no names, a value of the wrong kind, found with
+``from_json``'s corrupt-record field and, for those messages only, a second parse with each object as text).
+Where SQL cannot check as Python does (a number where a string belongs is read as its text; fields no column
+reads are not checked), ``docs/data.md`` says so and the tests pin it. A row with ``decode_error`` keeps the
+Kafka columns and ``raw`` (:data:`KEPT`), and the envelope's (:data:`ENVELOPE`) when only an object failed.
 """
 
 from __future__ import annotations

@@ -8,13 +8,17 @@ application is limited to N executor cores (``spark.cores.max``) and materialise
 
 * ``hivewire source``: ``spark.read.format("hivewire")``: each executor core reads its Kafka ranges with
   confluent-kafka and decodes them with the columnar decoder into Arrow record batches;
+* ``hivewire.spark.read``: the same ranges read by the ``hivewire_raw`` source (records only, as Arrow
+  batches: no decoding in Python), decoded in the JVM by ``hivewire.spark.from_kafka`` (``from_json`` and one
+  SQL expression per column: the anchor's projection);
 * ``kafka + from_json``: Spark's own Kafka source (spark-sql-kafka-0-10 for the installed Spark, from Maven
   Central through ``hivewire.tools._jvm``) and ``from_json`` with a hand-made Apiary schema, projected in
   Spark SQL onto the same columns (``_spark_kafka_anchor.py``): all per-event work in the JVM;
 * ``read_events + to_dataframe``: one process reads the topic with ``hivewire.data.read_events`` and hands
   the table to Spark with ``hivewire.spark.to_dataframe`` (in the 2-core application, whose driver reads).
 
-The applications' first actions (starting the executor and its Python workers) are not counted. Each runs
+The applications' first actions (starting the executor and its Python workers) are not counted: they count
+each contender's rows and decoded events, and the run stops unless every one has all ``--events``. Each runs
 ``--rounds`` timed reads of every contender, alternating. Rates are events/s, the median of the rounds.
 
 Usage: python bench/bench_spark_source.py [--events 200000] [--rounds 3] [--json] [--update-readme]
@@ -92,21 +96,45 @@ def session(master: str, cores: int, jars: list[str]) -> Any:
     return hivewire.spark.register(spark)
 
 
-def spark_read(spark: Any, bootstrap: str, topic: str, n: int) -> int:
-    df = (
+def spark_frame(spark: Any, bootstrap: str, topic: str, n: int) -> Any:
+    return (
         spark.read.format("hivewire")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", topic)
         .option("maxEventsPerSplit", str(max(1, -(-n // SPLITS))))
         .load()
     )
-    df.write.format("noop").mode("overwrite").save()
+
+
+def spark_read(spark: Any, bootstrap: str, topic: str, n: int) -> int:
+    spark_frame(spark, bootstrap, topic, n).write.format("noop").mode("overwrite").save()
     return n
 
 
 def kafka_read(spark: Any, bootstrap: str, topic: str, n: int) -> int:
     kafka_frame(spark, bootstrap, topic, SPLITS).write.format("noop").mode("overwrite").save()
     return n
+
+
+def fast_frame(spark: Any, bootstrap: str, topic: str, n: int) -> Any:
+    import hivewire.spark
+
+    split = str(max(1, -(-n // SPLITS)))
+    return hivewire.spark.read(spark, bootstrap_servers=bootstrap, topic=topic, options={"maxEventsPerSplit": split})
+
+
+def fast_read(spark: Any, bootstrap: str, topic: str, n: int) -> int:
+    fast_frame(spark, bootstrap, topic, n).write.format("noop").mode("overwrite").save()
+    return n
+
+
+def check_rows(name: str, df: Any, n: int) -> None:
+    """Every message read and decoded (the generator makes no malformed message): else the run stops."""
+    from pyspark.sql import functions as F
+
+    rows, decoded = df.agg(F.count("*"), F.count("event_type")).first()
+    if (rows, decoded) != (n, n):
+        raise SystemExit(f"{name}: {rows:,} rows, {decoded:,} decoded events; expected {n:,} of each")
 
 
 def single_process(spark: Any, bootstrap: str, topic: str, n: int) -> int:
@@ -146,7 +174,7 @@ def run(args: argparse.Namespace, out: Output) -> None:
     n = args.events
     pythonpath = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     jars = [str(jar) for jar in resolve("spark-kafka")]
-    names = ("hivewire source", "kafka + from_json")
+    names = ("hivewire source", "hivewire.spark.read", "kafka + from_json")
     rates: dict[str, list[float]] = {f"{name}, {c} core{'s' if c > 1 else ''}": [] for c in (1, 2) for name in names}
     rates["read_events + to_dataframe"] = []
     with (
@@ -162,10 +190,13 @@ def run(args: argparse.Namespace, out: Output) -> None:
             spark = session(cluster.url, cores, jars)
             suffix = f"{cores} core{'s' if cores > 1 else ''}"
             try:
-                spark_read(spark, bootstrap, topic, n)  # the first actions start the executor: not counted
-                kafka_read(spark, bootstrap, topic, n)
+                # the first actions start the executor and check the rows: not counted
+                check_rows("hivewire source", spark_frame(spark, bootstrap, topic, n), n)
+                check_rows("hivewire.spark.read", fast_frame(spark, bootstrap, topic, n), n)
+                check_rows("kafka + from_json", kafka_frame(spark, bootstrap, topic, SPLITS), n)
                 for _ in range(args.rounds):
                     rates[f"hivewire source, {suffix}"].append(timed(spark_read, spark, bootstrap, topic, n))
+                    rates[f"hivewire.spark.read, {suffix}"].append(timed(fast_read, spark, bootstrap, topic, n))
                     rates[f"kafka + from_json, {suffix}"].append(timed(kafka_read, spark, bootstrap, topic, n))
                     if cores == 2:
                         rates["read_events + to_dataframe"].append(timed(single_process, spark, bootstrap, topic, n))
@@ -173,6 +204,7 @@ def run(args: argparse.Namespace, out: Output) -> None:
                 spark.stop()
     medians = {name: statistics.median(values) for name, values in rates.items()}
     one, two = medians["hivewire source, 1 core"], medians["hivewire source, 2 cores"]
+    f1, f2 = medians["hivewire.spark.read, 1 core"], medians["hivewire.spark.read, 2 cores"]
     k1, k2 = medians["kafka + from_json, 1 core"], medians["kafka + from_json, 2 cores"]
     single = medians["read_events + to_dataframe"]
     print(f"\n{n:,} events on {PARTITIONS} partitions ({SPLITS} input partitions), median of {args.rounds} rounds")
@@ -180,11 +212,15 @@ def run(args: argparse.Namespace, out: Output) -> None:
         print(f"  {name:<44} {rate:>10,.0f}")
         out.figure(name, rate, "events/s")
     for label, value, target in (
-        ("hivewire source / kafka + from_json, 1 core", one / k1, "   (target >= 1)"),
+        ("hivewire.spark.read / kafka + from_json, 1 core", f1 / k1, "   (target >= 1)"),
+        ("hivewire.spark.read / kafka + from_json, 2 cores", f2 / k2, ""),
+        ("hivewire.spark.read, 2 cores / 1 core", f2 / f1, "   (target >= 1.6)"),
+        ("hivewire.spark.read / hivewire source, 1 core", f1 / one, ""),
+        ("hivewire source / kafka + from_json, 1 core", one / k1, ""),
         ("hivewire source / kafka + from_json, 2 cores", two / k2, ""),
-        ("hivewire source, 2 cores / 1 core", two / one, "   (target >= 1.6)"),
+        ("hivewire source, 2 cores / 1 core", two / one, ""),
         ("kafka + from_json, 2 cores / 1 core", k2 / k1, ""),
-        ("hivewire source, 2 cores / read_events + to_dataframe", two / single, "   (target > 1)"),
+        ("hivewire.spark.read, 2 cores / read_events + to_dataframe", f2 / single, "   (target > 1)"),
     ):
         print(f"  {label}: {value:.2f}{target}")
         out.figure(label, value, "ratio")

@@ -29,6 +29,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from kazoo.client import KazooClient
 
 import hivewire.data._spark as hw_spark
+import hivewire.spark
 from hivewire.arrow import SCHEMA, to_arrow
 from hivewire.data import read_events
 from hivewire.events._apiary import encode
@@ -256,6 +257,102 @@ def test_bad_options_fail_with_the_option_named(spark: Any, topic: Topic) -> Non
         spark.read.format("hivewire").option("topic", topic.name).load().count()
 
 
+# -- the same rows decoded in the JVM: hivewire.spark.read -------------------------------------------------------
+
+
+def _fast(spark: Any, bootstrap: str, name: str, **options: str) -> Any:
+    return hivewire.spark.read(spark, bootstrap_servers=bootstrap, topic=name, options=options)
+
+
+def _assert_same_rows(fast: pa.Table, python: pa.Table) -> None:
+    """Every column equal; decode_error null on the same rows (its text may differ: docs/data.md)."""
+    assert fast.num_rows == python.num_rows
+    for name in SCHEMA.names:
+        if name != "decode_error":
+            assert fast.column(name).combine_chunks().equals(python.column(name).combine_chunks()), name
+    assert pc.is_valid(fast["decode_error"]).equals(pc.is_valid(python["decode_error"]))
+
+
+def test_the_jvm_path_gives_the_python_paths_rows(spark: Any, topic: Topic, local_table: pa.Table) -> None:
+    df = _fast(spark, topic.bootstrap, topic.name, maxEventsPerSplit="20000")
+    assert df.schema == hw_spark._events_schema()
+    table = _sorted(df.toArrow()).cast(SCHEMA)
+    _assert_same_rows(table, local_table)
+    assert pc.sum(pc.is_valid(table["decode_error"])).as_py() == len(MALFORMED)
+    assert set(pc.unique(table["event_type"]).to_pylist()) == set(pc.unique(local_table["event_type"]).to_pylist())
+    # the same bounds mean the same rows
+    bounds = {"startingOffsets": json.dumps({"0": 1000, "1": 49_990}), "endingOffsets": json.dumps({"0": 1500})}
+    assert _keys(_fast(spark, topic.bootstrap, topic.name, **bounds)) == _keys(_load(spark, topic, **bounds))
+
+
+def _unusual() -> tuple[list[bytes], list[bytes]]:
+    """Messages off the generator's path: (those both paths read alike, those the JVM path reads differently)."""
+    messages = [json.loads(m) for m in mixed_messages(400, seed=3)]
+    create = next(m for m in messages if m["eventType"] == "ON_CREATE_TABLE")
+    add = next(m for m in messages if m["eventType"] == "ON_ADD_PARTITION")
+
+    def changed(base: dict[str, Any], change: Any) -> bytes:
+        message = json.loads(json.dumps(base))
+        change(message)
+        return json.dumps(message).encode()
+
+    alike = [
+        changed(create, lambda m: m["table"]["sd"].update(cols="x")),  # an object's field of the wrong kind
+        changed(create, lambda m: m["table"].update(parameters={"a": None, "b": "x"})),
+        changed(create, lambda m: m.update(table=[1])),  # the object is not an object
+        changed(create, lambda m: m.update(status=None)),
+        changed(create, lambda m: m.update(parameters={**m["parameters"], "x": None})),  # Apiary 5.0.x's nulls
+        changed(create, lambda m: m.update(environmentContext=3)),
+        changed(create, lambda m: m.pop("databaseName")),  # older producers: the names from the table
+        changed(create, lambda m: (m.pop("databaseName"), m.pop("tableName"))),
+        changed(create, lambda m: m.update(tableName=None)),
+        changed(add, lambda m: m.update(partitions=[3])),
+        changed(add, lambda m: m["partitions"][0].update(values="a")),
+        changed(add, lambda m: m.pop("partitions")),
+    ]
+    # documented in docs/data.md: from_json reads a number where a string belongs as its text, and the columns
+    # check only the fields they read
+    different = [
+        changed(create, lambda m: m.update(databaseName=5)),
+        changed(create, lambda m: m["table"]["sd"]["cols"][0].update(name=5)),
+        changed(create, lambda m: m.update(parameters={"a": 5})),
+        changed(create, lambda m: m["table"].update(createTime="soon")),
+    ]
+    return alike, different
+
+
+def test_the_jvm_path_on_unusual_messages_and_as_a_stream(spark: Any, kafka: str, tmp_path: Path) -> None:
+    alike, different = _unusual()
+    name = f"spark_unusual_{uuid.uuid4().hex[:8]}"
+    producer = _producer(kafka)
+    for value in [*alike, *different]:
+        producer.produce(name, value, partition=0, timestamp=T0)
+    assert producer.flush(60) == 0
+    python = spark.read.format("hivewire").option("kafka.bootstrap.servers", kafka).option("topic", name).load()
+    expected = _sorted(python.toArrow()).cast(SCHEMA)
+    fast = _sorted(_fast(spark, kafka, name).toArrow()).cast(SCHEMA)
+    n = len(alike)
+    _assert_same_rows(fast.slice(0, n), expected.slice(0, n))
+    assert pc.is_valid(expected["decode_error"]).to_pylist()[n:] == [True] * len(different)
+    assert fast["decode_error"].to_pylist()[n:] == [None] * len(different)
+    assert fast["db_name"].to_pylist()[n] == "5"
+    assert fast["columns"].to_pylist()[n + 1][0]["name"] == "5"
+    assert fast["parameters"].to_pylist()[n + 2] == [("a", "5")]
+
+    # readStream: the same rows, through a checkpoint
+    stream = hivewire.spark.read_stream(spark, bootstrap_servers=kafka, topic=name)
+    query = (
+        stream.writeStream.format("memory")
+        .queryName(name)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(600)
+    streamed = _sorted(spark.table(name).toArrow()).cast(SCHEMA)
+    assert streamed.equals(fast)
+
+
 # -- the history, with its driver killed -----------------------------------------------------------------------
 
 
@@ -427,3 +524,19 @@ def test_docs_batch_example_runs(spark: Any, topic: Topic, zookeeper: LocalZooKe
     assert scope["spark"] is spark  # the running session, with the source registered
     assert sum(scope["counts"].values()) == N - 150_000
     assert scope["failed"].count() == sum(1 for i in MALFORMED if i >= 150_000)
+
+
+def test_docs_fast_example_runs(
+    spark: Any, topic: Topic, zookeeper: LocalZooKeeper, namespace: str, local_table: pa.Table
+) -> None:
+    code = (
+        _docs_example("spark-fast")
+        .replace('zookeeper="zk1:2181,zk2:2181"', f"zookeeper={zookeeper.quorum!r}, namespace={namespace!r}")
+        .replace('"kafka:9092"', repr(topic.bootstrap))
+        .replace('"apiary"', repr(topic.name))
+    )
+    scope: dict[str, Any] = {}
+    exec(compile(code, "docs/data.md", "exec"), scope)
+    assert scope["spark"] is spark
+    expected = pc.sum(pc.equal(local_table["event_type"], "CREATE_TABLE")).as_py()
+    assert expected > 0 and scope["creates"].count() == expected

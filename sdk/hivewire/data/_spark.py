@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hivewire.data._spark_schema import _events_schema
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
@@ -216,7 +216,8 @@ def _registered(spark: SparkSession) -> SparkSession:
 
 
 def register(spark: SparkSession) -> SparkSession:
-    """Register the ``hivewire`` data source with ``spark`` (and return it); :func:`session` does this itself.
+    """Register the ``hivewire`` and ``hivewire_raw`` data sources with ``spark`` (and return it); :func:`session`
+    and :func:`read` do this themselves.
 
     Then ``spark.read.format("hivewire")`` and ``spark.readStream.format("hivewire")`` read an Apiary topic
     (``docs/data.md``). The executors import hivewire to read, so it must be installed where they run (or
@@ -226,14 +227,53 @@ def register(spark: SparkSession) -> SparkSession:
 
     _spark_session_class()
     try:
-        from hivewire.data._spark_source import HivewireDataSource
+        from hivewire.data._spark_source import HivewireDataSource, HivewireRawDataSource
     except ImportError as e:
         raise PrerequisiteError(
             f"the hivewire Spark data source needs pyspark 4.2 or later and pyarrow ({e}): "
             "pip install 'hivewire[spark]'"
         ) from e
     spark.dataSource.register(HivewireDataSource)
+    spark.dataSource.register(HivewireRawDataSource)
     return spark
+
+
+def _raw_reader(reader: Any, bootstrap_servers: str, topic: str, options: Mapping[str, str] | None) -> Any:
+    reader = reader.format("hivewire_raw").option("kafka.bootstrap.servers", bootstrap_servers).option("topic", topic)
+    for key, value in (options or {}).items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+def read(
+    spark: SparkSession, *, bootstrap_servers: str, topic: str, options: Mapping[str, str] | None = None
+) -> DataFrame:
+    """The events of an Apiary topic as a DataFrame of :data:`SPARK_SCHEMA`, decoded in the JVM.
+
+    The same rows as ``spark.read.format("hivewire")`` with the same ``options`` (``docs/data.md``), faster:
+    the executors only read the records (the ``hivewire_raw`` source) and Spark decodes them (``from_json`` and
+    one SQL expression per column: :func:`from_kafka`). Registers the sources with ``spark`` if needed.
+    """
+    return from_kafka(_raw_reader(register(spark).read, bootstrap_servers, topic, options))
+
+
+def read_stream(
+    spark: SparkSession, *, bootstrap_servers: str, topic: str, options: Mapping[str, str] | None = None
+) -> DataFrame:
+    """:func:`read` as a stream: ``spark.readStream.format("hivewire")``'s rows, offsets and options."""
+    return from_kafka(_raw_reader(register(spark).readStream, bootstrap_servers, topic, options))
+
+
+def from_kafka(frame: DataFrame) -> DataFrame:
+    """Kafka records (Spark's own Kafka source, or ``hivewire_raw``) as events of :data:`SPARK_SCHEMA`.
+
+    ``from_json`` of each ``value`` and one Spark SQL expression per column, all in the JVM; a message that does
+    not decode is a row with ``decode_error``, ``raw`` and the Kafka columns, as in ``hivewire.arrow.to_arrow``.
+    The checks it cannot make as the Python decoder does are listed in ``docs/data.md``.
+    """
+    from hivewire.data._spark_sql import from_kafka as project
+
+    return project(frame)
 
 
 # -- Events as DataFrames: to_dataframe(), SCHEMA ------------------------------------------------------

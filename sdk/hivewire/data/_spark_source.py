@@ -1,16 +1,27 @@
-"""The ``hivewire`` PySpark data source: an Apiary topic as a DataFrame, in batch and as a stream.
+"""The ``hivewire`` PySpark data sources: an Apiary topic as a DataFrame, in batch and as a stream.
 
 Spark 4's Python Data Source API (``pyspark.sql.datasource``). Each Spark input partition is an offset range of
 one Kafka partition (:class:`KafkaRange`, split when large), read on an executor by a confluent-kafka consumer
-that is assigned the range (no group is joined, nothing is committed), decoded by the Apiary codec and handed
-to Spark as Arrow record batches of :data:`hivewire.arrow.SCHEMA` by the columnar decoder
-(:mod:`hivewire.data._columnar`: no event or Thrift object per message). A message that does not decode
-becomes a row with ``decode_error`` and ``raw``, never a failed task.
+that is assigned the range (no group is joined, nothing is committed). Two sources share that reading:
+
+* ``hivewire`` decodes each message in Python, with the columnar decoder (:mod:`hivewire.data._columnar`: no
+  event or Thrift object per message), and hands Spark Arrow record batches of :data:`hivewire.arrow.SCHEMA`;
+  a message that does not decode becomes a row with ``decode_error`` and ``raw``, never a failed task.
+* ``hivewire_raw`` hands Spark only the records, as Arrow batches in the columns of Spark's own Kafka source
+  (:data:`RAW_SCHEMA`: ``key``, ``value``, ``topic``, ``partition``, ``offset``, ``timestamp``,
+  ``timestampType``); :func:`hivewire.spark.read` applies the projection of :mod:`hivewire.data._spark_sql` to
+  them, so the per-event work runs in the JVM. A Python data source returns its final rows (Spark cannot add
+  expressions inside it), hence two names.
 
 Streaming offsets are ``{"<partition>": next offset}``: Spark stores them in its checkpoint, so a restarted
 query re-reads exactly the ranges of its unfinished batch, and a sink that is exactly-once in Spark is
 exactly-once here. Where each method runs matters: the DataSource and the readers are pickled between
 Python processes, so a consumer is only ever created inside a call and closed before it returns.
+
+Records the broker deleted before they were read are never skipped in silence: offsets to read below the first
+one the broker holds (when the query is planned) and a range whose first records are gone when an executor
+reads it (deleted in between) are reported as exact ranges per partition, ``[first, last]`` and the count: the
+query fails with them (``failOnDataLoss``, the default), or one WARNING line says them and the rest is read.
 
 Importing this module imports pyspark and pyarrow; :func:`hivewire.spark.register` does that on first use.
 """
@@ -18,6 +29,7 @@ Importing this module imports pyspark and pyarrow; :func:`hivewire.spark.registe
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -35,6 +47,18 @@ from hivewire.events._event import Origin
 
 #: The format name: ``spark.read.format(NAME)``.
 NAME = "hivewire"
+#: The raw source's name: Kafka records only, in the columns of Spark's Kafka source.
+RAW_NAME = "hivewire_raw"
+#: The raw source's schema: Spark's Kafka source's columns, without ``headers``.
+RAW_SCHEMA = (
+    "key binary, value binary, topic string, partition int, offset bigint, timestamp timestamp, timestampType int"
+)
+
+#: The consumer group id the sources' consumers name: never joined and nothing committed, but librdkafka looks
+#: the group's coordinator up, so a broker with ACLs must allow READ on it (``docs/data.md``).
+GROUP = "hivewire-spark"
+
+log = logging.getLogger("hivewire.spark")
 
 #: Rows per Arrow record batch handed to Spark: the columnar decoder's batch (small batches keep its
 #: intermediate rows in the CPU's caches).
@@ -135,21 +159,49 @@ def _consumer(options: SourceOptions) -> Any:
     from confluent_kafka import Consumer
 
     # secrets as file:PATH / env:NAME are read where the consumer runs (the driver, each executor)
-    conf: dict[str, str | bool] = {"group.id": "hivewire-spark", **resolve_secrets(options.consumer)}
+    conf: dict[str, str | bool] = {"group.id": GROUP, **resolve_secrets(options.consumer)}
     # confluent-kafka wants a group id even for assign(); these make sure it is never used: no subscribe(),
     # no commits, no stored offsets.
     conf.update({"enable.auto.commit": False, "enable.auto.offset.store": False, "enable.partition.eof": True})
+    # A range whose first offsets the broker deleted after planning resumes at the first one it holds (never at
+    # the end, librdkafka's default), and the executor's check reports what was deleted.
+    conf["auto.offset.reset"] = "earliest"
     return Consumer(conf)
+
+
+def _refused(options: SourceOptions, error: Any) -> None:
+    """Raise one line naming what to grant or fix if Kafka refused the source for good (a missing ACL, ...)."""
+    from hivewire.runtime._kafka_refusal import refusal
+
+    found = refusal(
+        error,
+        servers=options.consumer["bootstrap.servers"],
+        settings={"group.id": GROUP, **options.consumer},
+        option="kafka.",
+        operation="READ",
+        resource=options.topic,
+    )
+    if found is not None:
+        raise HivewireError(str(found))
 
 
 def _watermarks(options: SourceOptions) -> dict[int, tuple[int, int]]:
     """{partition: (low, high)} of the topic now."""
+    from confluent_kafka import KafkaException
+
     from hivewire.data._offsets import _Reader
 
     consumer = _consumer(options)
     try:
         reader = _Reader(consumer, options.topic, options.timeout)
-        return {p: reader.watermarks(p) for p in reader.partitions()}
+        try:
+            metadata = consumer.list_topics(options.topic, timeout=options.timeout).topics.get(options.topic)
+            if metadata is not None and metadata.error is not None:
+                _refused(options, metadata.error)
+            return {p: reader.watermarks(p) for p in reader.partitions()}
+        except KafkaException as e:
+            _refused(options, e.args[0])
+            raise
     finally:
         consumer.close()
 
@@ -204,80 +256,164 @@ def _split(options: SourceOptions, ranges: dict[int, tuple[int, int]], *, timed:
     return out
 
 
-def _check_loss(options: SourceOptions, starts: dict[int, int], marks: dict[int, tuple[int, int]]) -> None:
-    lost = {p: (start, marks[p][0]) for p, start in starts.items() if p in marks and start < marks[p][0]}
-    if lost and options.fail_on_data_loss:
-        detail = ", ".join(f"partition {p} from {s} (earliest now {low})" for p, (s, low) in sorted(lost.items()))
+def _ranges_text(topic: str, lost: Mapping[int, tuple[int, int]]) -> str:
+    """``topic/0 offsets 10-19 (10 records), ...`` for {partition: (first, last)}."""
+    return ", ".join(f"{topic}/{p} offsets {a}-{b} ({b - a + 1} records)" for p, (a, b) in sorted(lost.items()))
+
+
+def _report_loss(options: SourceOptions, lost: Mapping[int, tuple[int, int]], when: str) -> None:
+    """Raise (failOnDataLoss) or warn, once, about {partition: (first, last)} missing offsets."""
+    if not lost:
+        return
+    detail = _ranges_text(options.topic, lost)
+    if options.fail_on_data_loss:
         raise HivewireError(
-            f"{options.topic}: messages to read are gone from Kafka (retention): {detail}. "
-            'Set .option("failOnDataLoss", "false") to read what remains'
+            f"records to read were deleted by the broker (retention) {when}: {detail}. Lengthen the topic's "
+            'retention.ms or read sooner; .option("failOnDataLoss", "false") reads what remains'
         )
+    log.warning(
+        "records lost to retention %s, skipped (failOnDataLoss=false): %s; their events are not in the result",
+        when,
+        detail,
+    )
 
 
-def read_range(options: SourceOptions, part: KafkaRange) -> Iterator[Any]:
-    """Executor side: the messages of ``part`` as Arrow record batches of hivewire.arrow.SCHEMA, in offset order."""
+def _check_loss(options: SourceOptions, starts: dict[int, int], marks: dict[int, tuple[int, int]]) -> None:
+    """Offsets to read below the first one the broker holds: the exact range per partition, reported."""
+    lost = {p: (start, marks[p][0] - 1) for p, start in starts.items() if p in marks and start < marks[p][0]}
+    _report_loss(options, lost, "before this query read them")
+
+
+def _check_range_start(options: SourceOptions, consumer: Any, part: KafkaRange, resumed: int) -> None:
+    """Executor side: reading ``part`` resumed at ``resumed`` > its start; report the deleted start, if any."""
+    from confluent_kafka import TopicPartition
+
+    low, _high = consumer.get_watermark_offsets(
+        TopicPartition(part.topic, part.partition), timeout=options.timeout, cached=False
+    )
+    if low <= part.start:
+        return  # the start is still there: a transaction marker or a compacted hole
+    last = min(low, resumed, part.end) - 1
+    _report_loss(options, {part.partition: (part.start, last)}, "after this query was planned")
+
+
+def _records(options: SourceOptions, part: KafkaRange) -> Iterator[list[Any]]:
+    """Executor side: the records of ``part`` (confluent-kafka messages) in offset order, in lists of at most
+    :data:`BATCH_ROWS`, within its time bounds; a start the broker deleted meanwhile is reported."""
     from confluent_kafka import KafkaError, TopicPartition
 
     if part.end <= part.start:
         return
     consumer = _consumer(options)
-    rows: list[tuple[object, ...]] = []
+    bounded = part.since_ms is not None or part.until_ms is not None
+    since = part.since_ms if part.since_ms is not None else -(1 << 62)
+    until = part.until_ms if part.until_ms is not None else 1 << 62
+    checked = False
     try:
         consumer.assign([TopicPartition(part.topic, part.partition, part.start)])
         last_progress = time.monotonic()
         done = False
         while not done:
-            with paused_gc():
-                records = consumer.consume(min(BATCH_ROWS, part.end - part.start), timeout=1.0)
-                if not records and time.monotonic() - last_progress > options.timeout:
-                    raise HivewireError(
-                        f"{part.topic}/{part.partition}: no message for {options.timeout:g} s while reading "
-                        f"[{part.start}, {part.end}); raise the timeoutSeconds option if the brokers are slow"
-                    )
-                for msg in records:
-                    err = msg.error()
-                    if err is not None:
-                        if err.code() == KafkaError._PARTITION_EOF:
-                            # The rest of the range holds no message (compaction, transaction markers, retention).
-                            done = True
-                            break
-                        if not err.retriable():
-                            raise HivewireError(f"{part.topic}/{part.partition}: {err.str()}")
-                        continue
-                    last_progress = time.monotonic()
-                    offset = msg.offset()
-                    if offset < part.start:
-                        continue
-                    if offset >= part.end:
+            records = consumer.consume(min(BATCH_ROWS, part.end - part.start), timeout=1.0)
+            if not records and time.monotonic() - last_progress > options.timeout:
+                raise HivewireError(
+                    f"{part.topic}/{part.partition}: no message for {options.timeout:g} s while reading "
+                    f"[{part.start}, {part.end}); raise the timeoutSeconds option if the brokers are slow"
+                )
+            out = []
+            for msg in records:
+                err = msg.error()
+                if err is not None:
+                    _refused(options, err)
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        # The rest of the range holds no message (compaction, transaction markers, retention).
+                        if not checked:
+                            checked = True
+                            _check_range_start(options, consumer, part, part.end)
                         done = True
                         break
+                    if not err.retriable():
+                        raise HivewireError(f"{part.topic}/{part.partition}: {err.str()}")
+                    continue
+                last_progress = time.monotonic()
+                offset = msg.offset()
+                if not checked:
+                    checked = True
+                    if offset > part.start:
+                        _check_range_start(options, consumer, part, offset)
+                if offset < part.start:
+                    continue
+                if offset >= part.end:
+                    done = True
+                    break
+                if offset == part.end - 1:
+                    done = True
+                if bounded:
                     kind, ts = msg.timestamp()
-                    ts = ts if kind else None
-                    if offset == part.end - 1:
-                        done = True
-                    if (part.since_ms is not None or part.until_ms is not None) and (
-                        ts is None
-                        or (part.since_ms is not None and ts < part.since_ms)
-                        or (part.until_ms is not None and ts >= part.until_ms)
-                    ):
+                    if not kind or ts < since or ts >= until:
+                        if done:
+                            break
                         continue
-                    rows.append(
-                        message_row(Message(Origin(part.topic, part.partition, offset, ts), msg.value()), "record")
-                    )
-                    if done:
-                        break
-            if len(rows) >= BATCH_ROWS or (done and rows):
-                yield batch(rows)
-                rows = []
+                out.append(msg)
+                if done:
+                    break
+            if out:
+                yield out
     finally:
         consumer.close()
+
+
+def read_range(options: SourceOptions, part: KafkaRange) -> Iterator[Any]:
+    """Executor side: the messages of ``part`` as Arrow record batches of hivewire.arrow.SCHEMA, in offset order."""
+    rows: list[tuple[object, ...]] = []
+    topic, partition = part.topic, part.partition
+    for records in _records(options, part):
+        with paused_gc():
+            for msg in records:
+                kind, ts = msg.timestamp()
+                origin = Origin(topic, partition, msg.offset(), ts if kind else None)
+                rows.append(message_row(Message(origin, msg.value()), "record"))
+        if len(rows) >= BATCH_ROWS:
+            yield batch(rows)
+            rows = []
+    if rows:
+        yield batch(rows)
+
+
+def read_raw_range(options: SourceOptions, part: KafkaRange) -> Iterator[Any]:
+    """Executor side: the records of ``part`` as Arrow record batches of :data:`RAW_SCHEMA`, nothing decoded."""
+    import pyarrow as pa
+
+    types = (pa.binary(), pa.binary(), pa.string(), pa.int32(), pa.int64(), pa.timestamp("us", tz="UTC"), pa.int32())
+    names = ("key", "value", "topic", "partition", "offset", "timestamp", "timestampType")
+    for records in _records(options, part):
+        n = len(records)
+        stamps: list[int | None] = []
+        kinds: list[int | None] = []
+        for msg in records:
+            kind, ts = msg.timestamp()
+            # confluent-kafka: 0 none, 1 create time, 2 log append time; Spark's Kafka source: 0 and 1
+            stamps.append(ts * 1000 if kind else None)
+            kinds.append(kind - 1 if kind else None)
+        columns = (
+            [msg.key() for msg in records],
+            [msg.value() for msg in records],
+            [part.topic] * n,
+            [part.partition] * n,
+            [msg.offset() for msg in records],
+            stamps,
+            kinds,
+        )
+        arrays = [pa.array(values, type=t) for values, t in zip(columns, types, strict=True)]
+        yield pa.RecordBatch.from_arrays(arrays, names=list(names))
 
 
 class BatchReader(DataSourceReader):
     """``spark.read.format("hivewire")``: the range is fixed when the query is planned."""
 
-    def __init__(self, options: SourceOptions) -> None:
+    def __init__(self, options: SourceOptions, raw: bool = False) -> None:
         self.source = options
+        self.raw = raw
 
     def partitions(self) -> list[KafkaRange]:
         options = self.source
@@ -295,14 +431,15 @@ class BatchReader(DataSourceReader):
         return _split(options, ranges, timed=True)
 
     def read(self, partition: KafkaRange) -> Iterator[Any]:
-        return read_range(self.source, partition)
+        return (read_raw_range if self.raw else read_range)(self.source, partition)
 
 
 class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """``spark.readStream.format("hivewire")``: offsets are ``{"<partition>": next offset}`` (JSON keys are strings)."""
 
-    def __init__(self, options: SourceOptions) -> None:
+    def __init__(self, options: SourceOptions, raw: bool = False) -> None:
         self.source = options
+        self.raw = raw
         self.target: dict[str, int] | None = None
 
     def initialOffset(self) -> dict[str, int]:
@@ -345,7 +482,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return _split(options, ranges, timed=False)
 
     def read(self, partition: KafkaRange) -> Iterator[Any]:
-        return read_range(self.source, partition)
+        return (read_raw_range if self.raw else read_range)(self.source, partition)
 
     def commit(self, end: dict[str, int]) -> None:
         """Nothing to do: the checkpoint is the truth, and the source never commits to Kafka."""
@@ -385,3 +522,21 @@ class HivewireDataSource(DataSource):
 
     def streamReader(self, schema: Any) -> StreamReader:
         return StreamReader(SourceOptions.parse(self.options))
+
+
+class HivewireRawDataSource(HivewireDataSource):
+    """The records of an Apiary topic, undecoded, in the columns of Spark's Kafka source (:data:`RAW_SCHEMA`):
+    :func:`hivewire.spark.read` projects them onto SPARK_SCHEMA in the JVM. Same options as ``hivewire``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return RAW_NAME
+
+    def schema(self) -> Any:
+        return RAW_SCHEMA
+
+    def reader(self, schema: Any) -> BatchReader:
+        return BatchReader(SourceOptions.parse(self.options), raw=True)
+
+    def streamReader(self, schema: Any) -> StreamReader:
+        return StreamReader(SourceOptions.parse(self.options), raw=True)

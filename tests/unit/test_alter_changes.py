@@ -38,6 +38,10 @@ def test_the_schema_only_appends() -> None:
     assert SCHEMA.names[: len(FIRST_COLUMNS)] == FIRST_COLUMNS
     assert SCHEMA.names[len(FIRST_COLUMNS) :] == [
         "columns_added", "columns_removed", "columns_retyped", "parameters_changed", "old_location",
+        # issue 32: the Iceberg commit's columns, after the ALTER differences
+        "iceberg_metadata_location", "iceberg_previous_metadata_location", "iceberg_snapshot_id",
+        "iceberg_committed_at", "iceberg_operation", "iceberg_added_records", "iceberg_deleted_records",
+        "iceberg_added_files", "iceberg_deleted_files",
     ]  # fmt: skip
 
 

@@ -51,7 +51,7 @@ from hivewire.runtime._listener import (
 from hivewire.runtime._metrics import HealthServer, Metrics
 from hivewire.runtime._runner import Runner
 from hivewire.runtime._settings import RuntimeSettings
-from hivewire.runtime._source import Source
+from hivewire.runtime._source import Source, SupportsTail
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -367,7 +367,7 @@ def _check_singletons(config: Config, source: Source | KafkaSource, listeners: S
             f"listener(s) {', '.join(names)} are singletons (run on exactly one instance of the app), which needs "
             "coordination: set hivewire.coordination.zookeeper (--zookeeper zk1:2181), or drop singleton=True",
         )
-    if not callable(getattr(source, "tail", None)):
+    if not isinstance(source, SupportsTail):
         raise ConfigError(
             names[0], f"is a singleton listener, which {source!r} cannot serve (it has no tail()): use a KafkaSource"
         )

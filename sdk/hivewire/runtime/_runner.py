@@ -47,7 +47,14 @@ from hivewire.runtime._lane import (
 from hivewire.runtime._listener import Listener, RetryPolicy
 from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._scheduler import EventLoop, ScheduledLane
-from hivewire.runtime._source import Record, Source, TopicPartition
+from hivewire.runtime._source import (
+    Record,
+    Source,
+    SupportsMetrics,
+    SupportsReachability,
+    SupportsWaiting,
+    TopicPartition,
+)
 from hivewire.runtime._tracker import Batch, CommitTracker
 
 if TYPE_CHECKING:  # imported only when coordination is configured
@@ -176,10 +183,8 @@ class Runner:
             for lane, sidelining in self.sidelinings.items():
                 lane.skipped = sidelining.skipped
         metrics.pending_age.set_function(self.tracker.oldest_pending_age)
-        # Optional for a Source: KafkaSource counts failed commits and dead-letter sends in these metrics.
-        attach = getattr(source, "attach_metrics", None)
-        if callable(attach):
-            attach(metrics)
+        if isinstance(source, SupportsMetrics):
+            source.attach_metrics(metrics)
 
     # -- control --------------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -579,9 +584,8 @@ class Runner:
         """
         now = time.monotonic()
         polling = self.started and not self.stopping.is_set() and now - self.last_poll < 30
-        # Optional for a Source: KafkaSource says whether a broker answers.
-        reachability = getattr(self.source, "reachability", None)
-        reachable = reachability is None or bool(reachability.reachable)
+        source = self.source
+        reachable = not isinstance(source, SupportsReachability) or source.reachability.reachable
         listeners = {}
         stuck_names = []
         for lane in self.lanes:
@@ -604,15 +608,14 @@ class Runner:
         leaking = sorted(self.watchdog.over_cap)
         alive = polling and not leaking
         ready = alive and reachable and bool(self.assigned)
-        # Optional for a Source: KafkaSource says how long it has waited for the group to assign partitions.
-        waiting = getattr(self.source, "waiting_for", None)
+        waiting = source.waiting_for if isinstance(source, SupportsWaiting) else None
         return {
             "status": "UP" if ready else "DOWN",
             "alive": alive,
             "reachable": reachable,
             "paused": self.paused,
             "assigned": sorted(f"{t}/{p}" for t, p in self.assigned),
-            "waiting_for_assignment_s": round(waiting, 1) if isinstance(waiting, float) else None,
+            "waiting_for_assignment_s": round(waiting, 1) if waiting is not None else None,
             "pending_batches": self.tracker.pending_batches,
             "oldest_pending_batch_s": round(self.tracker.oldest_pending_age(), 3),
             "stuck_listeners": stuck_names,

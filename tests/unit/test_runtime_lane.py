@@ -16,9 +16,11 @@ from waiting import wait_for
 
 import hivewire as hw
 from hivewire.events import _apiary as apiary
-from hivewire.runtime._lane import Item, Lane, LaneServices, Watchdog
+from hivewire.runtime._intake import Item
+from hivewire.runtime._lane import Lane, Watchdog
 from hivewire.runtime._listener import EventFilter, Listener, RetryPolicy
 from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._services import LaneServices
 from hivewire.runtime._source import MemorySource
 from hivewire.runtime._tracker import Batch, CommitTracker
 from hivewire.tools._testing import create_table_event

@@ -20,12 +20,13 @@ it is in and takes nothing more; what arrives for it meanwhile is kept as one
 :class:`~hivewire.runtime._parking.Parked` range of offsets per partition, which holds back those partitions'
 commits and becomes spills again on :meth:`Lane.resume`.
 
-A call that raises is retried with exponential backoff (tenacity), then the record is dead-lettered with
-the error; the lane's share of the batch is released only after that, and the dead letter holds the batch
-(and stays in the lane's backlog, against its bounds) until the broker acknowledges it, so nothing is
-committed before it is handled or dead-lettered. A share holds one partition's records of one poll. A call
-that exceeds the listener's timeout counts as a failed attempt: the :class:`Watchdog` abandons the stuck
-thread (Python cannot kill it) and starts a fresh one that continues with the same event.
+A call that raises is retried on the listener's policy (:class:`~hivewire.runtime._delivery.Delivery`), then
+the record is dead-lettered with the error; the lane's share of the batch is released only after that, and the
+dead letter holds the batch (and stays in the lane's backlog, against its bounds) until the broker
+acknowledges it, so nothing is committed before it is handled or dead-lettered. A share holds one partition's
+records of one poll. A call that exceeds the listener's timeout counts as a failed attempt: the
+:class:`Watchdog` abandons the stuck thread (Python cannot kill it) and starts a fresh one that continues with
+the same event.
 
 Exactly one thread owns a lane's current share: the generation ``_gen``. The watchdog bumps it under the
 lane's lock *before* anything else, and a worker checks it under the same lock after every call, so a call
@@ -40,138 +41,24 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
-
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from hivewire.errors import DecodeError, RecordsGoneError
 from hivewire.events import _apiary as apiary
 from hivewire.events._apiary import Decoded
-from hivewire.events._model import ListenerEvent, Origin
+from hivewire.events._model import ListenerEvent
 from hivewire.metastore import MetastoreClient
-from hivewire.runtime._frames import user_traceback
-from hivewire.runtime._listener import Handler, Listener, RetryPolicy
-from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._delivery import Delivery, ListenerTimeout, _Revoked, _Stopping, _Superseded
+from hivewire.runtime._intake import Backlog, Item, Spill, Work
+from hivewire.runtime._listener import Handler, Listener
 from hivewire.runtime._parking import Parked
-from hivewire.runtime._source import MemoryRecord, Reader, Record, Source, TopicPartition
-from hivewire.runtime._tracker import Batch, CommitTracker
+from hivewire.runtime._services import LaneServices
+from hivewire.runtime._source import Reader, Record, TopicPartition
+from hivewire.runtime._tracker import Batch
 
 log = logging.getLogger("hivewire.runtime.lane")
 
 
-class Item(MemoryRecord, frozen=True, gc=False, kw_only=True):
-    """One polled record as the lanes hold it: the record (what dead letters are made of) and its decoded message.
-
-    One per record, shared by every lane that gets it; each lane makes its own event from it. Never tracked by
-    the cyclic garbage collector: otherwise every collection scans a slow listener's whole backlog of Kafka
-    messages and events, a cost that grows with the backlog (``bench_runtime.py`` reports the collector's share).
-    """
-
-    decoded: Decoded
-
-    @classmethod
-    def of(cls, tp: TopicPartition, record: Record, value: bytes, decoded: Decoded) -> Item:
-        """The item of ``record`` (of partition ``tp``, whose ``value`` decoded to ``decoded``)."""
-        kind, timestamp = record.timestamp()
-        return cls(
-            value, tp[0], tp[1], record.offset() or 0, timestamp if kind else None, record.key(), decoded=decoded
-        )
-
-    def event(self, handler: MetastoreClient | None) -> ListenerEvent:
-        """A new event of this record for one listener, with ``handler`` as its metastore."""
-        return self.decoded.event(Origin(self._topic, self._partition, self._offset, self._timestamp), handler)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.decoded.event_type.name} {self.decoded.qualified_name} at "
-            f"{self._topic}/{self._partition}@{self._offset}"
-        )
-
-
-Work = tuple[Batch, list[Item], int]  # a lane's share of a batch, and the bytes of its record values
-Resume = tuple[Work, int, int, BaseException]  # share, index, attempts made, the error of the last one
-
-
-class Spill(NamedTuple):
-    """A share not kept in memory because its lane was over its bounds: read again when the lane gets to it.
-    Also a chunk of what a paused lane let pass, or of a sideline's replay (``keep``: only the events it says)."""
-
-    batch: Batch
-    start: int  # the share's first offset
-    end: int  # one past its last
-    events: int
-    keep: Callable[[Decoded], bool] | None = None
-
-
-class _Stopping(Exception):
-    """The app is stopping: leave the current event unfinished (it is not committed)."""
-
-
-class _Superseded(Exception):
-    """The watchdog replaced this thread after a timeout: stop touching the lane."""
-
-
-class _Revoked(Exception):
-    """The record's partition was revoked: its new owner handles it; neither retry nor dead-letter it."""
-
-
-class ListenerTimeout(Exception):
-    """A listener call did not return within the listener's timeout."""
-
-
-@dataclass
-class LaneServices:
-    """What every lane of an app shares."""
-
-    tracker: CommitTracker
-    source: Source
-    metrics: Metrics
-    retry: RetryPolicy
-    timeout: float
-    queue_events: int
-    queue_bytes: int
-    app_name: str
-    stopping: threading.Event
-    metastore: Callable[[], MetastoreClient | None]
-    fatal: Callable[[BaseException], None]
-    max_abandoned: int = 8
-    failing_bound: int = 500  # events a failing listener holds in memory: the runner's poll size
-    pace_bound: int = 2000  # below this many queued events a listener needs more (Runner._pace)
-    room: threading.Event = field(default_factory=threading.Event)  # set when one does
-    # The first failures given up on, (listener, exception): hivewire.testing.run_app raises the first.
-    failures: list[tuple[str, BaseException]] = field(default_factory=list)
-
-
-class Backlog:
-    """Events (and bytes of their records) out of the source's hands but not yet done with, under bounds.
-
-    A lane's queue, its dead letters not yet acknowledged, or the undecodable records the runner dead-letters.
-    When a queue is :attr:`full` its lane spills (or, with ``overflow=pause``, the runner pauses); when dead
-    letters are, the runner pauses consumption until every backlog it watches is :attr:`drained`.
-    """
-
-    def __init__(self, name: str, max_events: int, max_bytes: int) -> None:
-        self.name = name
-        self.max_events = max_events
-        self.max_bytes = max_bytes
-        self.depth = 0
-        self.bytes = 0
-        self._lock = threading.Lock()
-
-    def add(self, events: int, size: int) -> None:
-        with self._lock:
-            self.depth += events
-            self.bytes += size
-
-    @property
-    def full(self) -> bool:
-        return self.depth >= self.max_events or self.bytes >= self.max_bytes
-
-    @property
-    def drained(self) -> bool:
-        """At or below half of both bounds: consumption may resume."""
-        return self.depth <= self.max_events // 2 and self.bytes <= self.max_bytes // 2
+Resume = tuple[Work, int, int, Exception]  # share, index, attempts made, the error of the last one
 
 
 class Lane:
@@ -182,7 +69,6 @@ class Lane:
         self.index = index
         self.name = listener.name
         self.services = services
-        self.policy = listener.retry or services.retry
         self.timeout = listener.timeout or services.timeout
         self.metrics = services.metrics.for_listener(listener.name)
         self._queue: deque[Work | Spill] = deque()
@@ -191,6 +77,7 @@ class Lane:
         self._cond = threading.Condition(self._lock)
         self.backlog = Backlog(self.name, services.queue_events, services.queue_bytes)  # queued in memory
         self.letters = Backlog(self.name, services.queue_events, services.queue_bytes)  # dead letters in flight
+        self.delivery = Delivery(listener, services, self.metrics, self.letters)  # retries and dead letters
         self.spilled = 0  # events queued as spills, to be read again
         self._spilling = False
         # A listener failing on every event will not catch up soon, and every event held for it costs the
@@ -540,7 +427,7 @@ class Lane:
         start: int,
         client: MetastoreClient | None,
         attempts: int = 0,
-        error: BaseException | None = None,
+        error: Exception | None = None,
     ) -> bool:
         """Handle ``items[start:]``; release the batch share when done. False: this thread must stop.
 
@@ -611,23 +498,19 @@ class Lane:
         batch: Batch,
         record: Record,
         view: ListenerEvent,
-        handler: Callable[[Any], object],
+        handler: Handler,
         attempts: int,
-        error: BaseException,
+        error: Exception,
     ) -> int:
         """Retry ``view`` after ``attempts`` failed calls; 1 if a call succeeded, 0 if given up or revoked."""
-        policy, tracker = self.policy, self.services.tracker
+        tracker, delivery = self.services.tracker, self.delivery
         # Failure handling runs at background priority: the GIL is given up before each retry and dead letter
         # (here and in _sleep), so a listener failing on every event (exceptions, tracebacks, dead letters) runs
         # on the CPU the healthy listeners leave idle (bench_runtime.py's isolation modes measure it).
         time.sleep(0)
-        if isinstance(error, DecodeError) or attempts >= policy.max_attempts:
-            return self._give_up(batch, record, error, attempts, handler)
-        replay = [error]  # tenacity's first attempt re-raises the failure that brought us here
+        self._attempt = attempts
 
-        def attempt() -> None:
-            if replay:
-                raise replay.pop()
+        def call() -> None:
             if not tracker.is_current(batch):
                 raise _Revoked
             self._attempt += 1
@@ -640,82 +523,20 @@ class Lane:
                 raise
             self._end_call(gen)
 
-        def retryable(e: BaseException) -> bool:
-            return not isinstance(e, (DecodeError, _Stopping, _Superseded, _Revoked))
-
-        def before_sleep(state: RetryCallState) -> None:
-            self.metrics.retried.inc()
-            log.debug(
-                "listener %s failed on %s (attempt %d of %d): %r; retrying",
-                self.name,
-                view,
-                self._attempt,
-                policy.max_attempts,
-                state.outcome.exception() if state.outcome else "?",
-            )
-
-        self._attempt = attempts
-        retrying = Retrying(
-            stop=stop_after_attempt(policy.max_attempts - attempts + 1),
-            wait=lambda state: policy.delay(attempts - 1 + state.attempt_number),
-            retry=retry_if_exception(retryable),
-            sleep=self._sleep,
-            before_sleep=before_sleep,
-            reraise=True,
-        )
         try:
-            retrying(attempt)
-            return 1
+            attempts, failure = delivery.retry(call, attempts, error, self._sleep, view)
         except _Revoked:
-            return self._revoked(record)
-        except (_Stopping, _Superseded):
-            raise  # not the listener's failure: _process stops this thread
-        except Exception as final:
-            return self._give_up(batch, record, final, self._attempt, handler)
+            delivery.revoked(record)
+            return 0
+        if failure is None:
+            return 1
+        delivery.give_up(batch, record, failure, attempts, handler)
+        return 0
 
     def _sleep(self, seconds: float) -> None:
         time.sleep(0)  # background priority (see _retry), also when the backoff is zero
         if self.services.stopping.wait(seconds):
             raise _Stopping
-
-    def _revoked(self, record: Record) -> int:
-        log.info(
-            "listener %s: partition %s/%s was revoked while retrying offset %s; leaving it to the new owner",
-            self.name,
-            record.topic(),
-            record.partition(),
-            record.offset(),
-        )
-        return 0
-
-    def _give_up(
-        self, batch: Batch, record: Record, error: BaseException, attempts: int, handler: Handler | None = None
-    ) -> int:
-        tracker = self.services.tracker
-        if not tracker.is_current(batch):
-            # The new owner reads the record again; a dead letter from here would be a second, wrong verdict.
-            return self._revoked(record)
-        self.metrics.dead_lettered.inc()
-        if len(self.services.failures) < 100:
-            self.services.failures.append((self.listener.name, error))
-        # The traceback once per event, at its final failure (retries log at DEBUG), and the line of the
-        # listener's own code in the message itself, where a log search finds it. Only the user's frames:
-        # the whole traceback (lanes, tenacity, concurrent.futures) is at DEBUG.
-        log.error(
-            "listener %s gave up on %s/%s@%s after %d attempt(s): %r at %s; dead-lettering\n%s",
-            self.name,
-            record.topic(),
-            record.partition(),
-            record.offset(),
-            attempts,
-            error,
-            where(error, handler),
-            user_traceback(error),
-        )
-        log.debug("listener %s: the whole traceback", self.name, exc_info=error)
-        headers = dead_letter_headers(self.services.app_name, self.listener.name, record, error, attempts)
-        send_dead_letter(self.services.source, tracker, self.letters, batch, record, headers)
-        return 0
 
     # -- watchdog -------------------------------------------------------------------------------------
     def check_timeout(self, now: float) -> None:
@@ -751,93 +572,6 @@ class Lane:
         """Forget abandoned threads whose call finally returned; the number still running."""
         self._abandoned = [thread for thread in self._abandoned if thread.is_alive()]
         return len(self._abandoned)
-
-
-def send_dead_letter(
-    source: Source, tracker: CommitTracker, backlog: Backlog, batch: Batch, record: Record, headers: dict[str, str]
-) -> None:
-    """Publish ``record`` as a dead letter; until the broker acknowledges it, it holds ``batch`` (so nothing past
-    it is committed) and counts in ``backlog`` (its record is held in memory for the resends, so the backlog
-    bounds also cover dead letters piling up behind a broken topic)."""
-    value = record.value()
-    size = len(value) if value else 0
-    backlog.add(1, size)
-
-    def delivered() -> None:
-        backlog.add(-1, -size)
-        tracker.release(batch)
-
-    tracker.hold(batch)
-    source.dead_letter(record, headers, delivered)
-
-
-def dead_letter_headers(
-    app: str, listener: str, record: Record, error: BaseException | str, attempts: int
-) -> dict[str, str]:
-    """hivewire's dead-letter headers: who failed, why, how often, and where the record came from."""
-    if isinstance(error, BaseException):
-        kind = f"{type(error).__module__}.{type(error).__qualname__}"
-        message = f"{type(error).__name__}: {error}"
-        trace = _traceback(error)
-    else:
-        kind, message, trace = "hivewire.errors.DecodeError", error, ""
-    timestamp = record.timestamp()
-    decoded = record.decoded if isinstance(record, Item) else None
-    return {
-        "hivewire.app": app,
-        "hivewire.listener": listener,
-        "hivewire.error": message[:4000],
-        "hivewire.error.type": kind,
-        "hivewire.traceback": trace[-8000:],
-        "hivewire.attempts": str(attempts),
-        "hivewire.source.topic": record.topic() or "",
-        "hivewire.source.partition": str(record.partition()),
-        "hivewire.source.offset": str(record.offset()),
-        "hivewire.source.timestamp": str(timestamp[1] if timestamp and timestamp[0] else ""),
-        # db.table (db for a database event): what keys the letter when its record had no key (issue 33).
-        **({"hivewire.source.table": decoded.qualified_name} if decoded is not None else {}),
-    }
-
-
-def where(error: BaseException, handler: Handler | None) -> str:
-    """``file:line`` of the listener's own frame in ``error``'s traceback (the innermost frame of the
-    handler's file, else the innermost frame), or ``"?"`` when it has none."""
-    code = getattr(handler, "__code__", None)
-    home = code.co_filename if code is not None else None
-    found: str | None = None
-    last: str | None = None
-    tb = error.__traceback__
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        last = f"{filename}:{tb.tb_lineno}"
-        if filename == home:
-            found = last
-        tb = tb.tb_next
-    return found or last or "?"
-
-
-def _traceback(error: BaseException) -> str:
-    """The frames of ``error`` (and what caused it), without source lines.
-
-    ``traceback.format_exception`` reads and parses source files for every frame (Python 3.11's caret
-    anchors): with a listener failing on every event that alone starved the healthy listeners.
-    """
-    parts: list[str] = []
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen and len(seen) < 5:
-        seen.add(id(current))
-        frames = []
-        tb = current.__traceback__
-        while tb is not None:
-            code = tb.tb_frame.f_code
-            frames.append(f'  File "{code.co_filename}", line {tb.tb_lineno}, in {code.co_name}')
-            tb = tb.tb_next
-        parts.append(
-            "Traceback (most recent call last):\n" + "\n".join(frames) + f"\n{type(current).__qualname__}: {current}"
-        )
-        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
-    return "\n\nwhich was caused by:\n".join(parts)
 
 
 class Watchdog(threading.Thread):

@@ -35,18 +35,13 @@ from hivewire.errors import DecodeError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import EventType
 from hivewire.metastore import MetastoreClient
-from hivewire.runtime._lane import (
-    Backlog,
-    Item,
-    Lane,
-    LaneServices,
-    Watchdog,
-    dead_letter_headers,
-    send_dead_letter,
-)
+from hivewire.runtime._delivery import dead_letter_headers, send_dead_letter
+from hivewire.runtime._intake import Backlog, Item
+from hivewire.runtime._lane import Lane, Watchdog
 from hivewire.runtime._listener import Listener, RetryPolicy
 from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._scheduler import EventLoop, ScheduledLane
+from hivewire.runtime._services import LaneServices
 from hivewire.runtime._source import (
     Record,
     Source,

@@ -10,9 +10,9 @@ table queue behind each other (their order holds), events of different tables ov
 Confluent's parallel consumer (ordering by key, not by partition).
 
 A coroutine listener is awaited on the loop; a plain function runs on the lane's :class:`Pool` of threads,
-awaited from the loop. Retries (tenacity's ``AsyncRetrying``), timeouts, dead letters and metrics are the
-same for both: a coroutine that overruns the timeout is cancelled, a thread that does is abandoned (Python
-cannot kill it) and replaced, and either way the call is a failed attempt.
+awaited from the loop. Retries (:meth:`~hivewire.runtime._delivery.Delivery.retry_async`), timeouts, dead
+letters and metrics are the same for both: a coroutine that overruns the timeout is cancelled, a thread that
+does is abandoned (Python cannot kill it) and replaced, and either way the call is a failed attempt.
 
 A share of a batch is released to the :class:`~hivewire.runtime._tracker.CommitTracker` when its last event is
 handled or dead-lettered, whichever order they finish in, so the commit guarantee is the lane's: an offset
@@ -32,13 +32,13 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import cast
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
-
-from hivewire.errors import DecodeError
 from hivewire.events._model import ListenerEvent
 from hivewire.metastore import MetastoreClient
-from hivewire.runtime._lane import Item, Lane, LaneServices, ListenerTimeout, Resume, Spill, _Revoked, _Stopping
+from hivewire.runtime._delivery import ListenerTimeout, _Revoked, _Stopping
+from hivewire.runtime._intake import Item, Spill
+from hivewire.runtime._lane import Lane, Resume
 from hivewire.runtime._listener import Handler, Listener
+from hivewire.runtime._services import LaneServices
 from hivewire.runtime._tracker import Batch
 
 log = logging.getLogger("hivewire.runtime.scheduler")
@@ -465,59 +465,32 @@ class ScheduledLane(Lane):
         view: ListenerEvent,
         error: Exception,
     ) -> bool:
-        """Retry after a failed first call (tenacity, with the app's backoff); False if given up or revoked."""
-        policy, tracker = self.policy, self.services.tracker
+        """Retry after a failed first call (on the listener's policy); False if given up or revoked."""
+        tracker, delivery = self.services.tracker, self.delivery
         self.failing = True
-        attempts = 1
-        replay = [error]  # tenacity's first attempt re-raises the failure that brought us here
-
-        last: list[BaseException] = [error]
+        last = error
 
         async def attempt() -> None:
-            nonlocal attempts, view
-            if replay:
-                raise replay.pop()
-            if isinstance(last[0], ListenerTimeout) and call == self._call_sync:
+            nonlocal view, last
+            if isinstance(last, ListenerTimeout) and call == self._call_sync:
                 # The abandoned thread may still be using the slot's client: the slot gets a new one.
                 self._clients[slot] = self.services.metastore()
                 view = item.event(self._clients[slot])
             if not tracker.is_current(batch):
                 raise _Revoked
-            attempts += 1
             try:
                 await self._call_once(call, handler, view)
             except Exception as e:
-                last[0] = e
+                last = e
                 raise
 
-        def before_sleep(state: RetryCallState) -> None:
-            self.metrics.retried.inc()
-            log.debug(
-                "listener %s failed on %s (attempt %d of %d): %r; retrying",
-                self.name,
-                item,
-                attempts,
-                policy.max_attempts,
-                state.outcome.exception() if state.outcome else "?",
-            )
-
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(policy.max_attempts),
-            wait=lambda state: policy.delay(state.attempt_number),
-            retry=retry_if_exception(lambda e: not isinstance(e, (DecodeError, _Stopping, _Revoked))),
-            sleep=self._backoff,
-            before_sleep=before_sleep,
-            reraise=True,
-        )
         try:
-            await retrying(attempt)
+            attempts, failure = await delivery.retry_async(attempt, 1, error, self._backoff, item)
         except _Revoked:
-            self._revoked(item)
+            delivery.revoked(item)
             return False
-        except _Stopping:
-            raise
-        except Exception as final:
-            self._give_up(batch, item, final, attempts, handler)
+        if failure is not None:
+            delivery.give_up(batch, item, failure, attempts, handler)
             return False
         return True
 

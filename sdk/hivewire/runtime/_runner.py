@@ -40,7 +40,7 @@ from hivewire.runtime._intake import Backlog, Item
 from hivewire.runtime._lane import Lane, Watchdog
 from hivewire.runtime._listener import Listener, RetryPolicy
 from hivewire.runtime._metrics import Metrics
-from hivewire.runtime._scheduler import EventLoop, ScheduledLane
+from hivewire.runtime._scheduler import EventLoop
 from hivewire.runtime._services import LaneServices
 from hivewire.runtime._source import (
     Record,
@@ -149,7 +149,7 @@ class Runner:
                 continue
             if self.loop is None:
                 self.loop = EventLoop()
-            self.routes.append((listener, ScheduledLane(listener, services, self.loop, n)))
+            self.routes.append((listener, Lane(listener, 0, services, self.loop, n)))
         self.lanes = [lane for _, lane in self.routes]
         self.watchdog = Watchdog(self.lanes, self.stopping)
         self.paused = False

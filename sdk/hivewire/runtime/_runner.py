@@ -130,7 +130,7 @@ class Runner:
             app_name=app_name,
             stopping=self.stopping,
             metastore=metastore,
-            fatal=self._fatal,
+            fatal=self.fatal,
             max_abandoned=max_abandoned,
             failing_bound=batch_size,
             pace_bound=self.pace_bound,
@@ -191,7 +191,8 @@ class Runner:
         self.stopping.set()
         self.forced.set()
 
-    def _fatal(self, error: BaseException) -> None:
+    def fatal(self, error: BaseException) -> None:
+        """Stop the app because of ``error`` (a lane or a singleton cannot go on); :meth:`run` raises it."""
         self.fatal_error = error
         self.stop()
 

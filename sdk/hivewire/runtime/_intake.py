@@ -135,7 +135,8 @@ class Intake:
         self.failing = False
         self.failing_bound = min(services.failing_bound, services.queue_events)
         self._reader: Reader | None = None
-        self._paused = False
+        #: Switched off (:meth:`pause`): written under the lock, read by the executor before each event.
+        self.paused = False
         self._parked: dict[TopicPartition, Parked] = {}
         self.parked = 0  # events let pass while paused, to be read again on resuming
         # With sidelines: whether the live stream skipped an event (partition, offset), set by the runner.
@@ -145,7 +146,7 @@ class Intake:
     def submit(self, batch: Batch, items: list[Item], size: int, may_spill: bool = False) -> None:
         """Queue a share; with ``may_spill``, as a :class:`Spill` while this lane is over its bounds."""
         with self._cond:
-            if self._paused:
+            if self.paused:
                 self._park(batch, items)
                 self._cond.notify()
                 return
@@ -175,15 +176,11 @@ class Intake:
                 self.spilled += events
             self._cond.notify()
 
-    @property
-    def paused(self) -> bool:
-        return self._paused
-
     def pause(self) -> None:
         """Finish the call in progress, then take nothing more until :meth:`resume` (what arrives meanwhile is
         parked: offsets only)."""
         with self._cond:
-            self._paused = True
+            self.paused = True
 
     def resume(self) -> None:
         """Go on: first what was queued before the pause, then what was parked (read again), then the rest."""
@@ -196,14 +193,14 @@ class Intake:
                         self.spilled += events
             self._parked.clear()
             self.parked = 0
-            self._paused = False
+            self.paused = False
             self._cond.notify_all()
 
     def wait_running(self) -> bool:
         """Wait while paused; False if the app stops meanwhile."""
         stopping = self.services.stopping
         with self._cond:
-            while self._paused and not stopping.is_set():
+            while self.paused and not stopping.is_set():
                 self._cond.wait(0.5)
         return not stopping.is_set()
 
@@ -215,7 +212,7 @@ class Intake:
     def behind(self) -> bool:
         """At its in-memory bound (the smaller one while :attr:`failing`): what comes next spills, or waits."""
         backlog = self.backlog
-        return self._paused or backlog.full or (self.failing and backlog.depth >= self.failing_bound)
+        return self.paused or backlog.full or (self.failing and backlog.depth >= self.failing_bound)
 
     @property
     def caught_up(self) -> bool:
@@ -249,7 +246,7 @@ class Intake:
         """The next share or spill to handle, waiting for one (and while paused); None when the app stops or
         ``owner()`` says (under the lock) that the calling thread no longer owns the lane."""
         with self._cond:
-            while not self._queue or self._paused:
+            while not self._queue or self.paused:
                 if self.services.stopping.is_set() or not owner():
                     return None
                 self._cond.wait(0.5)

@@ -114,6 +114,10 @@ class Worker:
 
     def _run(self, gen: int, resume: Resume | None) -> None:
         intake = self._intake
+
+        def owner() -> bool:  # whether this thread still owns the lane (the watchdog has not replaced it)
+            return gen == self._gen
+
         client = self.services.metastore()
         try:
             if resume is not None:
@@ -121,7 +125,7 @@ class Worker:
                 if not self._process(gen, share, index, client, attempts, error):
                     return
             while True:
-                work = intake.next(lambda: gen == self._gen)
+                work = intake.next(owner)
                 if work is None:
                     return
                 if isinstance(work, Spill):
@@ -139,8 +143,8 @@ class Worker:
             if client is not None:
                 client.close()
             with self._lock:
-                owner = gen == self._gen
-            if owner:  # a thread the watchdog gave up never reads again
+                owns = gen == self._gen
+            if owns:  # a thread the watchdog gave up never reads again
                 intake.close_reader()
 
     def _end_call(self, gen: int) -> None:

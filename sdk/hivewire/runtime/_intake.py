@@ -89,10 +89,10 @@ class Backlog:
         self.max_bytes = max_bytes
         self.depth = 0
         self.bytes = 0
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
 
     def add(self, events: int, size: int) -> None:
-        with self._lock:
+        with self.lock:
             self.depth += events
             self.bytes += size
 
@@ -124,8 +124,7 @@ class Intake:
         self._queue: deque[Work | Spill] = deque()
         # A plain Lock under the Condition: workers take it after every call, and `with lock` is cheaper.
         self.lock = threading.Lock()
-        self._lock = self.lock
-        self._cond = threading.Condition(self._lock)
+        self._cond = threading.Condition(self.lock)
         self.backlog = Backlog(self.name, services.queue_events, services.queue_bytes)  # queued in memory
         self.spilled = 0  # events queued as spills, to be read again
         self._spilling = False
@@ -271,7 +270,7 @@ class Intake:
         gives up in the middle of one leaves the rest to its successor.
         """
         tp, tracker = first.batch.tp, self.services.tracker
-        with self._lock:
+        with self.lock:
             taken, others = [first], []
             bound = self.failing_bound if self.failing else self.services.queue_events
             budget = max(bound // 2, first.events) - first.events
@@ -321,7 +320,7 @@ class Intake:
                 loaded.append((spill.batch, items, sizes[spill.batch]))
             else:
                 tracker.release(spill.batch)  # revoked, or nothing left for this lane (compacted away)
-        with self._lock:
+        with self.lock:
             for _, items, size in loaded:
                 self.backlog.add(len(items), size)
             self._queue.extendleft(reversed(loaded))

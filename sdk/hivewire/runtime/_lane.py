@@ -112,10 +112,6 @@ class Lane:
         """Queue ``chunks`` of a partition to read again (what ``keep`` says of them), behind what is queued."""
         self.intake.replay(chunks, keep)
 
-    def wants(self, decoded: Decoded) -> bool:
-        """Whether the runner routes ``decoded`` to this lane."""
-        return self.listener.accepts(decoded)
-
     @property
     def skipped(self) -> Callable[[TopicPartition, int, Decoded], bool] | None:
         """With sidelines: whether the live stream skipped an event (partition, offset); set by the runner."""

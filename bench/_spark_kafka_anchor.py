@@ -150,6 +150,60 @@ def _altered(index: int) -> Any:
     return pick
 
 
+def _whole(text: str) -> str:
+    """SQL: ``text`` as a bigint under hivewire's rule (``hivewire.data._rows.WHOLE``: an optional minus and
+    digits, nothing else, within bigint), else null."""
+    return (
+        f"CASE WHEN regexp_replace({text}, '^-?[0-9]+', '') = '' AND {text} <> '' THEN try_cast({text} AS BIGINT) END"
+    )
+
+
+def iceberg_columns() -> dict[str, str]:
+    """``{column: SQL}`` for the ``iceberg_*`` columns, over ``j`` (the parsed message): the table parameters an
+    Iceberg writer sets (``hivewire.data._rows.iceberg_columns`` in Python). Nested JSON values in the snapshot
+    summary are text here and null there; no Iceberg writer puts any at the keys read."""
+
+    def of_table(pick: Any) -> str:
+        def arm(spec: Any, r: Any) -> str | None:
+            if not r.table:
+                return None
+            params = f"j.`{r.table}`.parameters"
+            return f"CASE WHEN upper(coalesce({params}['table_type'], '')) = 'ICEBERG' THEN {pick(r, params)} END"
+
+        return _by_type(arm)
+
+    def current(r: Any, params: str) -> str:
+        if r.metadata and r.previous_metadata:
+            return f"nullif(j.`{r.metadata}`, '')"
+        return f"nullif({params}['metadata_location'], '')"
+
+    def previous(r: Any, params: str) -> str:
+        if r.metadata and r.previous_metadata:
+            return f"nullif(j.`{r.previous_metadata}`, '')"
+        if r.old_table:
+            return f"nullif(j.`{r.old_table}`.parameters['metadata_location'], '')"
+        return f"nullif({params}['previous_metadata_location'], '')"
+
+    def summary(key: str) -> Any:
+        return lambda r, params: f"from_json({params}['current-snapshot-summary'], 'map<string,string>')['{key}']"
+
+    def committed(r: Any, params: str) -> str:
+        ms = _whole(f"{params}['current-snapshot-timestamp-ms']")
+        return f"CASE WHEN {ms} > -9223372036854775 AND {ms} < 9223372036854775 THEN timestamp_millis({ms}) END"
+
+    return {
+        "iceberg_metadata_location": of_table(current),
+        "iceberg_previous_metadata_location": of_table(previous),
+        "iceberg_snapshot_id": of_table(lambda r, params: _whole(f"{params}['current-snapshot-id']")),
+        "iceberg_committed_at": of_table(committed),
+        "iceberg_operation": of_table(summary("operation")),
+        "iceberg_added_records": of_table(lambda r, p: _whole(summary("added-records")(r, p))),
+        "iceberg_deleted_records": of_table(lambda r, p: _whole(summary("deleted-records")(r, p))),
+        "iceberg_added_files": of_table(lambda r, p: _whole(summary("added-data-files")(r, p))),
+        "iceberg_deleted_files": of_table(lambda r, p: _whole(summary("deleted-data-files")(r, p))),
+    }
+
+
 def projection() -> list[tuple[str, str]]:
     """``(column, SQL expression)`` for every column of SPARK_SCHEMA, over ``j`` (the parsed message) and the
     Kafka source's own columns."""
@@ -204,6 +258,7 @@ def projection() -> list[tuple[str, str]]:
         ("columns_retyped", _by_type(_altered(2))),
         ("parameters_changed", _by_type(_altered(3))),
         ("old_location", _by_type(_altered(4))),
+        *iceberg_columns().items(),
     ]
 
 

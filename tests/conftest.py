@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from oracle import RecordedMetastore
+from oracle import RecordedMetastore, recorded_hive_metastore
 from sasl_metastore import SaslMetastore
 
 from hivewire.tools._hive_metastore import HiveMetastore
@@ -215,3 +215,27 @@ def any_release_metastore(request: pytest.FixtureRequest) -> LocalMetastore:
     """A metastore of each Hive release in turn (2.3, 3.1, 4.x); the test's id names the release."""
     server: LocalMetastore = request.getfixturevalue(HIVE_RELEASES[request.param])
     return server
+
+
+@pytest.fixture(scope="session")
+def recorded_hive3_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecordedMetastore]:
+    """Hive 3.1 with the recording listener (the oracle; tests/oracle.py)."""
+    recorded = recorded_hive_metastore("3", tmp_path_factory.mktemp("recorded-hive3"))
+    yield recorded
+    recorded.server.close()
+
+
+@pytest.fixture(scope="session")
+def recorded_hive4_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecordedMetastore]:
+    """Hive 4.x with the recording listener (the oracle; tests/oracle.py)."""
+    recorded = recorded_hive_metastore("4", tmp_path_factory.mktemp("recorded-hive4"))
+    yield recorded
+    recorded.server.close()
+
+
+@pytest.fixture(scope="session")
+def notifying_hive3_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecordedMetastore]:
+    """Hive 3.1 with Hive's own DbNotificationListener writing the notification log, and the oracle."""
+    recorded = recorded_hive_metastore("3", tmp_path_factory.mktemp("notifying-hive3"), notifications=True)
+    yield recorded
+    recorded.server.close()

@@ -4,6 +4,13 @@ The listener runs inside the test metastore (the ``recorded_metastore`` fixture)
 event with every Thrift object in Thrift's binary encoding; :func:`read_recording` turns them back into the
 generated types, so a test compares hivewire's events with the metastore's field by field, unset fields
 included.
+
+:func:`recorded_hive_metastore` starts a Hive 3.1 or 4.x metastore (tools/_hive_metastore.py) with the same
+listener compiled against that release's jars and, with ``notifications=True``, Hive's own
+``DbNotificationListener`` configured as Hive configures it (``metastore.transactional.event.listeners``).
+That one is a server of its own: the notification listener runs first and adds the entry's id
+(``DB_NOTIFICATION_EVENT_ID_KEY_NAME``) to every event's parameters, which a metastore without it (what the
+shim stands in front of in the fidelity tests) does not.
 """
 
 from __future__ import annotations
@@ -17,6 +24,10 @@ from typing import TypeVar
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TTransport
 
+from hivewire.errors import PrerequisiteError
+from hivewire.metastore import MetastoreClient
+from hivewire.tools import _jvm
+from hivewire.tools._hive_metastore import HiveMetastore, compile_java_for
 from hivewire.tools._local import LocalMetastore
 from hivewire_thrift.hive_metastore import ttypes as hms
 
@@ -92,3 +103,46 @@ class RecordedMetastore:
 
     def events(self, since: int = 0) -> list[Recorded]:
         return read_recording(self.recording)[since:]
+
+
+#: Hive's own notification-log writer, as Hive's docs configure it.
+DB_NOTIFICATION_LISTENER = "org.apache.hive.hcatalog.listener.DbNotificationListener"
+
+#: The pom profiles that bring each release's DbNotificationListener (hcatalog's, not the metastore's). None
+#: for 4.x: no jar of it that a 4.0.1 metastore here can load is served (tools/jvm/pom.xml says why).
+NOTIFICATION_LISTENER_COMPONENTS = {"3": ("hive3-notification-listener",)}
+
+RECORDING_LISTENER = Path(__file__).resolve().parent / "java" / "hivewire" / "test" / "RecordingListener.java"
+
+
+def recorded_hive_metastore(release: str, workdir: Path, *, notifications: bool = False) -> RecordedMetastore:
+    """A started Hive ``release`` ("3" or "4") metastore with the recording listener (and, with
+    ``notifications``, Hive's DbNotificationListener writing the notification log); close its ``server``
+    when done."""
+    recording = workdir / "events.jsonl"
+    recording.touch()
+    classpath: list[Path] = [compile_java_for(release, [RECORDING_LISTENER], workdir / "oracle")]
+    properties = {"hivewire.test.recording.file": str(recording)}
+    if notifications:
+        components = NOTIFICATION_LISTENER_COMPONENTS.get(release)
+        if components is None:
+            raise PrerequisiteError(
+                f"no DbNotificationListener for Hive {release!r} (tools/jvm/pom.xml says why): only 3 has one"
+            )
+        classpath += [jar for component in components for jar in _jvm.resolve(component)]
+        properties["metastore.transactional.event.listeners"] = DB_NOTIFICATION_LISTENER
+    server = HiveMetastore(
+        release,
+        workdir=workdir,
+        classpath=classpath,
+        listeners=["hivewire.test.RecordingListener"],
+        properties=properties,
+    )
+    server.start()
+    if notifications:
+        # The schema is DataNucleus's, made table by table when first used; the listener's first statement is
+        # raw SQL on NOTIFICATION_SEQUENCE ("select ... for update"), which fails while that table is missing.
+        # Reading the current event id goes through DataNucleus and makes it, as Hive's schema script would.
+        with MetastoreClient(server.uri) as client:
+            client.call("get_current_notificationEventId")
+    return RecordedMetastore(server, recording)

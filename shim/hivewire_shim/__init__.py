@@ -8,7 +8,8 @@ to Kafka through a durable spool, or straight to an in-process ``hivewire.App``)
 from hivewire_shim.capture import EventOptions
 from hivewire_shim.kafka_sink import KafkaSink, replay_rejected
 from hivewire_shim.methods import MODELED_METHODS
-from hivewire_shim.server import DEFAULT_HIVE_VERSION, Shim, ShimSettings
+from hivewire_shim.server import Shim
+from hivewire_shim.settings import DEFAULT_HIVE_VERSION, ShimOptions, ShimSettings
 from hivewire_shim.sinks import AppSink, Sink
 from hivewire_shim.spool import Spool
 from hivewire_shim.upstream import Upstream
@@ -20,6 +21,7 @@ __all__ = [
     "EventOptions",
     "KafkaSink",
     "Shim",
+    "ShimOptions",
     "ShimSettings",
     "Sink",
     "Spool",

@@ -18,7 +18,7 @@ import os
 import threading
 from pathlib import Path
 
-from hivewire_shim.spool import PRIVATE_FILE
+from hivewire_shim.spool_format import PRIVATE_FILE
 
 __all__ = ["Intents"]
 

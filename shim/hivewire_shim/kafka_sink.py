@@ -16,7 +16,6 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hivewire._ratelimit import RateLimit
@@ -24,141 +23,30 @@ from hivewire.config._kafka import KafkaValue
 from hivewire.errors import ConfigError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import ListenerEvent
-from hivewire.runtime._kafka_refusal import RefusalLog, refusal
+from hivewire.runtime._kafka_refusal import refusal
 from hivewire_shim.sinks import partition_key
-from hivewire_shim.spool import PRIVATE_FILE, FsyncPolicy, Spool, SpoolRecord, write_all
+from hivewire_shim.spool import FsyncPolicy, Spool, SpoolRecord
+from hivewire_shim.topic_partitions import TopicPartitions
 
 if TYPE_CHECKING:
     from confluent_kafka import Producer
+from hivewire_shim.producer import (
+    _METADATA_REFRESH_MS,
+    PRODUCER_DEFAULTS,
+    _Producer,
+    _producer_config,
+    _refused_for_good,
+    _Restart,
+)
+from hivewire_shim.rejected import REJECTED_FILE, _append_line, replay_rejected
 
 __all__ = ["PRODUCER_DEFAULTS", "REJECTED_FILE", "KafkaSink", "replay_rejected"]
 
 log = logging.getLogger(__name__)
 
-
-#: Producer settings the sink insists on unless overridden: Apiary's acks=all, and what keeps order and
-#: avoids loss while Kafka is away (idempotence, no message timeout: librdkafka retries until it works).
-#: Order: with idempotence librdkafka keeps each partition's records in order across its retries, but a
-#: record that fails for good (a permanent broker error) lets the records after it go on; the gapless
-#: guarantee turns such a failure into a fatal producer error instead, so no record of a partition is
-#: acknowledged past one that failed, and the sender starts a new producer and resends from the failed
-#: one (skipping what other partitions delivered meanwhile). Records Kafka refuses for good because of
-#: the record itself (too large) are set aside on purpose: see REJECTED_FILE.
-#: message.max.bytes is librdkafka's check of one *uncompressed* message: its 1 MB default refuses the
-#: event of a Spark INSERT that adds ~1,500 partitions, which lz4 shrinks several times over on the wire
-#: (where the broker's limit, also 1 MB by default, applies to the compressed batch).
-PRODUCER_DEFAULTS: Mapping[str, Any] = {
-    "acks": "all",
-    "enable.idempotence": True,
-    "enable.gapless.guarantee": True,
-    "message.timeout.ms": 0,
-    "compression.type": "lz4",
-    "linger.ms": 5,
-    "socket.keepalive.enable": True,
-    "message.max.bytes": 64 << 20,
-}
-
 #: The record key Apiary's listener writes: the event time in ms, as Kafka's LongSerializer (big-endian).
 _APIARY_KEY = struct.Struct(">q")
 _PENDING, _DELIVERED, _REJECTED, _DONE_BEFORE = 0, 1, 2, 3
-
-#: librdkafka's metadata refresh interval (``topic.metadata.refresh.interval.ms``) when not configured;
-#: the sink re-reads the topic's partition count as often.
-_METADATA_REFRESH_MS = 300_000
-
-
-def _false(value: Any) -> bool:
-    return str(value).strip().lower() in ("false", "0", "no", "off")
-
-
-def _producer_config(user: Mapping[str, Any], bootstrap_servers: str) -> dict[str, Any]:
-    """:data:`PRODUCER_DEFAULTS` with the user's settings; without idempotence, one request in flight per
-    connection (so librdkafka's retries cannot reorder) and no gapless guarantee (it needs idempotence)."""
-    config: dict[str, Any] = {**PRODUCER_DEFAULTS, **dict(user), "bootstrap.servers": bootstrap_servers}
-    if _false(config.get("enable.idempotence")):
-        if "enable.gapless.guarantee" not in user:
-            del config["enable.gapless.guarantee"]
-        config.setdefault("max.in.flight.requests.per.connection", 1)
-        log.warning(
-            "Kafka producer without enable.idempotence: an event that Kafka fails for good (authorisation, "
-            "a broker error) can be overtaken by later events of its table, which then reach consumers "
-            "first (each case is logged); keep enable.idempotence=true unless the brokers cannot do it"
-        )
-    # librdkafka logs a refusal (credentials, certificates) on every retry: at DEBUG; the sink says it once
-    config.setdefault("logger", RefusalLog(logging.getLogger("hivewire_shim.kafka")))
-    return config
-
-
-def _quiet_gapless_notice(record: logging.LogRecord) -> bool:
-    # librdkafka flags enable.gapless.guarantee as experimental on every producer start; we set it on purpose.
-    return "enable.gapless.guarantee is experimental" not in record.getMessage()
-
-
-logging.getLogger("hivewire_shim.kafka").addFilter(_quiet_gapless_notice)
-
-#: The file, in the spool directory, of the records Kafka refused for good (one JSON object a line).
-REJECTED_FILE = "rejected"
-
-
-def _refused_for_good() -> frozenset[int]:
-    from confluent_kafka import KafkaError
-
-    # Errors about the record itself: sending it again cannot work, and waiting for it would stop every
-    # later event. Anything else (authorisation, an unknown topic, a fatal producer error) is retried.
-    return frozenset(
-        [
-            KafkaError.MSG_SIZE_TOO_LARGE,
-            KafkaError.INVALID_MSG_SIZE,
-            KafkaError.RECORD_LIST_TOO_LARGE,
-            KafkaError.INVALID_RECORD,
-            KafkaError.INVALID_TIMESTAMP,
-        ]
-    )
-
-
-def _append_line(path: Path, line: bytes) -> None:
-    """Append ``line`` to ``path`` durably, or raise OSError with the file as it was (no torn line)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
-    try:
-        size = os.fstat(fd).st_size
-        try:
-            write_all(fd, line)
-            os.fsync(fd)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, size)
-            raise
-    finally:
-        os.close(fd)
-
-
-def replay_rejected(spool_dir: str | os.PathLike[str]) -> int:
-    """Put the records Kafka refused (``<spool_dir>/rejected``) back into the spool; return how many.
-
-    Run it while no shim uses ``spool_dir`` (it takes the spool's lock), after raising the size limits
-    that made Kafka refuse them; the next shim start sends them, after what the spool already holds.
-    The file is renamed ``rejected.replayed-<time>``. Raises :class:`~hivewire.errors.HivewireError` if a
-    shim holds the spool, and :class:`OSError` if the spool cannot be written (re-running it then sends
-    the records appended so far twice: duplicates, not loss).
-    """
-    directory = Path(spool_dir)
-    path = directory / REJECTED_FILE
-    if not path.exists():
-        return 0
-    with Spool(directory, fsync="always") as spool:
-        count = 0
-        for number, line in enumerate(path.read_bytes().splitlines(), 1):
-            try:
-                entry = json.loads(line)
-                payload = str(entry["payload"]).encode("utf-8", errors="surrogateescape")  # as _reject wrote it
-                spool.append(str(entry["key"]), payload, int(entry["timestamp_ms"]))
-            except (ValueError, KeyError, TypeError) as e:
-                log.error("%s line %d is not a rejected record (%s); left out", path, number, e)
-                continue
-            count += 1
-        os.replace(path, directory / f"{REJECTED_FILE}.replayed-{time.strftime('%Y%m%dT%H%M%S')}")
-    log.info("%d rejected event(s) from %s are back in the spool; the shim sends them when it starts", count, path)
-    return count
 
 
 class KafkaSink:
@@ -212,7 +100,6 @@ class KafkaSink:
         self.bootstrap_servers = bootstrap_servers
         self.alter_by_old_name = alter_by_old_name
         self.max_in_flight = max_in_flight
-        self.metadata_timeout = metadata_timeout
         self.max_overflow_bytes = max_overflow_bytes
         #: A WARNING every minute while at least this many events wait for Kafka.
         self.pending_warning = pending_warning
@@ -220,8 +107,6 @@ class KafkaSink:
         if metadata_refresh is None:
             refresh_ms = float(self._config.get("topic.metadata.refresh.interval.ms", _METADATA_REFRESH_MS))
             metadata_refresh = refresh_ms / 1000 if refresh_ms > 0 else float("inf")
-        #: Seconds between reads of the topic's partition count.
-        self.metadata_refresh = metadata_refresh
         self._producer_factory: Callable[[dict[str, Any]], Any] = producer_factory or Producer
         try:  # a bad setting is an error now, not a sender thread that dies later
             first = _Producer(self._producer_factory, self._config, self._refusal)
@@ -237,10 +122,15 @@ class KafkaSink:
         self._stop = threading.Event()
         #: close() stops waiting for delivery after this long without progress.
         self.stall_timeout = 3.0
-        self.partitions: int | None = None
-        self._new_partitions: int | None = None  # a count learnt, applied once what is in flight is delivered
-        self._switch_by = 0.0
-        self._next_metadata = 0.0
+        self._partitions = TopicPartitions(
+            topic,
+            bootstrap_servers,
+            timeout=metadata_timeout,
+            refresh=metadata_refresh,
+            on_refusal=self._refusal,
+            said=lambda: self.refused is not None,
+            pending=lambda: self.pending,
+        )
         self.delivered = 0
         #: Records delivered after an earlier record of their partition had failed (out of order).
         self.overtaken = 0
@@ -256,7 +146,6 @@ class KafkaSink:
         self._overflow_lock = threading.Lock()
         self._overflow_retry = RateLimit(1.0)
         self._spool_errors = RateLimit(30.0)
-        self._metadata_warnings = RateLimit(60.0)
         self._pending_warnings = RateLimit(60.0)
         self._reject_errors = RateLimit(30.0)
         self._overtaken_errors = RateLimit(60.0)
@@ -393,90 +282,10 @@ class KafkaSink:
                 except Exception:
                     log.exception("could not create a Kafka producer for %s; retrying", self.topic)
 
-    def _partition_count(self, producer: Any, *, warn: bool) -> int | None:
-        """The topic's partition count from the cluster's metadata, or None (logged when ``warn``)."""
-        missing = False
-        try:
-            metadata = producer.list_topics(self.topic, timeout=self.metadata_timeout)
-            topic = metadata.topics.get(self.topic)
-            if topic is not None and topic.error is None and topic.partitions:
-                return len(topic.partitions)
-            reason = str(topic.error) if topic is not None and topic.error is not None else "not in the metadata"
-            missing = True
-            if topic is not None and topic.error is not None:
-                self._refusal(topic.error)  # no ACL for the topic: it is there, the principal may not see it
-        except Exception as e:  # KafkaException while the cluster is unreachable
-            reason = str(e)
-            with contextlib.suppress(Exception):
-                producer.poll(0)  # serves the error callback: a refusal (credentials, certificate) is said once
-        if not warn or self.refused is not None:  # a refusal was said: the reason is known
-            log.debug(
-                "could not read the partitions of Kafka topic %s (%s); keeping %s", self.topic, reason, self.partitions
-            )
-        elif self._metadata_warnings.due():
-            if missing:
-                log.warning(
-                    "Kafka topic %s does not exist at %s (%s); %d event(s) wait in the spool. Create the "
-                    "topic (or enable auto.create.topics.enable on the brokers), or fix --topic.",
-                    self.topic,
-                    self.bootstrap_servers,
-                    reason,
-                    self.pending,
-                )
-            else:
-                log.warning(
-                    "cannot read the metadata of Kafka topic %s from %s (%s); %d event(s) wait in the spool. "
-                    "Check --bootstrap-servers, the network and the security settings "
-                    "(-X/--kafka-property).",
-                    self.topic,
-                    self.bootstrap_servers,
-                    reason,
-                    self.pending,
-                )
-        return None
-
-    def _learn_partitions(self, producer: Any) -> bool:
-        """Know the partition count: read it first, then every :attr:`metadata_refresh` seconds (a topic
-        that grew is picked up); False while it was never read."""
-        now = time.monotonic()
-        if self.partitions is not None and now < self._next_metadata:
-            return True
-        count = self._partition_count(producer, warn=self.partitions is None)
-        if self.partitions is None:
-            if count is None:
-                return False
-            self.partitions = count
-            log.info("Kafka topic %s has %d partition(s)", self.topic, count)
-        elif count is not None and count != self.partitions and count != self._new_partitions:
-            self._new_partitions = count
-            self._switch_by = now + max(self.metadata_timeout, 5.0)
-        self._next_metadata = now + self.metadata_refresh
-        return True
-
-    def _switch_partitions(self, in_flight: collections.OrderedDict[int, int]) -> bool:
-        """Apply a new partition count once nothing is in flight (so every table's earlier events are in
-        the log before its later ones go to another partition), or after a few seconds regardless.
-        True while the switch waits (produce nothing new meanwhile)."""
-        if self._new_partitions is None:
-            return False
-        if in_flight and time.monotonic() < self._switch_by:
-            return True
-        if in_flight:
-            log.warning(
-                "Kafka topic %s: %d event(s) still in flight while switching to %d partitions; events of a "
-                "table that moves to another partition may reach consumers out of order around the switch",
-                self.topic,
-                len(in_flight),
-                self._new_partitions,
-            )
-        log.info(
-            "Kafka topic %s now has %d partition(s) (was %s); events are partitioned over all of them",
-            self.topic,
-            self._new_partitions,
-            self.partitions,
-        )
-        self.partitions, self._new_partitions = self._new_partitions, None
-        return False
+    @property
+    def partitions(self) -> int | None:
+        """The topic's partition count the events are spread over (None: not read yet)."""
+        return self._partitions.count
 
     def _reject(self, record: SpoolRecord, error: str) -> bool:
         """Move ``record`` to the rejected file; False if that file cannot be written (try again later)."""
@@ -559,7 +368,7 @@ class KafkaSink:
                 if self._stop.is_set():
                     # close() already waited for delivery; what is still in flight stays in the spool.
                     return
-                if not self._learn_partitions(producer):
+                if not self._partitions.learn(producer):
                     self._stop.wait(0.5)
                     continue
                 while refused and self._reject(*refused[0]):
@@ -570,7 +379,7 @@ class KafkaSink:
                     raise _Restart(session.failure[0])
                 # Produce what fits in the window, in spool order.
                 room = self.max_in_flight - len(in_flight)
-                switching = self._switch_partitions(in_flight)
+                switching = self._partitions.switch(len(in_flight))
                 batch = [] if switching else held + (cursor.read(room - len(held)) if room > len(held) else [])
                 if not switching:
                     held = []
@@ -579,8 +388,8 @@ class KafkaSink:
                         in_flight[record.seq] = _DONE_BEFORE
                         self.skipped += 1
                         continue
-                    assert self.partitions is not None
-                    partition = apiary.partition_for(record.key, self.partitions)
+                    assert self._partitions.count is not None
+                    partition = apiary.partition_for(record.key, self._partitions.count)
                     try:
                         producer.produce(
                             self.topic,
@@ -725,44 +534,3 @@ class KafkaSink:
 
     def __repr__(self) -> str:
         return f"KafkaSink({self.topic!r})"
-
-
-class _Restart(Exception):
-    """The producer hit an error it cannot recover from in place."""
-
-
-class _Producer:
-    """One producer and what its callbacks told: a failed delivery or a fatal error (:attr:`failure`, which
-    makes the sender start a new producer), the partitions a delivery failed in, whether the sender purged
-    it (:attr:`purging`) or gave up on it (:attr:`open` false: later reports are ignored)."""
-
-    def __init__(
-        self,
-        factory: Callable[[dict[str, Any]], Any],
-        config: dict[str, Any],
-        on_refusal: Callable[[Any], None] = lambda _error: None,
-    ) -> None:
-        self.failure: list[str] = []
-        self._on_refusal = on_refusal
-        self.failed_partitions: set[int] = set()
-        self.purging = False
-        self.open = True
-        self._user_error_cb = config.get("error_cb")
-        self.producer = factory({**config, "error_cb": self._on_error})
-
-    def _on_error(self, error: Any) -> None:
-        if callable(self._user_error_cb):
-            with contextlib.suppress(Exception):
-                self._user_error_cb(error)
-        with contextlib.suppress(Exception):
-            self._on_refusal(error)
-        fatal = getattr(error, "fatal", None)
-        if callable(fatal) and fatal():
-            self.failure.append(f"fatal error: {error}")
-        else:
-            log.debug("Kafka producer: %s", error)
-
-    def close(self) -> None:
-        self.open = False
-        with contextlib.suppress(Exception):
-            self.producer.flush(0)

@@ -1,7 +1,7 @@
 """The locks that keep changes to one object in order: striped readers-writer locks over string keys.
 
 A change takes its tables' keys exclusively and their databases' keys shared (see
-:class:`hivewire_shim.changes.Change`), so changes to one table made through the shim run one at a time and
+:class:`hivewire_shim.change.Change`), so changes to one table made through the shim run one at a time and
 their events come out in the order the metastore applied them, while changes to other tables of the
 database run side by side.
 """

@@ -1,5 +1,5 @@
 """The modeled methods: which calls change the metastore, and each one's arguments decoded into a
-:class:`~hivewire_shim.changes.Change`.
+:class:`~hivewire_shim.change.Change`.
 
 :func:`change_for` decodes a call's arguments from the request bytes (the original bytes are forwarded
 untouched) and maps them onto the Change that models it, the way Hive's ``HMSHandler`` reads them: an

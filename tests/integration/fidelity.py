@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 from oracle import Recorded, RecordedMetastore
 
 from hivewire.events._model import ListenerEvent
+
+#: The recorded metastore fixture of each Hive release (tests/conftest.py, tests/oracle.py): 2.3 is pyspark's.
+#: The shim's events equal the metastore's on these; on 4.x they do not (test_shim_fidelity_hive4.py).
+RECORDED = {"2.3": "recorded_metastore", "3.1": "recorded_hive3_metastore"}
 
 #: The keys the recording listener writes per event type, and the attribute of hivewire's event for each.
 KEYS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -84,9 +89,23 @@ def _diff(mine: Any, expected: Any, path: str = "") -> str:
     return f"{path or 'value'}: shim {mine!r} != metastore {expected!r}"
 
 
-def compare(captured: Captured, since: int, oracle: RecordedMetastore, mark: int, *, timeout: float = 60) -> int:
+#: A known gap on Hive 3.1+ (issue 29): the metastore fills an unset catalog with its default (``hive``) in the
+#: objects it fires; the shim publishes the request's objects, whose catalog the client left unset.
+CATALOG_GAP = re.compile(r"\.(catName|catalogName): shim None != metastore 'hive'")
+
+
+def catalog_gaps(report: list[str]) -> list[str]:
+    """The lines of ``report`` that differ only by :data:`CATALOG_GAP`'s unset catalog (in every part)."""
+    return [line for line in report if all(CATALOG_GAP.search(part) for part in line.split("; "))]
+
+
+def compare(
+    captured: Captured, since: int, oracle: RecordedMetastore, mark: int, *, timeout: float = 60,
+    catalog_gap: bool = False,
+) -> int:  # fmt: skip
     """Assert the shim's events since ``since`` equal, in order, the metastore's since ``mark`` that Apiary
-    publishes (every one when the shim publishes failures). Returns how many were compared."""
+    publishes (every one when the shim publishes failures). Returns how many were compared. With
+    ``catalog_gap`` (Hive 3.1+), a difference in an unset catalog alone (:data:`CATALOG_GAP`) is allowed."""
     deadline = time.monotonic() + timeout
     while True:
         theirs = [e for e in oracle.events(mark) if published(e)]
@@ -96,7 +115,10 @@ def compare(captured: Captured, since: int, oracle: RecordedMetastore, mark: int
         time.sleep(0.1)
     report = [f"{len(ours)} shim events, {len(theirs)} metastore events"] if len(ours) != len(theirs) else []
     for i, (a, b) in enumerate(zip(ours, theirs, strict=False)):
-        for line in differences(a, b):
+        lines = differences(a, b)
+        if catalog_gap:
+            lines = [line for line in lines if line not in catalog_gaps(lines)]
+        for line in lines:
             report.append(f"#{i} {b.event_type}: {line}")
     if len(ours) != len(theirs):
         report.append(f"shim: {[(e.event_type.name, e.status) for e in ours]}")

@@ -39,6 +39,7 @@ class Expected:
     spec_changed: bool = False
     refs: dict[str, int] = field(default_factory=dict)  # after the commit: name -> snapshot id
     what: str = ""  # what the workload did
+    current_snapshot: IcebergSnapshot | None = None  # after the commit (the dropped table's, for a drop)
 
 
 def catalog(uri: str, warehouse: Path) -> HiveCatalog:
@@ -69,10 +70,21 @@ class Recorder:
         old = {s.snapshot_id for s in before.snapshots()} if before is not None else set()
         if table is None:
             assert before is not None
-            self.commits.append(Expected(name, "drop", before.metadata_location, None, what=what))
+            snapshot = before.current_snapshot()
+            self.commits.append(
+                Expected(
+                    name,
+                    "drop",
+                    before.metadata_location,
+                    None,
+                    what=what,
+                    current_snapshot=None if snapshot is None else IcebergSnapshot.of(snapshot),
+                )
+            )
             self._before.pop(name)
             return
         now = {s.snapshot_id for s in table.snapshots()}
+        snapshot = table.current_snapshot()
         self.commits.append(
             Expected(
                 name,
@@ -85,6 +97,7 @@ class Recorder:
                 before is not None and before.metadata.default_spec_id != table.metadata.default_spec_id,
                 {ref: r.snapshot_id for ref, r in table.metadata.refs.items()},
                 what,
+                None if snapshot is None else IcebergSnapshot.of(snapshot),
             )
         )
         self._before[name] = table

@@ -208,7 +208,8 @@ def test_rows_match_the_events(frame: Any, events: list[ListenerEvent]) -> None:
         row = got[(expected["kafka_partition"], expected["kafka_offset"])]
         for name in ("parameters", "table_parameters"):
             expected[name] = dict(expected[name]) if expected[name] is not None else None
-        expected["event_time"] = expected["event_time"].replace(tzinfo=None)  # Spark: session time zone (UTC)
+        for name in ("event_time", "iceberg_committed_at"):  # Spark: naive, in the session time zone (UTC)
+            expected[name] = expected[name].replace(tzinfo=None) if expected[name] is not None else None
         assert row == expected
 
 

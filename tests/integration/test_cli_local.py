@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import hivewire as hw
 from hivewire.testing import make_database
+from hivewire.tools._jvm import classpath
+from hivewire.tools._local import find_java
 
 
 def _hivewire(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -63,6 +66,31 @@ def test_local_serves_until_interrupted_and_the_commands_use_it(tmp_path: Path, 
         tailed = _hivewire("tail", "--from-beginning", "-e", "--db", unique, env=env)
         assert tailed.returncode == 0, tailed.stderr
         assert [line.split()[2:4] for line in tailed.stdout.splitlines()] == [["CREATE_DATABASE", unique]]
+
+        # and Kafka's own Java client (kafka-console-consumer, from the same release) reads it at that address
+        console = subprocess.run(
+            [
+                find_java(),
+                "-cp",
+                classpath("kafka"),
+                "org.apache.kafka.tools.consumer.ConsoleConsumer",
+                "--bootstrap-server",
+                services["kafka"],
+                "--topic",
+                "apiary",
+                "--from-beginning",
+                "--max-messages",
+                "1",
+                "--timeout-ms",
+                "60000",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert console.returncode == 0, console.stderr[-2000:]
+        message = json.loads(console.stdout.strip().splitlines()[-1])
+        assert message["eventType"].endswith("CREATE_DATABASE") and message["databaseName"] == unique, message
 
         # the shim is registered in ZooKeeper: hivewire discover finds it, without ZooKeeper client chatter
         found = _hivewire("discover", "--zookeeper", services["zookeeper"], env=env)

@@ -4,8 +4,8 @@ Each runs with ``metastore.service.discovery.mode=zookeeper`` (Hive 4 reads the 
 ``metastore.thrift.uris`` in that mode); nothing of hivewire's writes their nodes. Discovery finds both; one
 is killed with SIGKILL in the middle of a client's calls, which carry on against the other with no error;
 its node goes once its ZooKeeper session expires. Hive 4's own ``HiveMetaStoreClient``
-(tests/java_hive4/Hive4ClientReads.java) reads what ``hivewire register`` writes for a 2.3 metastore as it
-reads Hive 4's own registrations.
+(tests/java_hive4/Hive4ClientReads.java) reads what ``hivewire register`` writes for a 2.3 and for a 3.1
+metastore (the test id names the release) as it reads Hive 4's own registrations.
 """
 
 from __future__ import annotations
@@ -100,16 +100,23 @@ def hive4_client_reads(tmp_path: Path, quorum: str, namespace: str, key: str) ->
     return "".join(line.removeprefix("CONF ") for line in run.stdout.splitlines() if line.startswith("CONF "))
 
 
+#: The releases whose registration by ``hivewire register`` Hive 4's client reads, and each one's fixture.
+REGISTERED_RELEASES = {"2.3": "metastore", "3.1": "hive3_metastore"}
+
+
+@pytest.mark.parametrize("release", list(REGISTERED_RELEASES))
 def test_hive4s_own_client_reads_what_hivewire_register_writes(
-    registered: tuple[str, list[HiveMetastore]], zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str,
-    tmp_path: Path,
+    registered: tuple[str, list[HiveMetastore]], zookeeper: LocalZooKeeper, request: pytest.FixtureRequest,
+    release: str, unique: str, tmp_path: Path,
 ) -> None:  # fmt: skip
     namespace, servers = registered  # Hive 4's own registrations (the survivor of the test above, or both)
-    key = "hive.metastore.warehouse.dir"
     found = hive4_client_reads(tmp_path, zookeeper.quorum, namespace, "metastore.warehouse.dir")
     assert found in {server.warehouse.as_uri() for server in servers if server.running}
 
+    metastore: LocalMetastore = request.getfixturevalue(REGISTERED_RELEASES[release])
+    # Each release answers getConfigValue for the name it knows the warehouse by (3.1 reads both spellings).
+    key = "hive.metastore.warehouse.dir" if release == "2.3" else "metastore.warehouse.dir"
     address = metastore.uri.removeprefix("thrift://")
     with Registration(address, zookeeper.quorum, f"{unique}_ns", interval=1.0, session_timeout=6.0) as reg:
-        wait_for(lambda: reg.node is not None, 60, "hivewire's registration of the 2.3 metastore")
+        wait_for(lambda: reg.node is not None, 60, f"hivewire's registration of the {release} metastore")
         assert hive4_client_reads(tmp_path, zookeeper.quorum, f"{unique}_ns", key) == metastore.warehouse.as_uri()

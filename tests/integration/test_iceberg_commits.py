@@ -9,9 +9,12 @@ pyiceberg itself reads back after the commit (``table.snapshots()``, the refs), 
 through the shim straight into an App, through the shim's Kafka sink and the Apiary topic (a real Kafka
 broker), and from the notification log. A commit made while the app is down arrives after its restart.
 The same commits made by Iceberg's own Java library (``java_iceberg/IcebergJavaCommits.java``, its HiveCatalog
-from the Iceberg Spark runtime jar that tools/jvm/pom.xml pins) arrive through the shim and the log. Spark
-itself cannot load that runtime: no released Iceberg Spark runtime (4.0 or 4.1) links against pyspark 4.3,
-whose ``connector.catalog.View`` became a class.
+from the Iceberg Spark runtime jar that tools/jvm/pom.xml pins) arrive through the shim and the log, and so do
+those of Spark SQL with that runtime (``java_iceberg/IcebergSparkCommits.java``: CREATE TABLE ... USING iceberg,
+INSERT, INSERT OVERWRITE, DELETE FROM, ALTER TABLE, CALL system.expire_snapshots, DROP TABLE). pyspark 4.3
+cannot load any released Iceberg Spark runtime (its ``connector.catalog.View`` became a class), so that Spark
+is Spark 4.0 run in a JVM of its own (the ``spark-iceberg`` profile of tools/jvm/pom.xml), not pyspark. The
+``iceberg_*`` Arrow columns of the commits those Java writers make are the snapshot pyiceberg reads back.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from iceberg_workload import Expected, Recorder, catalog, rows, run_workload
 from oracle import RecordedMetastore
 
 import hivewire as hw
+from hivewire.data._arrow import to_arrow
 from hivewire.data._notebook import EventList
+from hivewire.events import _apiary as apiary
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._notification_log import FilePosition, NotificationLogSource
 from hivewire.tools._jvm import resolve
@@ -195,6 +200,7 @@ def test_the_shim_delivers_every_commit_to_an_app(
         got = commits.wait(len(expected))
         time.sleep(0.5)  # a commit delivered twice would have arrived by now
     check_all(commits.events, expected)
+    check_columns(commits.events, expected, recorded=False)  # pyiceberg 0.12 records no snapshot in the table
     assert len(got) == len(expected)
     # The plain ALTER_TABLE still reaches the listener that asked for it: one per commit to an existing table.
     assert len(commits.alters) == sum(1 for e in expected if e.kind == "commit")
@@ -372,6 +378,7 @@ def test_commits_made_by_icebergs_java_library(recorded_metastore: RecordedMetas
     assert expected[5].schema_changed and expected[6].spec_changed and "audit" in expected[7].refs
     assert len(expected[8].expired) == 1 and expected[9].kind == "drop"
     check_all(commits.events, expected)
+    check_columns(commits.events, expected)
     assert commits.events[3].snapshots_added[0].added_records == 7
     assert commits.events[3].snapshots_added[0].deleted_records == 5
 
@@ -404,3 +411,140 @@ def test_the_docs_example_refreshes_on_appends_only(recorded_metastore: Recorded
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()[-1]
     assert "web.clicks: 3 new records" in lines and "web.clicks: 2 new records" in lines, lines
+
+
+#: The JVM options Spark 4.0 needs on Java 17 (its launcher's JavaModuleOptions), and a small heap.
+SPARK_JVM_OPTIONS = [
+    "-Xmx1g",
+    "-XX:+IgnoreUnrecognizedVMOptions",
+    *(
+        f"--add-opens=java.base/{package}=ALL-UNNAMED"
+        for package in (
+            "java.lang",
+            "java.lang.invoke",
+            "java.lang.reflect",
+            "java.io",
+            "java.net",
+            "java.nio",
+            "java.util",
+            "java.util.concurrent",
+            "java.util.concurrent.atomic",
+            "jdk.internal.ref",
+            "sun.nio.ch",
+            "sun.nio.cs",
+            "sun.security.action",
+            "sun.util.calendar",
+        )
+    ),
+    "-Djdk.reflect.useDirectMethodHandle=false",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+]
+
+SPARK_COMMANDS = [
+    ("create", "create"),
+    ("append 0 6", "append"),
+    ("append 6 9", "append"),
+    ("overwrite", "overwrite"),
+    ("delete", "delete"),
+    ("schema", "schema evolution"),
+    ("spec", "partition spec"),
+    ("branch", "branch"),
+    ("expire", "expire"),
+    ("drop", "drop"),
+]
+
+
+def check_columns(events: list[hw.IcebergCommitEvent], expected: list[Expected], *, recorded: bool = True) -> None:
+    """The iceberg_* Arrow columns of each commit's event (per event, and from its Apiary message through the
+    columnar decoder) are the commit's locations and the current snapshot pyiceberg reads back; null when the
+    writer does not record its snapshot in the table parameters (``recorded=False``: pyiceberg)."""
+    table = to_arrow(events)
+    assert (
+        to_arrow([apiary.encode(e) for e in events])
+        .select(table.column_names[-9:])
+        .equals(table.select(table.column_names[-9:]))
+    )
+    for row, commit in zip(table.to_pylist(), expected, strict=True):
+        where = f"{commit.table} {commit.what}"
+        assert (row["iceberg_previous_metadata_location"], row["iceberg_metadata_location"]) == (
+            commit.previous,
+            commit.current,
+        ), where
+        current = commit.current_snapshot
+        if current is None or not recorded:  # no snapshot, or a writer that does not say
+            assert {row[c] for c in table.column_names[-7:]} == {None}, where
+            continue
+        assert row["iceberg_snapshot_id"] == current.snapshot_id, where
+        assert row["iceberg_committed_at"] is not None, where
+        assert int(row["iceberg_committed_at"].timestamp() * 1000) == current.timestamp_ms, where
+        # Iceberg's Java HiveCatalog writes the summary without its operation (the metadata file has it).
+        assert row["iceberg_operation"] is None, where
+        assert (
+            row["iceberg_added_records"],
+            row["iceberg_deleted_records"],
+            row["iceberg_added_files"],
+            row["iceberg_deleted_files"],
+        ) == (current.added_records, current.deleted_records, current.added_files, current.deleted_files), where
+
+
+def test_commits_made_by_spark_sql_with_the_iceberg_runtime(
+    recorded_metastore: RecordedMetastore, tmp_path: Path, db: str
+) -> None:
+    """Spark SQL (Spark 4.0 in its own JVM, Iceberg's Spark runtime, a catalog of type hive) makes the commits;
+    through the shim into an App and from the notification log, each is what pyiceberg reads back."""
+    position = tmp_path / "position"
+    save_log_position(recorded_metastore.uri, position)
+    warehouse = (tmp_path / "warehouse").as_uri()
+    classpath = os.pathsep.join(str(p) for p in resolve("spark-iceberg"))
+    source = Path(__file__).with_name("java_iceberg") / "IcebergSparkCommits.java"
+    app = hw.App("iceberg-spark", config=FAST)
+    commits = Commits(app)
+    recorder = Recorder(catalog(recorded_metastore.uri, tmp_path / "warehouse"))
+    log = tmp_path / "spark.log"
+    with Shim(recorded_metastore.uri, sinks=[AppSink(app)]) as shim, log.open("w") as stderr:
+        java = subprocess.Popen(
+            [find_java(), *SPARK_JVM_OPTIONS, "-cp", classpath, str(source), shim.uri, warehouse, db],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert java.stdin is not None and java.stdout is not None
+        try:
+            ready = java.stdout.readline().strip()
+            assert ready == "ready", f"Spark did not start: {log.read_text()[-3000:]}"
+            for command, what in SPARK_COMMANDS:
+                java.stdin.write(command + "\n")
+                java.stdin.flush()
+                answer = java.stdout.readline().strip()
+                assert answer == "ok", f"{command}: {answer} {log.read_text()[-3000:]}"
+                recorder.after(f"{db}.orders", what)
+        finally:
+            java.stdin.close()
+            java.wait(120)
+        commits.wait(len(recorder.commits))
+        time.sleep(0.5)  # a commit delivered twice would have arrived by now
+    expected = recorder.commits
+    assert [[s.operation for s in e.added] for e in expected[:5]] == [
+        [],
+        ["append"],
+        ["append"],
+        ["overwrite"],
+        ["delete"],
+    ]
+    assert expected[5].schema_changed and expected[6].spec_changed and "audit" in expected[7].refs
+    assert len(expected[8].expired) == 1 and expected[9].kind == "drop"
+    # INSERT OVERWRITE replaced the eu partition (ids 0, 2, 4, 6, 8) with ids 100-102
+    assert (expected[3].added[0].deleted_records, expected[3].added[0].added_records) == (5, 3)
+    check_all(commits.events, expected)
+    check_columns(commits.events, expected)
+    # Spark's own summary entries (its app id) came through: the writer is Spark indeed.
+    assert "spark.app.id" in expected[1].added[0].summary
+
+    from_log = hw.App("iceberg-spark-log", config=FAST)
+    logged = Commits(from_log, db=db)
+    from_log.run(
+        NotificationLogSource(recorded_metastore.uri, position=position, stop_at_end=True), handle_signals=False
+    )
+    check_all(logged.events, expected, drops=False)

@@ -191,6 +191,8 @@ def test_an_unreachable_broker_gives_a_few_lines_readiness_down_and_a_clean_fail
     assert get(port, "/health/liveness") == (200, {"status": "UP"})
     assert f"metrics and health on http://127.0.0.1:{port}/metrics" in process.text()
     assert process.proc.wait(120) == 1
+    # The timing is the behaviour here (hivewire.startup.timeout.ms honoured, not cut short), so it is a lower
+    # bound only: a loaded machine makes the run longer, never shorter, and cannot fail it.
     assert time.monotonic() - started >= 20
     lines = process.text().splitlines()
     assert any("could not reach Kafka at localhost:1 within 20 s" in line for line in lines), lines

@@ -217,3 +217,94 @@ def test_every_list_operation_decodes_first(topic: Topic) -> None:
     emptied = fresh()
     emptied.clear()
     assert emptied == [] and emptied.to_arrow().num_rows == 0
+
+
+class TestRecordsTheBrokerDeleted:
+    """Offsets asked for that retention (here ``delete_records``) removed: named exactly, never skipped silently."""
+
+    @pytest.fixture
+    def deleted(self, kafka: str) -> tuple[str, str]:
+        import uuid
+
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        name = f"read_events_deleted_{uuid.uuid4().hex[:8]}"
+        admin = AdminClient({"bootstrap.servers": kafka})
+        admin.create_topics([NewTopic(name, 2, 1)])[name].result(30)
+        producer = Producer({"bootstrap.servers": kafka, "linger.ms": 5})
+        messages = mixed_messages(150, seed=5)
+        for i, data in enumerate(messages):
+            producer.produce(name, value=data, partition=0 if i < 100 else 1)
+        assert producer.flush(30) == 0
+        return kafka, name
+
+    @staticmethod
+    def delete(bootstrap: str, topic: str, before: dict[int, int]) -> None:
+        from confluent_kafka import TopicPartition
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        for future in admin.delete_records([TopicPartition(topic, p, o) for p, o in before.items()]).values():
+            future.result(30)
+
+    def test_a_start_below_the_first_retained_offset(
+        self, deleted: tuple[str, str], caplog: pytest.LogCaptureFixture
+    ) -> None:
+        import pickle
+
+        from hivewire.data import MissingRange
+
+        bootstrap, name = deleted
+        self.delete(bootstrap, name, {0: 40})
+        with caplog.at_level("WARNING", logger="hivewire.notebook"):
+            events = read_events(bootstrap_servers=bootstrap, topic=name, start_offsets={0: 10, 1: 0}, progress=False)
+        assert events.missing == [MissingRange(name, 0, 10, 39)]
+        assert events.missing[0].count == 30
+        assert sorted(e.origin.offset for e in events if e.origin and e.origin.partition == 0) == list(range(40, 100))
+        assert len(events) == 60 + 50
+        lines = [r.getMessage() for r in caplog.records if "records lost to retention" in r.getMessage()]
+        assert len(lines) == 1 and f"{name}/0 offsets 10-39 (30 records)" in lines[0], lines
+        assert pickle.loads(pickle.dumps(events)).missing == events.missing
+        # Nothing asked for below the first retained offset: nothing missing, no line.
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="hivewire.notebook"):
+            whole = read_events(bootstrap_servers=bootstrap, topic=name, progress=False)
+        assert whole.missing == [] and len(whole) == 110
+        assert not [r for r in caplog.records if "records lost to retention" in r.getMessage()]
+
+    def test_records_deleted_after_the_read_was_planned(self, deleted: tuple[str, str]) -> None:
+        """The ranges are fixed first (as read_events does), then the broker deletes inside them."""
+        from confluent_kafka import Consumer
+
+        from hivewire.data import MissingRange
+        from hivewire.data._notebook import _consume
+        from hivewire.data._offsets import _Reader
+        from hivewire.data._rows import Message
+
+        bootstrap, name = deleted
+        consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": "hivewire-read-events",
+                "enable.auto.commit": False,
+                "enable.partition.eof": True,
+                "auto.offset.reset": "earliest",
+            }
+        )
+        try:
+            reader = _Reader(consumer, name, 30)
+            ranges = {p: reader.watermarks(p) for p in (0, 1)}
+            assert ranges == {0: (0, 100), 1: (0, 50)}
+            self.delete(bootstrap, name, {0: 70, 1: 50})  # partition 1 loses everything
+            messages: list[Message] = []
+            missing: list[MissingRange] = []
+
+            class Bar:
+                def update(self, _n: int) -> None:
+                    pass
+
+            _consume(consumer, reader, ranges, 150, None, None, messages, missing, Bar())
+        finally:
+            consumer.close()
+        assert sorted(missing) == [MissingRange(name, 0, 0, 69), MissingRange(name, 1, 0, 49)]
+        assert sorted(m.origin.offset for m in messages if m.origin is not None) == list(range(70, 100))

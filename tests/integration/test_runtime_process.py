@@ -340,7 +340,8 @@ def test_20000_events_healthy_failing_and_sleeping_listeners(kafka: str, workdir
         assert shares == n
         assert m("hivewire_listener_latency_seconds_count", "failing") == shares
         assert m("hivewire_listener_latency_seconds_count", "sleeper") == shares
-        # The event the sleeper slept on took at least its 10 s.
+        # The event the sleeper slept on took at least its 10 s (a lower bound from the listener's own sleep:
+        # a loaded machine makes it longer, never shorter).
         assert m("hivewire_listener_latency_seconds_bucket", "sleeper", le="5.0") <= shares - 1
         assert m("hivewire_commits_total") > 0
         status, body = health(port)

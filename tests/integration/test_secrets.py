@@ -19,7 +19,7 @@ import pytest
 from kazoo.client import KazooClient
 
 import hivewire as hw
-from hivewire.metastore._registration import parse_acl
+from hivewire.metastore._acl import parse_acl
 from hivewire.tools._local import LocalMetastore, LocalZooKeeper, free_port
 
 ZK_PASSWORD = "Zk-s3cret-pw"

@@ -72,6 +72,10 @@ def _table_templates(db: str, name: str, i: int) -> list[ListenerEvent]:
 
     renamed_from = make_table(db, f"{name}_staging", columns=columns, partition_keys=keys)
     altered = make_table(db, name, columns=columns, partition_keys=keys, parameters={"owner.team": "old"})
+    if i % 4 == 0:  # an Iceberg table: its commit's parameters, as one writer or another sets them
+        assert table.parameters is not None and altered.parameters is not None
+        table.parameters.update(iceberg_parameters(name, i))
+        altered.parameters.update({"table_type": "ICEBERG", "metadata_location": f"s3://lake/{name}/m{i - 1}.json"})
     n_parts = 1 + i % 3
     return [
         CreateTableEvent(table=table, parameters=params),
@@ -102,6 +106,41 @@ def _table_templates(db: str, name: str, i: int) -> list[ListenerEvent]:
 
 
 LOG_TYPES = [t for t, spec in TYPES.items() if spec.log_only and t is not EventType.NOTIFICATION_LOG]
+
+
+def iceberg_parameters(name: str, i: int) -> dict[str, str]:
+    """An Iceberg table's parameters after commit ``i``: as Iceberg's Java HiveCatalog writes them, as pyiceberg
+    does (no snapshot), and bent ways (numbers in the summary, bad JSON, numbers out of range)."""
+    base = {"table_type": "ICEBERG", "metadata_location": f"s3://lake/{name}/m{i}.json"}
+    previous = {"previous_metadata_location": f"s3://lake/{name}/m{i - 1}.json"}
+    snapshot = {
+        "current-snapshot-id": str(8_000_000_000_000_000_000 + i),
+        "current-snapshot-timestamp-ms": str(T0_MS + i),
+    }
+    counts = {"added-records": str(10 * i), "added-data-files": "2", "deleted-data-files": "0", "total-records": "7"}
+    variant = (i // 4) % 5
+    if variant == 0:  # Java's HiveCatalog: the summary without its operation
+        return {**base, **previous, **snapshot, "current-snapshot-summary": json.dumps(counts), "snapshot-count": "3"}
+    if variant == 1:  # a writer that records the operation, and counts as JSON numbers
+        summary = {"operation": "overwrite", "added-records": 5, "deleted-records": 3, "deleted-data-files": 1}
+        return {**base, "table_type": "iceberg", **snapshot, "current-snapshot-summary": json.dumps(summary)}
+    if variant == 2:  # pyiceberg 0.12: the locations only
+        return {**base, **previous, "EXTERNAL": "TRUE"}
+    if variant == 3:
+        return {
+            **base,
+            "current-snapshot-id": "abc",
+            "current-snapshot-timestamp-ms": " 5",
+            "current-snapshot-summary": "{no",
+        }
+    bent = {"added-records": "9223372036854775808", "deleted-records": "-3", "added-data-files": "1_000"}
+    return {
+        **base,
+        "metadata_location": "",
+        "current-snapshot-id": "9223372036854775807",
+        "current-snapshot-timestamp-ms": "-9223372036854775808",
+        "current-snapshot-summary": json.dumps({**bent, "deleted-data-files": 5.0, "operation": 7}),
+    }
 
 
 def _database_templates(db: str) -> list[ListenerEvent]:
@@ -179,6 +218,22 @@ def test_schema_is_stable() -> None:
         "hive_version",
         "decode_error",
         "raw",
+    ]
+    assert SCHEMA.names[27:] == [
+        "columns_added",
+        "columns_removed",
+        "columns_retyped",
+        "parameters_changed",
+        "old_location",
+        "iceberg_metadata_location",
+        "iceberg_previous_metadata_location",
+        "iceberg_snapshot_id",
+        "iceberg_committed_at",
+        "iceberg_operation",
+        "iceberg_added_records",
+        "iceberg_deleted_records",
+        "iceberg_added_files",
+        "iceberg_deleted_files",
     ]
     assert SCHEMA.field("columns").type == pa.list_(
         pa.struct([("name", pa.string()), ("type", pa.string()), ("comment", pa.string())])
@@ -406,3 +461,111 @@ def test_mixed_events_in_batches() -> None:
 def test_mixed_messages_are_deterministic() -> None:
     assert mixed_messages(50, seed=1) == mixed_messages(50, seed=1) != mixed_messages(50, seed=2)
     assert type(apiary.decode(mixed_messages(1)[0])) in EVENT_CLASSES.values()
+
+
+# -- Iceberg commits: the iceberg_* columns, from the message alone -----------------------------------------
+
+ICEBERG_COLUMNS = [name for name in SCHEMA.names if name.startswith("iceberg_")]
+
+
+def _iceberg_row(event: ListenerEvent) -> dict[str, Any]:
+    """The iceberg_* columns of ``event``'s row, through the per-event path and through the message (the
+    columnar decoder), which must agree."""
+    row = to_arrow([event]).select(ICEBERG_COLUMNS)
+    data = apiary.encode(event)
+    assert to_arrow([data]).select(ICEBERG_COLUMNS).equals(row)
+    return row.to_pylist()[0]
+
+
+def test_iceberg_columns_of_a_java_commit() -> None:
+    """An ALTER_TABLE as Iceberg's Java HiveCatalog makes it: the locations and the current snapshot."""
+    old = make_table("lake", "orders", parameters={"table_type": "ICEBERG", "metadata_location": "s3://m/1.json"})
+    summary = {"added-data-files": "2", "added-records": "40", "deleted-data-files": "1", "deleted-records": "12"}
+    new = make_table(
+        "lake",
+        "orders",
+        parameters={
+            "table_type": "ICEBERG",
+            "metadata_location": "s3://m/2.json",
+            "previous_metadata_location": "s3://m/1.json",
+            "current-snapshot-id": "5237198421653218475",
+            "current-snapshot-timestamp-ms": str(T0_MS),
+            "current-snapshot-summary": json.dumps({**summary, "total-records": "90"}),
+        },
+    )
+    row = _iceberg_row(AlterTableEvent(old_table=old, new_table=new))
+    assert row == {
+        "iceberg_metadata_location": "s3://m/2.json",
+        "iceberg_previous_metadata_location": "s3://m/1.json",
+        "iceberg_snapshot_id": 5237198421653218475,
+        "iceberg_committed_at": datetime.fromtimestamp(T0_MS / 1000, tz=timezone.utc),
+        "iceberg_operation": None,  # Java's summary leaves the operation out
+        "iceberg_added_records": 40,
+        "iceberg_deleted_records": 12,
+        "iceberg_added_files": 2,
+        "iceberg_deleted_files": 1,
+    }
+    with_operation = new.parameters | {"current-snapshot-summary": json.dumps({**summary, "operation": "delete"})}
+    new.parameters = with_operation
+    assert _iceberg_row(AlterTableEvent(old_table=old, new_table=new))["iceberg_operation"] == "delete"
+    # A create and a drop read the table they carry.
+    created = _iceberg_row(CreateTableEvent(table=new))
+    assert created["iceberg_metadata_location"] == "s3://m/2.json"
+    assert created["iceberg_previous_metadata_location"] == "s3://m/1.json"
+    assert _iceberg_row(DropTableEvent(table=new))["iceberg_snapshot_id"] == 5237198421653218475
+
+
+def test_iceberg_columns_without_a_snapshot_and_of_other_tables() -> None:
+    """pyiceberg 0.12 records the locations only; a Hive table, a bad value: null, never an error."""
+    pyiceberg = make_table("lake", "t", parameters={"table_type": "ICEBERG", "metadata_location": "file:/w/2.json"})
+    old = make_table("lake", "t", parameters={"table_type": "ICEBERG", "metadata_location": "file:/w/1.json"})
+    row = _iceberg_row(AlterTableEvent(old_table=old, new_table=pyiceberg))
+    assert (row["iceberg_metadata_location"], row["iceberg_previous_metadata_location"]) == (
+        "file:/w/2.json",
+        "file:/w/1.json",
+    )
+    assert {row[c] for c in ICEBERG_COLUMNS[2:]} == {None}
+    hive = make_table("lake", "h", parameters={"metadata_location": "x", "current-snapshot-id": "5"})
+    assert set(_iceberg_row(CreateTableEvent(table=hive)).values()) == {None}
+    bad = make_table(
+        "lake",
+        "b",
+        parameters={
+            "table_type": "Iceberg",
+            "metadata_location": "m",
+            "current-snapshot-id": "+5",
+            "current-snapshot-timestamp-ms": "1e3",
+            "current-snapshot-summary": '["added-records"]',
+        },
+    )
+    row = _iceberg_row(CreateTableEvent(table=bad))
+    assert row["iceberg_metadata_location"] == "m" and {row[c] for c in ICEBERG_COLUMNS[2:]} == {None}
+    # A database event has no table to read.
+    database = rows_by_type()["ON_CREATE_DATABASE"]
+    assert {database[c] for c in ICEBERG_COLUMNS} == {None}
+
+
+def test_iceberg_columns_of_an_iceberg_commit_event() -> None:
+    """An IcebergCommitEvent's own locations (none after a drop); the snapshot from its table."""
+    from hivewire.events._model import IcebergCommitEvent
+
+    table = make_table(
+        "lake",
+        "t",
+        parameters={"table_type": "ICEBERG", "metadata_location": "m2", "current-snapshot-id": "42"},
+    )
+    commit = IcebergCommitEvent(table=table, previous_metadata_location="m1", metadata_location="m2")
+    drop = IcebergCommitEvent(table=table, previous_metadata_location="m2", metadata_location=None)
+    rows = to_arrow([commit, drop]).select(ICEBERG_COLUMNS).to_pylist()
+    assert [(r["iceberg_previous_metadata_location"], r["iceberg_metadata_location"]) for r in rows] == [
+        ("m1", "m2"),
+        ("m2", None),
+    ]
+    assert [r["iceberg_snapshot_id"] for r in rows] == [42, 42]
+
+
+def test_mixed_messages_fill_the_iceberg_columns() -> None:
+    """The shared generator's Iceberg tables reach every iceberg_* column (so the equality tests cover them)."""
+    table = to_arrow(decode_all(mixed_messages(3_000, seed=4)))
+    for name in ICEBERG_COLUMNS:
+        assert table.column(name).null_count < table.num_rows, name

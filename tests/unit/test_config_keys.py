@@ -239,14 +239,15 @@ def test_shim_settings_from_a_file_with_flags_winning(tmp_path: Path) -> None:
             overrides={"hivewire.shim.listen.port": "0", "hivewire.shim.spool.dir": str(tmp_path / "spool")},
         )
     )
-    assert (settings.upstream, settings.port, settings.read_timeout, settings.host) == (
+    assert (settings.upstream, settings.options.port, settings.options.read_timeout, settings.options.host) == (
         "thrift://hms:9083",
         0,
         2.5,
         "0.0.0.0",
     )
     assert settings.publish is not None and settings.publish.producer_config == {"compression.type": "zstd"}
-    assert (settings.publish.topic, settings.publish.fsync, settings.zookeeper) == ("apiary", "interval", None)
+    assert (settings.publish.topic, settings.publish.fsync, settings.options.zookeeper) == ("apiary", "interval", None)
+    assert (settings.options.intent_dir, settings.options.intent_fsync) == (str(tmp_path / "spool"), False)
     shim = Shim.from_settings(settings, sinks=[])
     try:
         assert (shim.port, shim.read_timeout, shim.max_message_bytes) == (0, 2.5, 100 * 1024 * 1024)
@@ -264,7 +265,7 @@ def test_the_shims_zookeeper_takes_the_configurations_credentials_and_tls(tmp_pa
         "metastore.zookeeper.ssl.client.enable": "true",
         "metastore.zookeeper.session.timeout": "7s",
     }
-    found = ShimSettings.from_config(Config(values)).zookeeper
+    found = ShimSettings.from_config(Config(values)).options.zookeeper
     assert found is not None
     assert (found.quorum, found.namespace, found.use_ssl, found.session_timeout) == (
         "zk1:2181",
@@ -280,7 +281,7 @@ def test_the_shims_zookeeper_takes_the_configurations_credentials_and_tls(tmp_pa
     )
     values = {**values, "hivewire.shim.hive.site": str(site)}
     del values["hivewire.shim.zookeeper"]
-    with_site = ShimSettings.from_config(Config({**values, "hivewire.shim.zookeeper": "zk2:2181"})).zookeeper
+    with_site = ShimSettings.from_config(Config({**values, "hivewire.shim.zookeeper": "zk2:2181"})).options.zookeeper
     assert with_site is not None and "s3cret" in str(with_site.auth_data) and "other" not in str(with_site.auth_data)
 
 
@@ -370,8 +371,9 @@ def test_shim_takes_a_config_file_and_its_flags_win_over_it_and_the_environment(
                     "hivewire.shim.listen.port=1234\nhivewire.shim.hive.version=2.3.9\n")  # fmt: skip
     result = CliRunner().invoke(main, ["shim", "--config", str(path), "--read-timeout", "3", "--no-database-events"])
     assert result.exit_code == 1 and "not started in this test" in result.output
-    assert (seen["target"], seen["port"], seen["read_timeout"]) == ("thrift://hms:9083", 1234, 3.0)
-    assert (seen["hive_version"], seen["database_events"]) == ("3.1.3", False)  # the environment over the file
+    options = seen["options"]
+    assert (seen["target"], options.port, options.read_timeout) == ("thrift://hms:9083", 1234, 3.0)
+    assert (options.hive_version, options.database_events) == ("3.1.3", False)  # the environment over the file
 
 
 def test_command_errors_name_the_flag_and_are_usage_errors(tmp_path: Path) -> None:

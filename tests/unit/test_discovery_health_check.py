@@ -13,7 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 import hivewire as hw
-from hivewire.metastore._registration import Registration, _HealthProbe
+from hivewire.metastore._health_probe import _HealthProbe
+from hivewire.metastore._registration import Registration
 from hivewire.tools._local import free_port
 
 

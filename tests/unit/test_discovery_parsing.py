@@ -9,9 +9,9 @@ from kazoo.security import OPEN_ACL_UNSAFE, Permissions, make_digest_acl_credent
 
 import hivewire as hw
 from hivewire.config._files import load_hive_site
+from hivewire.metastore._acl import parse_acl
 from hivewire.metastore._client_options import hive_client_options
 from hivewire.metastore._discovery import discovery_mode, metastore_uris_from_conf
-from hivewire.metastore._registration import parse_acl
 from hivewire.metastore._registrations import _to_uris, parse_registration
 from hivewire.metastore._zookeeper import DiscoveryConfig
 

@@ -257,7 +257,7 @@ SURFACE["hivewire.runtime"] = {
     "RetryPolicy",
     "Source",
 }
-SURFACE["hivewire.data"] = {"ArchiveStats", "Archiver", "EventList", "read_events"}
+SURFACE["hivewire.data"] = {"ArchiveStats", "Archiver", "EventList", "MissingRange", "read_events"}
 SURFACE["hivewire.tools"] = {"LocalMetastore", "LocalService", "LocalZooKeeper", "free_port"}
 SURFACE["hivewire_shim"] = {
     "AppSink",
@@ -266,6 +266,7 @@ SURFACE["hivewire_shim"] = {
     "KafkaSink",
     "MODELED_METHODS",
     "Shim",
+    "ShimOptions",
     "ShimSettings",
     "Sink",
     "Spool",

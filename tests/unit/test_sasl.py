@@ -18,7 +18,7 @@ from hivewire.errors import ConfigError, PrerequisiteError
 from hivewire.metastore import MetastoreClient, SaslAuth
 from hivewire.metastore._client_options import hive_client_options
 from hivewire.metastore._sasl import negotiate, server_principal
-from hivewire_shim.server import ShimSettings
+from hivewire_shim import ShimSettings
 
 
 def test_the_principal_is_split_and_host_replaced_as_hadoop_does() -> None:
@@ -100,9 +100,7 @@ def test_the_shim_reads_the_same_keys_and_its_flags_set_them() -> None:
             }
         )
     )
-    assert settings.upstream_sasl == SaslAuth("PLAIN", "u", "p")
-    shim_keywords = settings.keywords()
-    assert shim_keywords["upstream_sasl"] == SaslAuth("PLAIN", "u", "p")
+    assert settings.options.upstream_sasl == SaslAuth("PLAIN", "u", "p")
 
     by_option = {flag.option: flag.name for flag in FLAGS}
     assert by_option["--upstream-sasl-mechanism"] == "hivewire.metastore.sasl.mechanism"

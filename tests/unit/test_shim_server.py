@@ -3,6 +3,7 @@ clients call without growing on junk, and the ``hivewire shim`` command passes i
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +12,12 @@ from click.testing import CliRunner
 
 import hivewire.metastore._discovery as patched_module
 import hivewire_shim
+from hivewire.config import _keys as keys
+from hivewire.config._config import Config
 from hivewire.errors import ConfigError, HivewireError
 from hivewire.metastore._zookeeper import DiscoveryConfig
 from hivewire.tools._cli import main
-from hivewire_shim import Shim, Upstream
+from hivewire_shim import Shim, ShimOptions, Upstream
 from hivewire_shim.server import UNKNOWN_METHOD
 from hivewire_shim.wire import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -130,9 +133,10 @@ def test_the_shim_command_passes_zookeeper_credentials_limits_and_timeouts(
     assert seen["target"] is not None and seen["closed"]
     assert (seen["discovery"].quorum, seen["discovery"].namespace) == ("zk1:2181", "hms")
     assert seen["discovery"].auth_data == (("digest", "reader:pw"),)
-    assert (seen["zookeeper"].quorum, seen["zookeeper"].namespace) == ("zk2:2181", "shims")
-    assert seen["zookeeper"].auth_data == (("digest", "writer:pw"),)
-    assert (seen["read_timeout"], seen["max_message_bytes"]) == (3.0, 2048)
+    options = seen["options"]
+    assert (options.zookeeper.quorum, options.zookeeper.namespace) == ("zk2:2181", "shims")
+    assert options.zookeeper.auth_data == (("digest", "writer:pw"),)
+    assert (options.read_timeout, options.max_message_bytes, options.host) == (3.0, 2048, "0.0.0.0")
 
 
 def test_the_shim_command_wants_exactly_one_upstream(tmp_path: Path) -> None:
@@ -140,3 +144,34 @@ def test_the_shim_command_wants_exactly_one_upstream(tmp_path: Path) -> None:
     for args in ([], ["--upstream", "thrift://hms:9083", "--upstream-hive-site", site]):
         result = CliRunner().invoke(main, ["shim", *args])
         assert result.exit_code == 2 and "exactly one of --upstream" in result.output
+
+
+def test_the_shims_options_take_their_defaults_from_the_key_declarations() -> None:
+    # One declaration per setting: a field set by a key defaults to the key's default, but for where an
+    # embedded shim listens (locally, on a free port; the command: every address, 9083).
+    keyed = [f for f in dataclasses.fields(ShimOptions) if "key" in f.metadata]
+    assert len(keyed) >= 15
+    declared = Config({})
+    for f in keyed:
+        value = declared.optional(f.metadata["key"])
+        expected = {"host": "127.0.0.1", "port": 0, "health_port": None}.get(f.name, value)
+        assert getattr(ShimOptions(), f.name) == expected, f.name
+    assert (declared.read(keys.SHIM_BIND), declared.read(keys.SHIM_PORT)) == ("0.0.0.0", 9083)
+
+
+def test_shim_keywords_and_options_are_one_set_of_settings() -> None:
+    shim = Shim("thrift://hms1:9083", options=ShimOptions(read_timeout=2.5, port=9999), read_timeout=4)
+    try:
+        assert shim.options == ShimOptions(read_timeout=4, port=9999)  # the keyword wins over options
+        assert (shim.read_timeout, shim.lookup.timeout, shim.options.port) == (4, 4, 9999)
+    finally:
+        shim.lookup.close()
+    with pytest.raises(ConfigError, match=r"read_timeout.*more than zero"):
+        ShimOptions(read_timeout=0)
+    with pytest.raises(ConfigError) as exc:
+        Shim("thrift://hms1:9083", port="9084")
+    assert exc.value.key == "port" and "'9084' is not a int" in str(exc.value)
+    with pytest.raises(ConfigError, match="framed"):
+        Shim("thrift://hms1:9083", framed=1)  # a flag is True or False, not a number
+    with pytest.raises(TypeError, match=r"unexpected keyword argument.*prot"):
+        Shim("thrift://hms1:9083", prot=9084)

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from hivewire.errors import ConfigError, HivewireError
-from hivewire_shim.spool import Spool, SpoolRecord, _encode
+from hivewire_shim.spool import Spool, SpoolRecord
+from hivewire_shim.spool_format import _encode
 
 
 def payload(i: int) -> bytes:

@@ -12,10 +12,17 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hivewire.data._archive import Archiver, ArchiveStats
     from hivewire.data._notebook import EventList, read_events
+    from hivewire.data._offsets import MissingRange
 
-__all__ = ["ArchiveStats", "Archiver", "EventList", "read_events"]
+__all__ = ["ArchiveStats", "Archiver", "EventList", "MissingRange", "read_events"]
 
-_LAZY = {"ArchiveStats": "_archive", "Archiver": "_archive", "EventList": "_notebook", "read_events": "_notebook"}
+_LAZY = {
+    "ArchiveStats": "_archive",
+    "Archiver": "_archive",
+    "EventList": "_notebook",
+    "MissingRange": "_offsets",
+    "read_events": "_notebook",
+}
 
 
 def __getattr__(name: str) -> object:

@@ -44,14 +44,15 @@ from typing import Any
 
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
-from hivewire.data._arrow import SCHEMA, Message, Undecodable, paused_gc, to_arrow
+from hivewire.data._archive_table import PARTITION_BY, open_archive_table, txn_app_id
+from hivewire.data._arrow import Message, Undecodable, paused_gc, to_arrow
 from hivewire.errors import ConfigError, HivewireError, PrerequisiteError
 from hivewire.events._model import ListenerEvent, Origin
 from hivewire.runtime._kafka import KafkaSource
 
 try:
     import deltalake
-    from deltalake.exceptions import CommitFailedError, TableNotFoundError
+    from deltalake.exceptions import CommitFailedError
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise PrerequisiteError(
         "hivewire.archive needs deltalake, which is not installed: pip install 'hivewire[delta]'"
@@ -64,18 +65,8 @@ log = logging.getLogger("hivewire.archive")
 #: undecodable messages; :func:`~hivewire.data._arrow.to_arrow` takes each.
 _Item = Message | ListenerEvent | Undecodable
 
-#: The archive's partition column.
-PARTITION_BY = ["event_date"]
 # Conflicting commits retried against a fresh snapshot before the buffers are dropped and re-read.
 _MAX_COMMIT_ATTEMPTS = 5
-# Checkpoint every 10 commits, as kafka-delta-ingest does, so that reloading the table before each write
-# reads a checkpoint and a few JSON commits, however long the archive has been running.
-_TABLE_CONFIGURATION = {"delta.checkpointInterval": "10"}
-
-
-def txn_app_id(app_id: str, partition: int) -> str:
-    """The Delta app transaction id of one Kafka partition: ``<app_id>-<partition>`` (kafka-delta-ingest's)."""
-    return f"{app_id}-{partition}"
 
 
 @dataclass
@@ -227,41 +218,8 @@ class Archiver:
         if self._table is not None:
             self._table.update_incremental()
             return self._table
-        for _ in range(3):
-            try:
-                table = deltalake.DeltaTable(self.table_uri, storage_options=self.storage_options)
-            except TableNotFoundError:
-                try:
-                    table = deltalake.DeltaTable.create(
-                        self.table_uri,
-                        SCHEMA,
-                        mode="ignore",
-                        partition_by=PARTITION_BY,
-                        name="hivewire_events",
-                        description=f"Hive Metastore events from Kafka topic {self.source.topic}, archived by hivewire",
-                        configuration=_TABLE_CONFIGURATION,
-                        storage_options=self.storage_options,
-                    )
-                except deltalake.exceptions.DeltaError as e:  # another archiver created it at the same moment
-                    log.info("creating %s raced another writer (%s); loading it", self.table_uri, e)
-                    continue
-            names = [f.name for f in table.schema().fields]
-            if names != SCHEMA.names and names == SCHEMA.names[: len(names)]:
-                # An archive of an earlier version: the schema only ever gains columns at its end.
-                missing = SCHEMA.remove_metadata().empty_table().select(SCHEMA.names[len(names) :]).schema
-                table.alter.add_columns(list(deltalake.Schema.from_arrow(missing).fields))
-                log.info("%s: added the columns of this version: %s", self.table_uri, ", ".join(missing.names))
-                table = deltalake.DeltaTable(self.table_uri, storage_options=self.storage_options)
-                names = [f.name for f in table.schema().fields]
-            if names != SCHEMA.names:
-                raise ConfigError(
-                    "table",
-                    f"{self.table_uri} is not a hivewire event archive of this version: "
-                    f"its columns are {names}, expected {SCHEMA.names}",
-                )
-            self._table = table
-            return table
-        raise HivewireError(f"could not create or load the Delta table {self.table_uri}")
+        self._table = open_archive_table(self.table_uri, self.storage_options, self.source.topic)
+        return self._table
 
     def stored_offsets(self, partitions: Iterable[int]) -> dict[int, int]:
         """{partition: last archived offset} of this job's ``partitions``, from the table's app transactions."""

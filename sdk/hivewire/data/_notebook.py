@@ -3,7 +3,9 @@
 ``read_events`` assigns the partitions itself (no consumer group, nothing committed, no effect on any running
 listener), reads from a start to an end position fixed when it is called, shows a tqdm progress bar, and
 returns the events with ``to_arrow()``, ``to_pandas()``, ``to_spark(spark)`` and an HTML summary. Messages that
-do not decode are kept apart in ``EventList.failures`` instead of raising.
+do not decode are kept apart in ``EventList.failures`` instead of raising. Offsets the read asked for that the
+broker had deleted (an explicit start below the partition's first retained offset, or records deleted while
+reading) are never skipped silently: each exact range is in ``EventList.missing`` and one WARNING line names them.
 
 Needs pyarrow (``pip install 'hivewire[arrow]'``) for the table conversions, and pandas for ``to_pandas()``.
 """
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, SupportsIndex
 from hivewire.config._kafka import KafkaValue
 from hivewire.data._arrow import SCHEMA, to_arrow
 from hivewire.data._columnar import BATCH_ROWS, batch, message_row
-from hivewire.data._offsets import TimeBound, _Reader, to_millis
+from hivewire.data._offsets import MissingRange, TimeBound, _Reader, report_missing, to_millis
 from hivewire.data._rows import NO_VALUE, Message, Undecodable, event_row, paused_gc
 from hivewire.data._svg import stacked_bars
 from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError, SourceError
@@ -48,7 +50,8 @@ ERROR_COLUMN = SCHEMA.names.index("decode_error")
 
 
 class EventList(list[ListenerEvent]):
-    """A list of events read from Kafka, with the messages that did not decode in :attr:`failures`.
+    """A list of events read from Kafka, with the messages that did not decode in :attr:`failures` and the
+    offsets the broker had deleted before they could be read in :attr:`missing`.
 
     ``to_arrow()``, ``to_pandas()`` and ``to_spark(spark)`` convert the events (the schema of
     :mod:`hivewire.arrow`); ``include_failures=True`` adds a row per undecodable message.
@@ -66,9 +69,13 @@ class EventList(list[ListenerEvent]):
         failures: Iterable[Undecodable] = (),
         *,
         messages: list[Message] | None = None,
+        missing: Iterable[MissingRange] = (),
     ) -> None:
         super().__init__(events)
         self._failures = list(failures)
+        #: The ranges of offsets the read asked for that the broker had already deleted (retention,
+        #: ``delete_records``): exact, one per partition and gap, in partition order. Empty when nothing was lost.
+        self.missing: list[MissingRange] = list(missing)
         # Messages not decoded yet, in the list's order (time, partition, offset), events and failures mixed.
         self._messages = messages or None
 
@@ -105,7 +112,7 @@ class EventList(list[ListenerEvent]):
         """Pickled as each event's Apiary message and origin, decoded again when loaded: an event's Thrift
         objects are converted on first use by closures, which do not pickle (issue 33)."""
         messages = [(e.raw if e.raw is not None else apiary.encode(e), e.origin) for e in self]
-        return (_unpickle, (messages, self.failures))
+        return (_unpickle, (messages, self.failures, self.missing))
 
     def _rows(self, include_failures: bool) -> list[ListenerEvent | Undecodable]:
         if not include_failures or not self.failures:
@@ -316,8 +323,10 @@ def _when(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
-def _unpickle(messages: list[tuple[bytes, Origin | None]], failures: list[Undecodable]) -> EventList:
-    return EventList((apiary.decode(raw, origin=origin) for raw, origin in messages), failures)
+def _unpickle(
+    messages: list[tuple[bytes, Origin | None]], failures: list[Undecodable], missing: Iterable[MissingRange] = ()
+) -> EventList:
+    return EventList((apiary.decode(raw, origin=origin) for raw, origin in messages), failures, missing=missing)
 
 
 def _order(item: ListenerEvent | Undecodable | Message) -> tuple[int, int, int]:
@@ -357,6 +366,10 @@ def read_events(
     naive = UTC; date; ISO string; timedelta before now; or epoch milliseconds). ``max_events`` stops after
     that many messages, taken in the order the partitions deliver them. No consumer group is joined and no
     offset is committed. ``timeout`` bounds each broker request and any wait for an expected message.
+
+    Offsets asked for that the broker no longer holds (a ``start_offsets`` entry below the partition's first
+    retained offset, or records retention deleted during the read) are listed exactly in the result's
+    ``missing`` and named in one WARNING line on the ``hivewire.notebook`` logger; what remains is returned.
 
     Raises :class:`~hivewire.errors.SourceError` (one message saying what to check) when Kafka cannot be reached
     or the read fails; librdkafka's own log lines go to the ``hivewire.kafka.librdkafka`` logger at DEBUG.
@@ -409,10 +422,14 @@ def read_events(
         else:
             wanted = reader.partitions()
         ranges: dict[int, tuple[int, int]] = {}
+        missing: list[MissingRange] = []
         for p in wanted:
             low, high = reader.watermarks(p)
             if start_offsets and p in start_offsets:
                 start = max(low, start_offsets[p])
+                asked_end = end_offsets[p] if end_offsets and p in end_offsets else high
+                if start_offsets[p] < min(low, asked_end):
+                    missing.append(MissingRange(topic, p, start_offsets[p], min(low, asked_end) - 1))
             elif since_ms is not None:
                 start = reader.offset_for_time(p, since_ms, low, high)
             else:
@@ -435,9 +452,11 @@ def read_events(
             paused_gc(),
         ):
             if limit:
-                _consume(consumer, topic, ranges, limit, since_ms, until_ms, timeout, messages, bar)
+                _consume(consumer, reader, ranges, limit, since_ms, until_ms, messages, missing, bar)
         messages.sort(key=_order)
-        return EventList(messages=messages)
+        missing.sort(key=lambda m: (m.partition, m.first))
+        report_missing(missing, f"read_events({topic!r})")
+        return EventList(messages=messages, missing=missing)
     except (KafkaException, HivewireError) as e:
         if isinstance(e, HivewireError) and not errors:
             raise  # not about reaching Kafka: its own message says what went wrong
@@ -475,17 +494,31 @@ def _reason(error: Exception) -> str:
 
 def _consume(
     consumer: Any,
-    topic: str,
+    reader: _Reader,
     ranges: dict[int, tuple[int, int]],
     limit: int,
     since_ms: int | None,
     until_ms: int | None,
-    timeout: float,
     messages: list[Message],
+    missing: list[MissingRange],
     bar: Any,
 ) -> None:
-    """Consume ``ranges`` ({partition: (start, end)}) until each partition reaches its end or ``limit`` is read."""
+    """Consume ``ranges`` ({partition: (start, end)}) until each partition reaches its end or ``limit`` is read.
+
+    A partition whose first message lies past its start, or that ends before giving one, is checked against
+    the broker's first retained offset: records deleted since the range was planned go to ``missing``.
+    """
     from confluent_kafka import KafkaError, TopicPartition
+
+    topic, timeout = reader.topic, reader.timeout
+    unchecked = set(ranges)  # partitions that have given no message yet
+
+    def check(p: int, resumed: int) -> None:
+        """The first message of ``p`` is at ``resumed`` (its end when none came): was anything deleted?"""
+        unchecked.discard(p)
+        start, end = ranges[p]
+        if resumed > start and reader.watermarks(p)[0] > start:
+            missing.append(MissingRange(topic, p, start, min(resumed, end) - 1))
 
     consumer.assign([TopicPartition(topic, p, start) for p, (start, _) in ranges.items()])
     pending = set(ranges)
@@ -508,6 +541,8 @@ def _consume(
                 if err.code() == KafkaError._PARTITION_EOF:
                     # At the end of the partition: the last offsets before it held no message (a transaction
                     # marker, compaction), or the end moved back (retention). Nothing more comes.
+                    if p in unchecked and p in pending:
+                        check(p, ranges[p][1])
                     pending.discard(p)
                     continue
                 if not err.retriable():
@@ -520,6 +555,8 @@ def _consume(
             start, end = ranges[p]
             if offset < start:
                 continue  # fetched for an earlier assignment (a time-search probe)
+            if p in unchecked:
+                check(p, offset)
             if offset >= end:
                 pending.discard(p)
                 consumer.pause([TopicPartition(topic, p)])

@@ -1,13 +1,18 @@
-"""Positions in a topic: time bounds as Kafka milliseconds, watermarks, and the offset for a time.
+"""Positions in a topic: time bounds as Kafka milliseconds, watermarks, the offset for a time, and the ranges a
+read asked for that the broker no longer holds.
 
 Shared by :func:`~hivewire.data.read_events` (one process) and the Spark data source (its planner), so both
-give a time bound the same meaning.
+give a time bound the same meaning. A :class:`MissingRange` is always exact: its first offset was asked for,
+its last is the one before the first offset the broker still held, and it is only reported when the broker's
+first retained offset lies above the first one asked for (records deleted, not a transaction marker or a
+compacted hole).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
@@ -45,6 +50,36 @@ def to_millis(bound: TimeBound, *, now: float | None = None) -> int:
     raise TypeError(
         f"a time bound is a datetime, date, timedelta, ISO string or epoch milliseconds, not {type(bound).__name__}"
     )
+
+
+@dataclass(frozen=True, order=True)
+class MissingRange:
+    """Offsets ``first`` to ``last`` (both included) of one partition, asked for but deleted by the broker."""
+
+    topic: str
+    partition: int
+    first: int
+    last: int
+
+    @property
+    def count(self) -> int:
+        """How many offsets the range spans."""
+        return self.last - self.first + 1
+
+    def __str__(self) -> str:
+        return f"{self.topic}/{self.partition} offsets {self.first}-{self.last} ({self.count} records)"
+
+
+def report_missing(missing: list[MissingRange], reader: str) -> None:
+    """One WARNING line naming every range ``reader`` asked for and the broker no longer held."""
+    if missing:
+        log.warning(
+            "records lost to retention: %s asked for %s, which the broker had deleted (%d records in all); "
+            "their events are not in the result. Lengthen the topic's retention.ms, or read them from another copy",
+            reader,
+            ", ".join(str(m) for m in missing),
+            sum(m.count for m in missing),
+        )
 
 
 def _check(err: Any, what: str) -> None:

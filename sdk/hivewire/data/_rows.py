@@ -12,12 +12,18 @@ A row is a tuple of plain Python values in the order of :data:`~hivewire.data._s
 Which fields of an event type fill which columns is read from the event types' description once
 (:class:`Roles`); :func:`object_columns` reads them from an event or, under their Apiary keys, from the
 columnar decoder's envelopes, so both paths fill the columns with one piece of code.
+
+The ``iceberg_*`` columns (:func:`iceberg_columns`) read the message only: the Iceberg table's parameters and
+an Iceberg commit's own locations, never a metadata file; a value that is absent or malformed is null, never
+an error (``bench/_spark_kafka_anchor.py``'s ``iceberg_columns`` gives the same values in Spark SQL).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import json
+import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -26,6 +32,7 @@ from hivewire.events import _apiary as apiary
 from hivewire.events._changes import Changes, changes
 from hivewire.events._description import EventSpec, Kind
 from hivewire.events._event import ListenerEvent, Origin
+from hivewire.events._iceberg import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION, is_iceberg
 from hivewire.events._types import TYPES, EventType
 from hivewire_thrift.hive_metastore.ttypes import Database, FieldSchema, Partition, Table
 
@@ -40,8 +47,9 @@ class Roles(NamedTuple):
 
     The table columns come from the type's Table (the new one of a before/after pair), the partition columns
     from its list of Partitions or its new Partition, the location of a database event from its (new)
-    Database; ``delete_data``, ``files`` and ``partition_key_values`` fill the columns of those names. Each
-    entry is an attribute name: the event's field, or the Apiary key in the columnar decoder's envelopes.
+    Database; ``delete_data``, ``files`` and ``partition_key_values`` fill the columns of those names, and an
+    Iceberg commit's own ``metadata_location`` and ``previous_metadata_location`` the ``iceberg_*`` locations.
+    Each entry is an attribute name: the event's field, or the Apiary key in the columnar decoder's envelopes.
     """
 
     table: str | None = None
@@ -54,6 +62,8 @@ class Roles(NamedTuple):
     delete_data: str | None = None
     files: str | None = None
     key_values: str | None = None
+    metadata: str | None = None
+    previous_metadata: str | None = None
 
 
 def _roles(spec: EventSpec, *, by_key: bool) -> Roles:
@@ -73,6 +83,8 @@ def _roles(spec: EventSpec, *, by_key: bool) -> Roles:
             roles[f.name] = attribute
         elif f.name == "partition_key_values" and f.kind is Kind.STRING_MAP:
             roles["key_values"] = attribute
+        elif f.name in ("metadata_location", "previous_metadata_location") and f.kind is Kind.STRING:
+            roles["metadata" if f.name == "metadata_location" else "previous_metadata"] = attribute
     return Roles(**roles)
 
 
@@ -114,12 +126,86 @@ def kafka_columns(origin: Origin | None) -> tuple[int | str | None, ...]:
     return ms * 1000, ms // _MS_PER_DAY, origin.topic, origin.partition, origin.offset, ms
 
 
+#: The table parameters Iceberg's Java HiveCatalog (HiveTableOperations) sets to the table's current snapshot.
+CURRENT_SNAPSHOT_ID, CURRENT_SNAPSHOT_TIMESTAMP, CURRENT_SNAPSHOT_SUMMARY = (
+    "current-snapshot-id",
+    "current-snapshot-timestamp-ms",
+    "current-snapshot-summary",
+)
+#: The keys of ``current-snapshot-summary`` read into ``iceberg_added_records`` ... ``iceberg_deleted_files``.
+SUMMARY_COUNTS = ("added-records", "deleted-records", "added-data-files", "deleted-data-files")
+#: A whole number as the columns take it: decimal digits, an optional minus, nothing else (no spaces, no ``+``,
+#: no ``_``), within int64; anything else reads as null. ``bench/_spark_kafka_anchor.py`` applies the same rule.
+WHOLE = re.compile(r"-?[0-9]+")
+_INT64 = 1 << 63
+
+
+def whole(value: object) -> int | None:
+    """``value`` as an int64 under :data:`WHOLE`, or None (also for anything but a string)."""
+    if type(value) is not str or WHOLE.fullmatch(value) is None:
+        return None
+    number = int(value)
+    return number if -_INT64 <= number < _INT64 else None
+
+
+def _scalar(value: object) -> str | None:
+    """A summary value as text, as Spark's ``from_json`` to ``map<string,string>`` reads it: a string as is, a
+    number as written, ``true``/``false``; null and nested values read as None."""
+    if type(value) is str:
+        return value
+    if type(value) is bool:
+        return "true" if value else "false"
+    return None
+
+
+def _summary(text: str | None) -> dict[str, object]:
+    """The snapshot summary JSON object, or empty when absent or not a JSON object (never raises). Numbers
+    keep their text (``parse_int``/``parse_float``), as Spark's reading of the same JSON does."""
+    if text is None:
+        return {}
+    try:
+        parsed = json.loads(text, parse_int=str, parse_float=str, parse_constant=str)
+    except (ValueError, RecursionError):
+        return {}
+    return parsed if type(parsed) is dict else {}
+
+
+def iceberg_columns(roles: Roles, source: object, table: object, old: object) -> tuple[object, ...]:
+    """The ``iceberg_*`` columns of an event whose (new) table is ``table`` (old table ``old``), read from the
+    message: the table parameters, and an Iceberg commit's own locations. All null unless ``table`` is an
+    Iceberg table."""
+    if table is None or not is_iceberg(table):  # type: ignore[arg-type]
+        return NO_ICEBERG
+    parameters: dict[str, str] = getattr(table, "parameters", None) or {}
+    if roles.metadata is not None and roles.previous_metadata is not None:
+        current = getattr(source, roles.metadata) or None
+        previous = getattr(source, roles.previous_metadata) or None
+    else:
+        current = parameters.get(METADATA_LOCATION) or None
+        if roles.old_table is not None:
+            previous = (getattr(old, "parameters", None) or {}).get(METADATA_LOCATION) or None
+        else:
+            previous = parameters.get(PREVIOUS_METADATA_LOCATION) or None
+    committed_ms = whole(parameters.get(CURRENT_SNAPSHOT_TIMESTAMP))
+    text = parameters.get(CURRENT_SNAPSHOT_SUMMARY)
+    summary = _summary(text if type(text) is str else None)
+    return (
+        current,
+        previous,
+        whole(parameters.get(CURRENT_SNAPSHOT_ID)),
+        # microseconds, as the timestamp column holds them; milliseconds too many for that read as null
+        None if committed_ms is None or abs(committed_ms) >= _INT64 // 1000 else committed_ms * 1000,
+        _scalar(summary.get("operation")),
+        *(whole(_scalar(summary.get(key))) for key in SUMMARY_COUNTS),
+    )
+
+
 def object_columns(roles: Roles, source: object) -> tuple[object, ...]:
-    """The columns from ``location`` to ``files`` and from ``columns_added`` to ``old_location``, read from
+    """The columns from ``location`` to ``files`` and from ``columns_added`` to the ``iceberg_*`` ones, read from
     ``source``'s attributes named by ``roles``: an event's Thrift objects, or the columnar decoder's structs
     (which have the same attribute names). Missing lists, maps and flags read as empty and false, as an
     event's fields do."""
-    table = None
+    table = old_table = None
     location: str | None = None
     keys: list[tuple[str | None, str | None, str | None]] | None = None
     table_type = cols = values = locations = old_values = old_name = new_name = None
@@ -129,7 +215,7 @@ def object_columns(roles: Roles, source: object) -> tuple[object, ...]:
     if roles.table is not None:
         table = getattr(source, roles.table)
         if roles.old_table is not None:
-            old = getattr(source, roles.old_table)
+            old = old_table = getattr(source, roles.old_table)
             if old is not None and table is not None and (old.dbName, old.tableName) != (table.dbName, table.tableName):
                 old_name, new_name = f"{old.dbName}.{old.tableName}", f"{table.dbName}.{table.tableName}"
             altered = changes(old, table)
@@ -186,11 +272,13 @@ def object_columns(roles: Roles, source: object) -> tuple[object, ...]:
         delete_data,
         files,
         *(NO_CHANGES if altered is None else _changed(altered)),
+        *iceberg_columns(roles, source, table, old_table),
     )
 
 
 NO_CHANGES = (None,) * 5
-NO_OBJECTS = (None,) * 12 + NO_CHANGES
+NO_ICEBERG = (None,) * 9
+NO_OBJECTS = (None,) * 12 + NO_CHANGES + NO_ICEBERG
 
 
 def _changed(altered: Changes) -> tuple[object, ...]:
@@ -270,6 +358,7 @@ def undecodable_row(item: Undecodable) -> tuple[object, ...]:
         item.error,
         item.raw,
         *NO_CHANGES,
+        *NO_ICEBERG,
     )
 
 

@@ -7,6 +7,10 @@ needs a schema change. Columns are only ever appended, here and nowhere else: th
 its value in the rows (``_rows.envelope_row``, ``_rows.undecodable_row``, and ``_rows.object_columns`` for
 values read from the objects).
 
+The ``iceberg_*`` columns are read from the message alone (the table parameters an Iceberg writer sets), never
+from Iceberg metadata files, so every path (the columnar decoder, per-event ``to_arrow``, the archive, the Spark
+source) fills them alike; a value the writer did not record is null.
+
 ``pyarrow`` is an optional dependency (``pip install 'hivewire[arrow]'``); importing this module without it
 raises :class:`~hivewire.errors.PrerequisiteError`.
 """
@@ -135,6 +139,42 @@ COLUMNS: tuple[tuple[str, pa.DataType, str], ...] = (
         "`ALTER_*` only: the old table's (or partition's) location; compare with `location` "
         "(`partition_locations` for a partition).",
     ),
+    (
+        "iceberg_metadata_location",
+        pa.string(),
+        "Iceberg tables only (`table_type=ICEBERG`): the table's `metadata_location` parameter, its metadata file "
+        "(the new table's for `ALTER_TABLE`; the event's own for `ICEBERG_COMMIT`, null after a drop). Null for "
+        "other tables and events.",
+    ),
+    (
+        "iceberg_previous_metadata_location",
+        pa.string(),
+        "Iceberg tables only: the metadata file before the event: the old table's `metadata_location` for "
+        "`ALTER_TABLE`, the event's own for `ICEBERG_COMMIT`, else the table's `previous_metadata_location` "
+        "parameter.",
+    ),
+    (
+        "iceberg_snapshot_id",
+        pa.int64(),
+        "Iceberg tables only: the table's current snapshot after the event, as the writer recorded it in the table "
+        "parameters (`current-snapshot-id`: Iceberg's Java HiveCatalog and Spark do; pyiceberg 0.12 does not, and "
+        "then this and the next columns are null). The complete view is `read_events(...).iceberg_commits()`.",
+    ),
+    (
+        "iceberg_committed_at",
+        pa.timestamp("us", tz="UTC"),
+        "When that snapshot was committed (`current-snapshot-timestamp-ms`).",
+    ),
+    (
+        "iceberg_operation",
+        pa.string(),
+        "That snapshot's operation, when the writer put it in `current-snapshot-summary` (Iceberg's Java "
+        "HiveCatalog does not).",
+    ),
+    ("iceberg_added_records", pa.int64(), "Records that snapshot added (`added-records` of its summary)."),
+    ("iceberg_deleted_records", pa.int64(), "Records that snapshot removed (`deleted-records`)."),
+    ("iceberg_added_files", pa.int64(), "Data files that snapshot added (`added-data-files`)."),
+    ("iceberg_deleted_files", pa.int64(), "Data files that snapshot removed (`deleted-data-files`)."),
 )
 
 #: The schema of every table :func:`to_arrow` returns. All columns are nullable.

@@ -23,36 +23,28 @@ by the first or second check after it hangs: within two intervals.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import socket
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.protocol.states import KazooState
-from kazoo.security import ACL, OPEN_ACL_UNSAFE, Id, Permissions, make_digest_acl_credential
-from thrift.protocol import TBinaryProtocol, TCompactProtocol
-from thrift.Thrift import TApplicationException
-from thrift.transport import TSocket, TTransport
 
 from hivewire._reachability import Reachability
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
 from hivewire.errors import ConfigError
-from hivewire.metastore._addresses import connect, format_address, parse_uri
-from hivewire.metastore._client import MetastoreClient
+from hivewire.metastore._acl import parse_acl
+from hivewire.metastore._addresses import format_address, parse_uri
 from hivewire.metastore._client_options import ClientOptions, ProtocolName, Transport
+from hivewire.metastore._health_probe import _HealthProbe
 from hivewire.metastore._sasl import SaslAuth
-from hivewire.metastore._transport import open_connection
 from hivewire.metastore._zookeeper import DiscoveryConfig, DiscoveryOptions, _kazoo_client, discovery_config
-from hivewire_thrift.fb303.ttypes import fb_status
-from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 
 if TYPE_CHECKING:
     if sys.version_info >= (3, 11):
@@ -60,90 +52,10 @@ if TYPE_CHECKING:
     else:
         from typing_extensions import Unpack
 
-#: How many registration changes :attr:`Registration.history` keeps.
-HISTORY_SIZE = 256
-
 log = logging.getLogger("hivewire.registration")
 
-_PERMS = {
-    "r": Permissions.READ,
-    "w": Permissions.WRITE,
-    "c": Permissions.CREATE,
-    "d": Permissions.DELETE,
-    "a": Permissions.ADMIN,
-}
-
-
-def parse_acl(entries: str | Sequence[str] | None, key: str = "acl") -> tuple[list[Any], list[tuple[str, str]]]:
-    """``scheme:id:perms`` entries -> (kazoo ACLs, credentials the sidecar must authenticate with).
-
-    ``world:anyone:r``, ``digest:user:password:cdrwa`` (plain password: hashed here, and the sidecar
-    authenticates as that user), ``ip:10.0.0.0/8:r``, ``sasl:principal:cdrwa``, ``auth::cdrwa``. Several
-    entries may be given as a list or comma-separated. None or empty: open, like Hive (world:anyone:cdrwa).
-    Errors name ``key``.
-    """
-    if entries is None:
-        return list(OPEN_ACL_UNSAFE), []
-    items = entries.split(",") if isinstance(entries, str) else list(entries)
-    acls: list[Any] = []
-    auth: list[tuple[str, str]] = []
-    for raw in (i.strip() for i in items):
-        if not raw:
-            continue
-        scheme, sep, rest = raw.partition(":")
-        identity, sep2, perms = rest.rpartition(":")
-        if not sep or not sep2 or not scheme or not perms:
-            raise ConfigError(
-                key,
-                f"{_shown(raw)!r} is not 'scheme:id:perms' such as world:anyone:r or digest:user:password:cdrwa",
-            )
-        if any(p not in _PERMS for p in perms.lower()):
-            # Not the permissions either: in a digest entry missing them they are the password.
-            raise ConfigError(key, f"{_shown(raw)!r}: permissions are letters of 'cdrwa'")
-        mask = 0
-        for p in set(perms.lower()):
-            mask |= _PERMS[p]
-        if scheme == "digest":
-            user, sep3, password = identity.partition(":")
-            if not sep3 or not user:
-                raise ConfigError(key, f"{_shown(raw)!r}: a digest entry is digest:user:password:perms")
-            auth.append(("digest", f"{user}:{password}"))
-            identity = make_digest_acl_credential(user, password)
-        elif scheme == "world" and identity != "anyone":
-            raise ConfigError(key, f"{_shown(raw)!r}: the world scheme's only id is 'anyone'")
-        acls.append(ACL(mask, Id(scheme, identity)))
-    if not acls:
-        return list(OPEN_ACL_UNSAFE), []
-    _check_not_locked_out(acls, auth, key)
-    return acls, auth
-
-
-def _shown(entry: str) -> str:
-    """An ACL entry as an error may show it: a digest entry's password masked (whatever its shape)."""
-    scheme, sep, rest = entry.partition(":")
-    if scheme.lower() != "digest" or not sep:
-        return entry
-    user, sep, rest = rest.partition(":")
-    if not sep:
-        return f"{scheme}:***"
-    perms = rest.rpartition(":")[2] if ":" in rest else ""
-    return f"{scheme}:{user}:***" + (f":{perms}" if perms else "")
-
-
-def _check_not_locked_out(acls: list[Any], auth: list[tuple[str, str]], key: str) -> None:
-    """Creating and deleting our node needs CREATE and DELETE on the namespace, which gets this ACL."""
-    needed = Permissions.CREATE | Permissions.DELETE
-    ours = {make_digest_acl_credential(*credential.split(":", 1)) for _, credential in auth}
-    for acl in acls:
-        if acl.id.scheme not in ("world", "digest"):
-            return  # ip/sasl/auth/x509: cannot tell from here who we are; trust the operator
-        if acl.perms & needed == needed and (acl.id.scheme == "world" or acl.id.id in ours):
-            return
-    raise ConfigError(
-        key,
-        "no entry lets the sidecar itself create and delete its node: add one such as "
-        "digest:user:password:cdrwa (it authenticates as that user)",
-    )
+#: How many registration changes :attr:`Registration.history` keeps.
+HISTORY_SIZE = 256
 
 
 @dataclass(frozen=True)
@@ -479,125 +391,3 @@ class Registration:
             self._zk.stop()
             self._zk.close()
             self._probe.close()
-
-
-class _OutOfTime(Exception):
-    """The check's budget ran out between two steps."""
-
-
-class _HealthProbe:
-    """The sidecar's connection to its metastore, on which every step of a check shares one deadline.
-
-    Not a :class:`~hivewire.metastore.MetastoreClient`: that one retries a read after reconnecting and gives
-    each connect and call its own full timeout, so a check through it against a hung metastore (one that
-    still accepts TCP connections, so only reads time out) lasted twice the timeout or more. Here the socket
-    timeout of each step is what is left of the check's budget, and nothing is retried: the next check is
-    the retry. The connection is kept between passing checks and dropped after any failure.
-    """
-
-    def __init__(self, address: str, options: Mapping[str, Any]) -> None:
-        unknown = sorted(set(options) - {"transport", "protocol", "ugi", "sasl"})
-        if unknown:
-            raise ConfigError(
-                "client_options",
-                f"{', '.join(unknown)}: only transport, protocol, ugi and sasl apply "
-                "to health checks (check_timeout bounds them)",
-            )
-        # MetastoreClient validates and normalises the options (it connects only when used).
-        spec = MetastoreClient(f"thrift://{address}", **dict(options))
-        self._host, self._port = parse_uri(address)
-        self._framed = spec.transport == "framed"
-        self._compact = spec.protocol == "compact"
-        self._ugi = spec.ugi
-        self._sasl = spec.sasl
-        self._sock: TSocket.TSocket | None = None
-        self._trans: TTransport.TTransportBase | None = None
-        self._client: Any = None
-
-    def check(self, budget: float) -> tuple[bool, str]:
-        """(healthy, reason) within ``budget`` seconds: getStatus() is ALIVE and get_all_databases() answers."""
-        deadline = time.monotonic() + budget
-        step = "connecting"
-        try:
-            if self._client is None:
-                self._open(deadline)
-            step = "getStatus()"
-            self._bound(deadline)
-            status = self._client.getStatus()
-            if status != fb_status.ALIVE:
-                self.close()
-                name = fb_status._VALUES_TO_NAMES.get(status, str(status))
-                return False, f"getStatus() is {name}, not ALIVE"
-            step = "get_all_databases()"
-            self._bound(deadline)
-            self._client.get_all_databases()
-            return True, "ok"
-        except Exception as e:  # any failure means "not serving"; the sidecar must keep running
-            self.close()
-            if isinstance(e, _OutOfTime) or _timed_out(e):
-                return False, f"no answer to {step} within the check's {budget:.3g} s (hung or overloaded)"
-            text = str(e).splitlines()[0] if str(e) else type(e).__name__
-            return False, f"{step} failed: {text}"
-
-    def _bound(self, deadline: float) -> None:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise _OutOfTime
-        assert self._sock is not None
-        self._sock.setTimeout(left * 1000)
-
-    def _open(self, deadline: float) -> None:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise _OutOfTime
-        # Not TSocket.open(), which logs a traceback at ERROR for every refused connection.
-        trans: TTransport.TTransportBase
-        if self._sasl is not None:
-            # The SASL negotiation shares the check's deadline; SASL frames every message itself.
-            _, authenticated = open_connection(
-                f"thrift://{format_address(self._host, self._port)}", connect_timeout=left, sasl=self._sasl
-            )
-            assert authenticated is not None
-            self._sock = authenticated.transport
-            trans = authenticated
-        else:
-            handle = connect(self._host, self._port, left)
-            sock = TSocket.TSocket(self._host, self._port)
-            sock.setHandle(handle)
-            self._sock = sock
-            trans = TTransport.TFramedTransport(sock) if self._framed else TTransport.TBufferedTransport(sock)
-        self._bound(deadline)
-        self._trans = trans
-        proto = (
-            TCompactProtocol.TCompactProtocolAccelerated(trans)
-            if self._compact
-            else TBinaryProtocol.TBinaryProtocolAccelerated(trans)
-        )
-        client = ThriftHiveMetastore.Client(proto)
-        if self._ugi is not None:
-            self._bound(deadline)
-            try:
-                client.set_ugi(self._ugi[0], list(self._ugi[1]))
-            except TApplicationException as e:
-                log.debug("set_ugi on %s:%d failed (%s); checking without it", self._host, self._port, e)
-        self._client = client
-
-    def close(self) -> None:
-        trans, self._trans, self._sock, self._client = self._trans, None, None, None
-        if trans is not None:
-            with contextlib.suppress(Exception):
-                trans.close()
-
-
-def _timed_out(e: BaseException) -> bool:
-    """Whether ``e`` (or what it wraps) is a socket timeout."""
-    if isinstance(e, TTransport.TTransportException) and e.type == TTransport.TTransportException.TIMED_OUT:
-        return True
-    seen: set[int] = set()
-    current: BaseException | None = e
-    while current is not None and id(current) not in seen:
-        if isinstance(current, (socket.timeout, TimeoutError)):
-            return True
-        seen.add(id(current))
-        current = getattr(current, "inner", None) or current.__cause__ or current.__context__
-    return False

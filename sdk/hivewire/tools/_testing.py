@@ -43,14 +43,25 @@ assignment; the cluster lives exactly as long as the ``with`` block.
 from __future__ import annotations
 
 import contextlib
-import copy
-import json
 import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, overload
+from typing import TYPE_CHECKING
 
-from hivewire_thrift.hive_metastore import ttypes as hms
+from hivewire.tools._sample_events import (
+    add_partition_event,
+    alter_database_event,
+    alter_partition_event,
+    alter_table_event,
+    create_database_event,
+    create_table_event,
+    drop_database_event,
+    drop_partition_event,
+    drop_table_event,
+    insert_event,
+    make_event,
+)
+from hivewire.tools._sample_objects import make_database, make_partition, make_table
 
 if TYPE_CHECKING:
     from unittest.mock import MagicMock
@@ -58,24 +69,34 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from hivewire.events._model import (
-        AddPartitionEvent,
-        AlterDatabaseEvent,
-        AlterPartitionEvent,
-        AlterTableEvent,
-        CreateDatabaseEvent,
-        CreateTableEvent,
-        DropDatabaseEvent,
-        DropPartitionEvent,
-        DropTableEvent,
         EventType,
-        InsertEvent,
         ListenerEvent,
     )
     from hivewire.runtime._app import App
     from hivewire.runtime._listener import ListenerOptions
     from hivewire.runtime._source import MemorySource
 
-_E = TypeVar("_E", bound="ListenerEvent")
+# The helpers of hivewire.testing: these four, and the objects and events made by the two modules above.
+__all__ = [
+    "add_partition_event",
+    "alter_database_event",
+    "alter_partition_event",
+    "alter_table_event",
+    "create_database_event",
+    "create_table_event",
+    "drop_database_event",
+    "drop_partition_event",
+    "drop_table_event",
+    "insert_event",
+    "make_database",
+    "make_event",
+    "make_partition",
+    "make_table",
+    "mock_kafka",
+    "mock_listener",
+    "produce",
+    "run_app",
+]
 
 
 @contextlib.contextmanager
@@ -154,460 +175,6 @@ def produce(bootstrap_servers: str, topic: str, events: Iterable[ListenerEvent |
     if failures:
         raise HivewireError(f"{len(failures)} of {sent} messages to {topic!r} were refused (first: {failures[0]})")
     return sent
-
-
-# -- Thrift object factories ----------------------------------------------------------------------------
-# Small builders for the metastore objects that events carry, with Hive's usual defaults (parquet, a
-# location under a fake warehouse). They return the generated hivewire_thrift types.
-
-_PARQUET = (
-    "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-    "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-    "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-)
-
-
-class PartitionedTableOptions(TypedDict, total=False):
-    """The keywords of :func:`make_table` that the partition event factories pass on (they take the partition
-    keys themselves; ``parameters`` are the event's)."""
-
-    columns: dict[str, str] | None
-    location: str | None
-    table_type: str
-    owner: str
-    skewed: hms.SkewedInfo | None
-    create_time: int
-
-
-class TableOptions(PartitionedTableOptions, total=False):
-    """The keywords of :func:`make_table` that the table event factories pass on (``parameters`` are the
-    event's)."""
-
-    partition_keys: dict[str, str] | None
-
-
-class DatabaseOptions(TypedDict, total=False):
-    """The keywords of :func:`make_database` that the database event factories pass on (``parameters`` are the
-    event's)."""
-
-    location: str | None
-    description: str | None
-    owner: str
-
-
-def make_database(
-    name: str,
-    *,
-    location: str | None = None,
-    description: str | None = None,
-    parameters: dict[str, str] | None = None,
-    owner: str = "hivewire",
-) -> hms.Database:
-    """A ``Database`` named ``name``."""
-    return hms.Database(
-        name=name,
-        description=description,
-        locationUri=location or f"file:/tmp/hivewire-warehouse/{name}.db",
-        parameters=dict(parameters or {}),
-        ownerName=owner,
-        ownerType=hms.PrincipalType.USER,
-    )
-
-
-def make_table(
-    db: str,
-    name: str,
-    *,
-    columns: dict[str, str] | None = None,
-    partition_keys: dict[str, str] | None = None,
-    location: str | None = None,
-    parameters: dict[str, str] | None = None,
-    table_type: str = "MANAGED_TABLE",
-    owner: str = "hivewire",
-    skewed: hms.SkewedInfo | None = None,
-    create_time: int = 0,
-) -> hms.Table:
-    """A parquet ``Table`` ``db.name`` with ``columns`` and ``partition_keys`` given as ``{name: type}``."""
-    cols = [hms.FieldSchema(name=k, type=v, comment=None) for k, v in (columns or {"id": "int"}).items()]
-    pkeys = [hms.FieldSchema(name=k, type=v, comment=None) for k, v in (partition_keys or {}).items()]
-    sd = hms.StorageDescriptor(
-        cols=cols,
-        location=location or f"file:/tmp/hivewire-warehouse/{db}.db/{name}",
-        inputFormat=_PARQUET[0],
-        outputFormat=_PARQUET[1],
-        compressed=False,
-        numBuckets=-1,
-        serdeInfo=hms.SerDeInfo(name=None, serializationLib=_PARQUET[2], parameters={"serialization.format": "1"}),
-        bucketCols=[],
-        sortCols=[],
-        parameters={},
-        skewedInfo=skewed,
-        storedAsSubDirectories=False,
-    )
-    params = dict(parameters or {})
-    if table_type == "EXTERNAL_TABLE":
-        params.setdefault("EXTERNAL", "TRUE")
-    return hms.Table(
-        tableName=name,
-        dbName=db,
-        owner=owner,
-        createTime=create_time,
-        lastAccessTime=0,
-        retention=0,
-        sd=sd,
-        partitionKeys=pkeys,
-        parameters=params,
-        viewOriginalText=None,
-        viewExpandedText=None,
-        tableType=table_type,
-        temporary=False,
-        rewriteEnabled=False,
-    )
-
-
-def make_partition(
-    table: hms.Table,
-    values: list[str],
-    *,
-    location: str | None = None,
-    parameters: dict[str, str] | None = None,
-    create_time: int = 0,
-) -> hms.Partition:
-    """A ``Partition`` of ``table`` with ``values`` (one per partition key), located under the table."""
-    keys = [k.name for k in table.partitionKeys or ()]
-    if len(keys) != len(values):
-        raise ValueError(f"{table.dbName}.{table.tableName} has partition keys {keys}, got values {values}")
-    sd = copy.deepcopy(_sd(table))
-    spec = "/".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
-    sd.location = location or f"{sd.location}/{spec}"
-    return hms.Partition(
-        values=list(values),
-        dbName=table.dbName,
-        tableName=table.tableName,
-        createTime=create_time,
-        lastAccessTime=0,
-        sd=sd,
-        parameters=dict(parameters or {}),
-    )
-
-
-def _sd(obj: hms.Table | hms.Partition) -> hms.StorageDescriptor:
-    """The storage descriptor of a table or partition (the factories' objects always have one)."""
-    if obj.sd is None:
-        raise ValueError(f"{obj.dbName}.{obj.tableName} has no storage descriptor (sd): give it one")
-    return obj.sd
-
-
-# -- Event factories --------------------------------------------------------------------------------------
-# Events as the Apiary listener of a Hive 2.3.10 metastore would publish them (parameters carry
-# hive.version). Keyword arguments not named here go to make_table (make_database for database events).
-
-_HIVE_PARAMS = {"hive.version": "2.3.10"}
-_PARTITION_KEYS = {"dt": "string"}
-_PARTITION_VALUES = ["2024-01-01"]
-
-
-class _Common(TypedDict):
-    status: bool
-    parameters: dict[str, str]
-    environment_context: hms.EnvironmentContext | None
-
-
-def _common(status: bool, parameters: dict[str, str] | None, environment_context: dict[str, str] | None) -> _Common:
-    env = hms.EnvironmentContext(properties=dict(environment_context)) if environment_context else None
-    return {"status": status, "parameters": {**_HIVE_PARAMS, **(parameters or {})}, "environment_context": env}
-
-
-@overload
-def make_event(
-    event_type: type[_E],
-    db: str = "db",
-    table: str = "t",
-    *,
-    status: bool = True,
-    parameters: dict[str, str] | None = None,
-    environment_context: dict[str, str] | None = None,
-    **fields: object,
-) -> _E: ...
-
-
-@overload
-def make_event(
-    event_type: EventType | str,
-    db: str = "db",
-    table: str = "t",
-    *,
-    status: bool = True,
-    parameters: dict[str, str] | None = None,
-    environment_context: dict[str, str] | None = None,
-    **fields: object,
-) -> ListenerEvent: ...
-
-
-def make_event(
-    event_type: type[ListenerEvent] | EventType | str,
-    db: str = "db",
-    table: str = "t",
-    *,
-    status: bool = True,
-    parameters: dict[str, str] | None = None,
-    environment_context: dict[str, str] | None = None,
-    **fields: object,
-) -> ListenerEvent:
-    """An event of any type (its class, ``EventType`` or name), every field filled from the event types'
-    description unless given in ``fields``.
-
-    Defaults: a Table field is ``make_table(db, table)`` (partitioned by ``dt`` when the type carries
-    partitions), a Partition ``dt=2024-01-01`` of that table, a Database ``make_database(db)``, another
-    required object (a Function, ColumnStatistics, ...) one with every field unset, a flag False, strings,
-    numbers and other objects None, lists and maps empty. ``table`` is ignored for database events. So a new
-    event type needs no factory of its own::
-
-        event = hw.testing.make_event(hw.AddPartitionEvent, "sales", "orders", delete_data=True)
-    """
-    from hivewire.events._description import Kind
-    from hivewire.events._model import EVENT_CLASSES
-    from hivewire.events._types import TYPES, EventType
-
-    if isinstance(event_type, type):
-        cls = event_type
-        kind = cls.event_type
-    else:
-        kind = EventType(event_type)
-        cls = EVENT_CLASSES[kind]
-    spec = TYPES[kind]
-    unknown = sorted(set(fields) - {f.name for f in spec.fields})
-    if unknown:
-        raise TypeError(f"{spec.class_name} has no field(s) {unknown}; it has {[f.name for f in spec.fields]}")
-    partitioned = any(f.thrift is hms.Partition for f in spec.fields)
-    the_table = make_table(db, table, partition_keys=_PARTITION_KEYS if partitioned else None)
-    values: dict[str, Any] = {}
-    for f in spec.fields:
-        if f.name in fields:
-            values[f.name] = fields[f.name]
-        elif f.thrift is hms.Table:
-            table_copy = copy.deepcopy(the_table)
-            values[f.name] = [table_copy] if f.kind is Kind.STRUCT_LIST else table_copy
-        elif f.thrift is hms.Partition:
-            partition = make_partition(the_table, _PARTITION_VALUES)
-            values[f.name] = [partition] if f.kind is Kind.STRUCT_LIST else partition
-        elif f.thrift is hms.Database:
-            values[f.name] = make_database(db)
-        elif f.thrift is hms.NotificationEvent:
-            message = json.dumps({"server": "", "servicePrincipal": "", "db": db, "functionName": "f", "timestamp": 0})
-            values[f.name] = hms.NotificationEvent(1, 0, "DROP_FUNCTION", db, table, message, "json-0.2")
-        elif f.kind is Kind.FLAG:
-            values[f.name] = False
-        elif f.kind is Kind.STRING_MAP:
-            values[f.name] = {}
-        elif f.kind is Kind.STRUCT and f.required and f.thrift is not None:
-            values[f.name] = f.thrift()  # an object of the notification log's types, every field unset
-        elif f.kind in (Kind.STRUCT, Kind.STRING, Kind.INT):
-            values[f.name] = None
-        else:
-            values[f.name] = []
-    if spec.names_from is None:  # the names come from the message alone
-        values["db_name"] = db
-        if not spec.database_event:
-            values["table_name"] = table
-    return cls(**values, **_common(status, parameters, environment_context))
-
-
-def create_table_event(
-    db: str = "db",
-    table: str = "t",
-    *,
-    status: bool = True,
-    parameters: dict[str, str] | None = None,
-    environment_context: dict[str, str] | None = None,
-    **table_kwargs: Unpack[TableOptions],
-) -> CreateTableEvent:
-    from hivewire.events._model import CreateTableEvent
-
-    return CreateTableEvent(
-        table=make_table(db, table, **table_kwargs), **_common(status, parameters, environment_context)
-    )
-
-
-def alter_table_event(
-    db: str = "db",
-    table: str = "t",
-    *,
-    rename_to: str | None = None,
-    add_columns: dict[str, str] | None = None,
-    status: bool = True,
-    parameters: dict[str, str] | None = None,
-    environment_context: dict[str, str] | None = None,
-    **table_kwargs: Unpack[TableOptions],
-) -> AlterTableEvent:
-    """An alter of ``db.table``: a rename (``rename_to``) and/or new columns (``add_columns``)."""
-    from hivewire.events._model import AlterTableEvent
-
-    old = make_table(db, table, **table_kwargs)
-    new = copy.deepcopy(old)
-    if rename_to:
-        new.tableName = rename_to
-    if add_columns:
-        sd = _sd(new)
-        sd.cols = [*(sd.cols or ()), *(hms.FieldSchema(name=k, type=v, comment=None) for k, v in add_columns.items())]
-    return AlterTableEvent(old_table=old, new_table=new, **_common(status, parameters, environment_context))
-
-
-def drop_table_event(
-    db: str = "db",
-    table: str = "t",
-    *,
-    delete_data: bool = True,
-    status: bool = True,
-    parameters: dict[str, str] | None = None,
-    environment_context: dict[str, str] | None = None,
-    **table_kwargs: Unpack[TableOptions],
-) -> DropTableEvent:
-    from hivewire.events._model import DropTableEvent
-
-    return DropTableEvent(
-        table=make_table(db, table, **table_kwargs),
-        delete_data=delete_data,
-        **_common(status, parameters, environment_context),
-    )
-
-
-def _partitioned(
-    db: str,
-    table: str,
-    values: list[list[str]],
-    partition_keys: dict[str, str] | None,
-    table_kwargs: PartitionedTableOptions,
-) -> tuple[hms.Table, list[hms.Partition]]:
-    keys = partition_keys or {f"p{i}": "string" for i in range(len(values[0]) if values else 1)}
-    t = make_table(db, table, partition_keys=keys, **table_kwargs)
-    return t, [make_partition(t, list(v)) for v in values]
-
-
-def add_partition_event(
-    db: str = "db",
-    table: str = "t",
-    values: list[list[str]] | None = None,
-    *,
-    partition_keys: dict[str, str] | None = None,
-    status: bool = True,
-    parameters: dict[str, str] | None = None,
-    environment_context: dict[str, str] | None = None,
-    **table_kwargs: Unpack[PartitionedTableOptions],
-) -> AddPartitionEvent:
-    """Partitions with ``values`` (one list per partition, default ``[["2024-01-01"]]``) added to ``db.table``."""
-    from hivewire.events._model import AddPartitionEvent
-
-    t, parts = _partitioned(db, table, values or [_PARTITION_VALUES], partition_keys or _PARTITION_KEYS, table_kwargs)
-    return AddPartitionEvent(table=t, partitions=parts, **_common(status, parameters, environment_context))
-
-
-def alter_partition_event(
-    db: str = "db",
-    table: str = "t",
-    values: list[str] | None = None,
-    *,
-    new_location: str | None = None,
-    partition_keys: dict[str, str] | None = None,
-    status: bool = True,
-    parameters: dict[str, str] | None = None,
-    environment_context: dict[str, str] | None = None,
-    **table_kwargs: Unpack[PartitionedTableOptions],
-) -> AlterPartitionEvent:
-    from hivewire.events._model import AlterPartitionEvent
-
-    t, (old,) = _partitioned(db, table, [values or _PARTITION_VALUES], partition_keys or _PARTITION_KEYS, table_kwargs)
-    new = copy.deepcopy(old)
-    if new_location:
-        _sd(new).location = new_location
-    return AlterPartitionEvent(
-        table=t, old_partition=old, new_partition=new, **_common(status, parameters, environment_context)
-    )
-
-
-def drop_partition_event(
-    db: str = "db",
-    table: str = "t",
-    values: list[list[str]] | None = None,
-    *,
-    delete_data: bool = True,
-    partition_keys: dict[str, str] | None = None,
-    status: bool = True,
-    parameters: dict[str, str] | None = None,
-    environment_context: dict[str, str] | None = None,
-    **table_kwargs: Unpack[PartitionedTableOptions],
-) -> DropPartitionEvent:
-    from hivewire.events._model import DropPartitionEvent
-
-    t, parts = _partitioned(db, table, values or [_PARTITION_VALUES], partition_keys or _PARTITION_KEYS, table_kwargs)
-    return DropPartitionEvent(
-        table=t, partitions=parts, delete_data=delete_data, **_common(status, parameters, environment_context)
-    )
-
-
-def insert_event(
-    db: str = "db",
-    table: str = "t",
-    *,
-    files: list[str] | None = None,
-    partition_key_values: dict[str, str] | None = None,
-    status: bool = True,
-    parameters: dict[str, str] | None = None,
-) -> InsertEvent:
-    from hivewire.events._model import InsertEvent
-
-    names = files if files is not None else [f"file:/tmp/hivewire-warehouse/{db}.db/{table}/part-00000.parquet"]
-    return InsertEvent(
-        db_name=db,
-        table_name=table,
-        files=names,
-        file_checksums=["" for _ in names],
-        partition_key_values=dict(partition_key_values or {}),
-        **_common(status, parameters, None),
-    )
-
-
-def create_database_event(
-    name: str = "db",
-    *,
-    status: bool = True,
-    parameters: dict[str, str] | None = None,
-    **database_kwargs: Unpack[DatabaseOptions],
-) -> CreateDatabaseEvent:
-    from hivewire.events._model import CreateDatabaseEvent
-
-    return CreateDatabaseEvent(database=make_database(name, **database_kwargs), **_common(status, parameters, None))
-
-
-def alter_database_event(
-    name: str = "db",
-    *,
-    new_parameters: dict[str, str] | None = None,
-    status: bool = True,
-    parameters: dict[str, str] | None = None,
-    **database_kwargs: Unpack[DatabaseOptions],
-) -> AlterDatabaseEvent:
-    from hivewire.events._model import AlterDatabaseEvent
-
-    old = make_database(name, **database_kwargs)
-    new = copy.deepcopy(old)
-    new.parameters = {**(new.parameters or {}), **(new_parameters or {})}
-    return AlterDatabaseEvent(old_database=old, new_database=new, **_common(status, parameters, None))
-
-
-def drop_database_event(
-    name: str = "db",
-    *,
-    status: bool = True,
-    parameters: dict[str, str] | None = None,
-    **database_kwargs: Unpack[DatabaseOptions],
-) -> DropDatabaseEvent:
-    from hivewire.events._model import DropDatabaseEvent
-
-    return DropDatabaseEvent(database=make_database(name, **database_kwargs), **_common(status, parameters, None))
-
-
-# -- Running an app without a broker ---------------------------------------------------------------------
 
 
 def run_app(

@@ -79,8 +79,7 @@ def shim(**params: object) -> None:
     Give the metastores (--upstream) or where to discover them (--upstream-zookeeper or --upstream-hive-site);
     with --bootstrap-servers and --topic, changes are published as Apiary events.
     """
-    from hivewire_shim import Shim
-    from hivewire_shim.server import ShimSettings
+    from hivewire_shim import Shim, ShimSettings
 
     try:
         settings = ShimSettings.from_config(load(FLAGS, params))
@@ -94,7 +93,7 @@ def shim(**params: object) -> None:
             logging.getLogger("hivewire_shim").warning(
                 "no --bootstrap-servers/--topic: the shim relays calls but publishes no events"
             )
-        server = Shim(target, sinks=sinks, **settings.keywords())
+        server = Shim(target, sinks=sinks, options=settings.options)
         server.start()
     except (HivewireError, OSError) as e:
         if target is not None and not isinstance(target, str):

@@ -15,7 +15,7 @@ from confluent_kafka import Producer
 from runtime_harness import read_to_end, wait_for
 
 import hivewire as hw
-import hivewire.runtime._kafka as patched_module
+import hivewire.runtime._kafka_letters as patched_module
 from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._source import MemoryRecord, Record
 from hivewire.tools import _testing as testing

@@ -50,7 +50,6 @@ LIBRARIES = {
     "pyiceberg": "events",  # optional (hivewire[iceberg]): Iceberg metadata files, imported on first use
     "confluent_kafka": "runtime",
     "prometheus_client": "runtime",
-    "tenacity": "runtime",
     "tqdm": "data",
     "pyarrow": "data",
     "pyspark": "data",

@@ -15,7 +15,8 @@ from hivewire.config import _keys as keys
 from hivewire.config._kinds import Invalid, resolve_secret
 from hivewire.errors import ConfigError
 from hivewire.metastore._kazoo_log import KazooLog, secrets_of
-from hivewire.runtime._kafka import KafkaSource, _Letter
+from hivewire.runtime._kafka import KafkaSource
+from hivewire.runtime._kafka_letters import Letter
 
 
 class Clock:
@@ -54,7 +55,7 @@ def test_reachability_speaks_once_per_outage_reminds_once_a_period_and_says_when
 def test_a_letter_too_large_keeps_its_start_with_its_size_and_checksum_then_only_its_reference() -> None:
     value = bytes(range(256)) * 12_000  # 3 MB
     source = KafkaSource("localhost:1", "t")  # not opened: nothing connects
-    letter = _Letter(source, value, b"key", [("hivewire.source.offset", b"7")], lambda: None)
+    letter = Letter(source.letters, value, b"key", [("hivewire.source.offset", b"7")], lambda: None)
     assert letter.fit(1_000_000)
     headers = dict(letter.headers)
     assert headers["hivewire.original.stored"] == b"truncated"
@@ -135,7 +136,7 @@ def test_dead_letter_producer_settings_and_the_startup_timeout_are_read() -> Non
     assert settings.startup_timeout == 15.0 and settings.endpoint_address == "127.0.0.1"
     assert RuntimeSettings.from_config(Config({}), need_kafka=False).startup_timeout == 60.0
     source = KafkaSource("b:9092", "apiary", producer_config=settings.producer_config)
-    assert source._max_message == 5_000_000
+    assert source.letters.max_message == 5_000_000
 
 
 def test_a_dead_letter_the_broker_refuses_as_too_large_is_queued_again_smaller() -> None:
@@ -144,15 +145,15 @@ def test_a_dead_letter_the_broker_refuses_as_too_large_is_queued_again_smaller()
 
     source = KafkaSource("localhost:1", "t", producer_config={"message.max.bytes": "5000000"})
     value = b"x" * 3_000_000
-    letter = _Letter(source, value, None, [("hivewire.source.offset", b"1")], lambda: None)
-    source._delivery_failed(letter, KafkaError(KafkaError.MSG_SIZE_TOO_LARGE))
-    source._shrink_too_large()  # what the dead-letter thread does after the poll that served the refusal
-    [(_, _, queued)] = source._resend
+    letter = Letter(source.letters, value, None, [("hivewire.source.offset", b"1")], lambda: None)
+    source.letters.delivery_failed(letter, KafkaError(KafkaError.MSG_SIZE_TOO_LARGE))
+    source.letters.shrink_too_large()  # what the dead-letter thread does after the poll that served the refusal
+    [(_, _, queued)] = source.letters.resend
     assert queued is letter and letter.stored == "truncated" and letter.size() <= 1_500_512
     assert dict(letter.headers)["hivewire.original.size"] == b"3000000"
-    source._resend.clear()
-    source._delivery_failed(letter, KafkaError(KafkaError._MSG_TIMED_OUT))  # any other failure: later, as it is
-    [(_, _, queued)] = source._resend
+    source.letters.resend.clear()
+    source.letters.delivery_failed(letter, KafkaError(KafkaError._MSG_TIMED_OUT))  # any other failure: later, as it is
+    [(_, _, queued)] = source.letters.resend
     assert queued is letter and letter.stored == "truncated"
 
 
@@ -162,12 +163,12 @@ def test_a_small_dead_letter_refused_with_a_large_one_goes_again_whole() -> None
     from confluent_kafka import KafkaError
 
     source = KafkaSource("localhost:1", "t")
-    large = _Letter(source, b"x" * 300_000, None, [], lambda: None)
-    small = _Letter(source, b"y" * 2_000, None, [], lambda: None)
+    large = Letter(source.letters, b"x" * 300_000, None, [], lambda: None)
+    small = Letter(source.letters, b"y" * 2_000, None, [], lambda: None)
     for letter in (large, small):
-        source._delivery_failed(letter, KafkaError(KafkaError.MSG_SIZE_TOO_LARGE))
-    source._shrink_too_large()
-    assert {id(q) for _, _, q in source._resend} == {id(large), id(small)}
+        source.letters.delivery_failed(letter, KafkaError(KafkaError.MSG_SIZE_TOO_LARGE))
+    source.letters.shrink_too_large()
+    assert {id(q) for _, _, q in source.letters.resend} == {id(large), id(small)}
     assert large.stored == "truncated" and small.stored == "whole" and small.value == b"y" * 2_000
 
 

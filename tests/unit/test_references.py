@@ -146,7 +146,7 @@ def test_every_dotted_name_in_docstrings_and_docs_exists() -> None:
 
 
 def test_the_checker_finds_names_that_do_not_exist() -> None:
-    assert resolve("hivewire.runtime._lane.Spill") is None
+    assert resolve("hivewire.runtime._intake.Spill") is None
     assert resolve("hivewire.runtime._membership.Membership.switched") is None  # set in __init__
     assert resolve("hivewire.runtime.lane") is not None  # a module that is gone
     assert resolve("hivewire.runtime._lane.Nothing") is not None

@@ -16,11 +16,14 @@ from waiting import wait_for
 
 import hivewire as hw
 from hivewire.events import _apiary as apiary
-from hivewire.runtime._lane import Item, Lane, LaneServices, Watchdog
+from hivewire.runtime._intake import Item
+from hivewire.runtime._lane import Lane, Watchdog
 from hivewire.runtime._listener import EventFilter, Listener, RetryPolicy
 from hivewire.runtime._metrics import Metrics
+from hivewire.runtime._services import LaneServices
 from hivewire.runtime._source import MemorySource
 from hivewire.runtime._tracker import Batch, CommitTracker
+from hivewire.runtime._worker import Worker
 from hivewire.tools._testing import create_table_event
 
 TOPIC = "apiary"
@@ -152,6 +155,13 @@ def rig() -> Iterator[Callable[..., Rig]]:
         r.close()
 
 
+def thread_of(lane: Lane) -> threading.Thread | None:
+    """The thread that owns ``lane``'s current share (a plain lane's executor is one :class:`Worker`)."""
+    worker = lane.executor
+    assert isinstance(worker, Worker)
+    return worker._thread
+
+
 NO_WAIT = RetryPolicy(max_attempts=3, initial_delay=0, multiplier=1, max_delay=0)
 
 
@@ -164,7 +174,7 @@ def test_a_call_returning_as_the_watchdog_gives_up_is_released_once(rig: Callabl
     (batch,) = r.dispatch([item(0, 0)])
     racy_calls.started(1)
     gated_calls.started(1)
-    hung = racy._thread
+    hung = thread_of(racy)
     assert hung is not None
 
     # The hung call returns while the watchdog is busy giving it up (inside its bookkeeping): the worst
@@ -201,7 +211,7 @@ def test_a_returning_abandoned_call_does_not_hide_a_second_hang(rig: Callable[..
     lane = r.lane("hangs", calls)
     r.dispatch([item(1, 0)])
     calls.started(1)
-    first = lane._thread
+    first = thread_of(lane)
     assert first is not None
     lane.check_timeout(LATER)  # gives up call 1; a new thread retries
     calls.started(2)

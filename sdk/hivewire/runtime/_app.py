@@ -33,7 +33,7 @@ from hivewire.config._config import Config
 from hivewire.config._files import SettingMap
 from hivewire.errors import ConfigError, ListenerError
 from hivewire.events._model import EventType, ListenerEvent
-from hivewire.metastore import MetastoreClient
+from hivewire.runtime._assembly import RunnerBuilder
 from hivewire.runtime._derived import PLAIN_TYPES, operations, routed
 from hivewire.runtime._handlers import AppDecorators
 from hivewire.runtime._kafka import KafkaSource
@@ -43,7 +43,6 @@ from hivewire.runtime._listener import (
     ListenerOptions,
     ListenerTarget,
     MetaStoreEventListener,
-    RetryPolicy,
     check_signature,
     load_object,
     overridden_types,
@@ -51,13 +50,11 @@ from hivewire.runtime._listener import (
 from hivewire.runtime._metrics import HealthServer, Metrics
 from hivewire.runtime._runner import Runner
 from hivewire.runtime._settings import RuntimeSettings
-from hivewire.runtime._source import Source
+from hivewire.runtime._source import Source, SupportsTail
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from hivewire.runtime._membership import Membership
-    from hivewire.runtime._singleton import Singleton
 
 log = logging.getLogger("hivewire.app")
 
@@ -223,46 +220,7 @@ class App(AppDecorators):
             for listener in self._listeners:
                 listener.bind(config)
 
-            def make_runner(
-                listeners: Sequence[Listener],
-                source: Source,
-                metrics: Metrics,
-                membership: Membership | None = None,
-                tune_gc: bool = False,
-            ) -> Runner:
-                return Runner(
-                    app_name=self.name,
-                    listeners=listeners,
-                    source=source,
-                    metrics=metrics,
-                    retry=RetryPolicy(
-                        settings.retry_max_attempts,
-                        settings.retry_initial_delay,
-                        settings.retry_multiplier,
-                        settings.retry_max_delay,
-                    ),
-                    timeout=settings.listener_timeout,
-                    queue_events=settings.queue_size,
-                    queue_bytes=settings.queue_bytes,
-                    batch_size=settings.batch_size,
-                    commit_interval=settings.commit_interval,
-                    shutdown_timeout=settings.shutdown_timeout,
-                    metastore=_metastore_factory(config),
-                    max_abandoned=settings.max_abandoned_threads,
-                    tune_gc=tune_gc,
-                    reread=settings.reread,
-                    concurrency=settings.listener_concurrency,
-                    membership=membership,
-                )
-
-            singletons = _singletons(self._listeners, source, make_runner, metrics, lambda e: runner._fatal(e))
-            runner = make_runner(
-                [listener for listener in self._listeners if not listener.singleton],
-                source,
-                metrics,
-                membership=_membership(config, settings.instance_name, self._listeners, metrics, singletons),
-                tune_gc=settings.tune_gc,
-            )
+            runner = RunnerBuilder(self.name, config, settings, metrics).build(self._listeners, source)
             if settings.endpoint_port:
                 server = _health_server(metrics, runner, settings.endpoint_port, settings.endpoint_address)
                 log.info(
@@ -314,40 +272,6 @@ def _tuple(value: str | Iterable[str] | None) -> str | tuple[str, ...] | None:
     return value if value is None or isinstance(value, str) else tuple(value)
 
 
-def _metastore_factory(config: Config) -> Callable[[], MetastoreClient | None]:
-    """The virtual metastore context: a client per listener thread, on the configured (or discovered) URIs."""
-    if config.find(keys.METASTORE_URIS) is None and config.find(keys.DISCOVERY_MODE) is None:
-        return lambda: None
-    from hivewire.metastore import _discovery as discovery
-    from hivewire.metastore._client_options import ClientOptions
-
-    uris = discovery.metastore_uris_from_conf(config, shared=True)
-    options = ClientOptions.from_config(config).keywords()
-    return lambda: MetastoreClient(uris, **options)
-
-
-def _membership(
-    config: Config, app: str, listeners: Sequence[Listener], metrics: Metrics, singletons: Sequence[Singleton]
-) -> Membership | None:
-    """This instance's membership of ``app`` (named as its consumer group is), when coordination is configured;
-    without ``hivewire.coordination.zookeeper`` nothing of coordination (or kazoo) is imported."""
-    if not config.optional(keys.COORDINATION_ZOOKEEPER):
-        return None
-    from hivewire.coordination._settings import CoordinationSettings
-    from hivewire.runtime._membership import Membership
-
-    coordination = CoordinationSettings.from_config(config)
-    where = coordination.zookeeper.quorum if coordination.zookeeper else "ZooKeeper"
-    return Membership(
-        coordination.connect,
-        app,
-        [listener.name for listener in listeners],
-        where=where,
-        metrics=metrics,
-        singletons=singletons,
-    )
-
-
 def _singleton(target: object, option: bool | None) -> bool:
     """A listener's ``singleton`` option, else its class's ``singleton`` attribute."""
     if option is not None:
@@ -367,29 +291,10 @@ def _check_singletons(config: Config, source: Source | KafkaSource, listeners: S
             f"listener(s) {', '.join(names)} are singletons (run on exactly one instance of the app), which needs "
             "coordination: set hivewire.coordination.zookeeper (--zookeeper zk1:2181), or drop singleton=True",
         )
-    if not callable(getattr(source, "tail", None)):
+    if not isinstance(source, SupportsTail):
         raise ConfigError(
             names[0], f"is a singleton listener, which {source!r} cannot serve (it has no tail()): use a KafkaSource"
         )
-
-
-def _singletons(
-    listeners: Sequence[Listener],
-    source: Source,
-    make_runner: Callable[[Sequence[Listener], Source, Metrics], Runner],
-    metrics: Metrics,
-    fatal: Callable[[BaseException], None],
-) -> list[Singleton]:
-    """One :class:`Singleton` per singleton listener, each running it with a runner of its own."""
-    if not any(listener.singleton for listener in listeners):
-        return []
-    from hivewire.runtime._singleton import Singleton
-
-    def build(listener: Listener) -> Callable[[Source], Runner]:
-        return lambda tail: make_runner([listener], tail, metrics.for_singleton())
-
-    singles = [listener for listener in listeners if listener.singleton]
-    return [Singleton(listener, source, build(listener), metrics, fatal) for listener in singles]
 
 
 def _health_server(metrics: Metrics, runner: Runner, port: int, address: str) -> HealthServer:

@@ -1,10 +1,10 @@
 """The user's frames of a traceback: what a listener failure or an import error shows at INFO and above.
 
-A listener that raises is called through hivewire's lanes, tenacity and ``concurrent.futures``; a listener
+A listener that raises is called through hivewire's lanes and ``concurrent.futures``; a listener
 module is imported through ``importlib`` and click. Those frames say nothing to the user, so the messages
 show only the frames of the user's own files (:func:`user_traceback`), the innermost last as Python does,
 and the whole traceback goes to DEBUG. Invariants: a frame is the user's unless its file belongs to hivewire,
-to the standard library or to a library the runtime calls through (tenacity, click); when no frame is the
+to the standard library or to a library the runtime calls through (click); when no frame is the
 user's (the failure is inside a library the user called), the innermost frame is kept, so a message always
 names a place; formatting never reads more than the lines of the frames it shows.
 """
@@ -28,7 +28,6 @@ _INTERNAL = tuple(
     str(Path(p).resolve()) + os.sep
     for p in (
         str(Path(__file__).parent.parent),  # hivewire
-        _package_dir("tenacity"),
         _package_dir("click"),
         sysconfig.get_paths()["stdlib"],
     )
@@ -37,7 +36,7 @@ _INTERNAL = tuple(
 
 
 def is_users(filename: str) -> bool:
-    """Whether ``filename`` is the user's code (not hivewire's, the standard library's, tenacity's or click's)."""
+    """Whether ``filename`` is the user's code (not hivewire's, the standard library's or click's)."""
     if filename.startswith(("<frozen", "<string")):
         return False
     try:

@@ -107,8 +107,12 @@ class Membership:
             log,
         )
 
-    # -- what the runner tells -------------------------------------------------------------------------------
+    def stand_for(self, singletons: Sequence[Candidate]) -> None:
+        """Stand for ``singletons`` too once joined (called before :meth:`start`: the app's runner, which their
+        fatal errors stop, is made after the membership it follows)."""
+        self.singletons += tuple(singletons)
 
+    # -- what the runner tells -------------------------------------------------------------------------------
     def hold(self, partitions: Iterable[TopicPartition]) -> None:
         """The partitions this instance holds now (after an assignment or a revocation)."""
         held = tuple(sorted(partition_name(tp) for tp in partitions))

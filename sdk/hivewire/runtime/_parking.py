@@ -5,7 +5,7 @@ memory for the records that arrive meanwhile: its lane keeps one :class:`Parked`
 first offset it let pass to the end of the last poll, however long the pause. The range caps the partition's
 commits at its start (:meth:`~hivewire.runtime._tracker.CommitTracker.cap`), so nothing it has not handled is
 committed and a restart (``kill -9`` included) reads it again. On resuming, the range becomes the lane's
-ordinary spills (:class:`~hivewire.runtime._lane.Spill`), chunk by chunk (:class:`Chunks`), read again with
+ordinary spills (:class:`~hivewire.runtime._intake.Spill`), chunk by chunk (:class:`Chunks`), read again with
 the lane's :class:`~hivewire.runtime._source.Reader` behind what was queued before the pause and ahead of what comes
 after, which keeps each table's order; the cap rises as the chunks are done, and goes when the last one is.
 A sideline's replay (:mod:`hivewire.runtime._sidelining`) is queued the same way, its progress recorded in

@@ -35,19 +35,21 @@ from hivewire.errors import DecodeError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import EventType
 from hivewire.metastore import MetastoreClient
-from hivewire.runtime._lane import (
-    Backlog,
-    Item,
-    Lane,
-    LaneServices,
-    Watchdog,
-    dead_letter_headers,
-    send_dead_letter,
-)
+from hivewire.runtime._delivery import dead_letter_headers, send_dead_letter
+from hivewire.runtime._intake import Backlog, Item
+from hivewire.runtime._lane import Lane, Watchdog
 from hivewire.runtime._listener import Listener, RetryPolicy
 from hivewire.runtime._metrics import Metrics
-from hivewire.runtime._scheduler import EventLoop, ScheduledLane
-from hivewire.runtime._source import Record, Source, TopicPartition
+from hivewire.runtime._scheduler import EventLoop
+from hivewire.runtime._services import LaneServices
+from hivewire.runtime._source import (
+    Record,
+    Source,
+    SupportsMetrics,
+    SupportsReachability,
+    SupportsWaiting,
+    TopicPartition,
+)
 from hivewire.runtime._tracker import Batch, CommitTracker
 
 if TYPE_CHECKING:  # imported only when coordination is configured
@@ -128,7 +130,7 @@ class Runner:
             app_name=app_name,
             stopping=self.stopping,
             metastore=metastore,
-            fatal=self._fatal,
+            fatal=self.fatal,
             max_abandoned=max_abandoned,
             failing_bound=batch_size,
             pace_bound=self.pace_bound,
@@ -147,7 +149,7 @@ class Runner:
                 continue
             if self.loop is None:
                 self.loop = EventLoop()
-            self.routes.append((listener, ScheduledLane(listener, services, self.loop, n)))
+            self.routes.append((listener, Lane(listener, 0, services, self.loop, n)))
         self.lanes = [lane for _, lane in self.routes]
         self.watchdog = Watchdog(self.lanes, self.stopping)
         self.paused = False
@@ -176,10 +178,8 @@ class Runner:
             for lane, sidelining in self.sidelinings.items():
                 lane.skipped = sidelining.skipped
         metrics.pending_age.set_function(self.tracker.oldest_pending_age)
-        # Optional for a Source: KafkaSource counts failed commits and dead-letter sends in these metrics.
-        attach = getattr(source, "attach_metrics", None)
-        if callable(attach):
-            attach(metrics)
+        if isinstance(source, SupportsMetrics):
+            source.attach_metrics(metrics)
 
     # -- control --------------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -191,7 +191,8 @@ class Runner:
         self.stopping.set()
         self.forced.set()
 
-    def _fatal(self, error: BaseException) -> None:
+    def fatal(self, error: BaseException) -> None:
+        """Stop the app because of ``error`` (a lane or a singleton cannot go on); :meth:`run` raises it."""
         self.fatal_error = error
         self.stop()
 
@@ -579,9 +580,8 @@ class Runner:
         """
         now = time.monotonic()
         polling = self.started and not self.stopping.is_set() and now - self.last_poll < 30
-        # Optional for a Source: KafkaSource says whether a broker answers.
-        reachability = getattr(self.source, "reachability", None)
-        reachable = reachability is None or bool(reachability.reachable)
+        source = self.source
+        reachable = not isinstance(source, SupportsReachability) or source.reachability.reachable
         listeners = {}
         stuck_names = []
         for lane in self.lanes:
@@ -604,15 +604,14 @@ class Runner:
         leaking = sorted(self.watchdog.over_cap)
         alive = polling and not leaking
         ready = alive and reachable and bool(self.assigned)
-        # Optional for a Source: KafkaSource says how long it has waited for the group to assign partitions.
-        waiting = getattr(self.source, "waiting_for", None)
+        waiting = source.waiting_for if isinstance(source, SupportsWaiting) else None
         return {
             "status": "UP" if ready else "DOWN",
             "alive": alive,
             "reachable": reachable,
             "paused": self.paused,
             "assigned": sorted(f"{t}/{p}" for t, p in self.assigned),
-            "waiting_for_assignment_s": round(waiting, 1) if isinstance(waiting, float) else None,
+            "waiting_for_assignment_s": round(waiting, 1) if waiting is not None else None,
             "pending_batches": self.tracker.pending_batches,
             "oldest_pending_batch_s": round(self.tracker.oldest_pending_age(), 3),
             "stuck_listeners": stuck_names,

@@ -1,18 +1,19 @@
 """Key-ordered scheduling: up to N events of one listener in flight at once, never two of one table.
 
-A listener with ``concurrency`` above 1, or an ``async def`` one, runs on a :class:`ScheduledLane` instead of
-a plain :class:`~hivewire.runtime._lane.Lane`. Its intake is the lane's (the same queue, bounds, spills and
-re-reads); its intake thread moves events into a per-table scheduler on the runtime's event loop
-(:class:`EventLoop`), at most ``window`` of them at a time, so spilled events are read again only when the
-scheduler gets near them. ``concurrency`` worker tasks take the next table that has an event and no event in
-flight, handle that one event, and put the table back at the end of the line if it has more: events of one
-table queue behind each other (their order holds), events of different tables overlap. This is the model of
-Confluent's parallel consumer (ordering by key, not by partition).
+A listener with ``concurrency`` above 1, or an ``async def`` one, has a :class:`Scheduler` as its lane's
+executor instead of a :class:`~hivewire.runtime._worker.Worker`. It takes from the lane's
+:class:`~hivewire.runtime._intake.Intake` (the same queue, bounds, spills and re-reads); its intake thread moves
+events into a per-table scheduler on the runtime's event loop (:class:`EventLoop`), at most ``window`` of them
+at a time, so spilled events are read again only when the scheduler gets near them. ``concurrency`` worker tasks
+take the next table that has an event and no event in flight, handle that one event, and put the table back at
+the end of the line if it has more: events of one table queue behind each other (their order holds), events of
+different tables overlap. This is the model of Confluent's parallel consumer (ordering by key, not by
+partition).
 
 A coroutine listener is awaited on the loop; a plain function runs on the lane's :class:`Pool` of threads,
-awaited from the loop. Retries (tenacity's ``AsyncRetrying``), timeouts, dead letters and metrics are the
-same for both: a coroutine that overruns the timeout is cancelled, a thread that does is abandoned (Python
-cannot kill it) and replaced, and either way the call is a failed attempt.
+awaited from the loop. Retries (:meth:`~hivewire.runtime._delivery.Delivery.retry_async`), timeouts, dead
+letters and metrics are the same for both: a coroutine that overruns the timeout is cancelled, a thread that
+does is abandoned (Python cannot kill it) and replaced, and either way the call is a failed attempt.
 
 A share of a batch is released to the :class:`~hivewire.runtime._tracker.CommitTracker` when its last event is
 handled or dead-lettered, whichever order they finish in, so the commit guarantee is the lane's: an offset
@@ -32,13 +33,13 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import cast
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
-
-from hivewire.errors import DecodeError
 from hivewire.events._model import ListenerEvent
 from hivewire.metastore import MetastoreClient
-from hivewire.runtime._lane import Item, Lane, LaneServices, ListenerTimeout, Resume, Spill, _Revoked, _Stopping
+from hivewire.runtime._delivery import Delivery, ListenerTimeout, _Revoked, _Stopping
+from hivewire.runtime._intake import Intake, Item, Spill
 from hivewire.runtime._listener import Handler, Listener
+from hivewire.runtime._metrics import ListenerMetrics
+from hivewire.runtime._services import LaneServices
 from hivewire.runtime._tracker import Batch
 
 log = logging.getLogger("hivewire.runtime.scheduler")
@@ -206,11 +207,33 @@ class _Share:
         self.batch, self.remaining, self.total, self.size = batch, total, total, size
 
 
-class ScheduledLane(Lane):
-    """One listener's lane with ``concurrency`` events in flight (tasks on the loop; threads for sync calls)."""
+def _always() -> bool:
+    return True
 
-    def __init__(self, listener: Listener, services: LaneServices, loop: EventLoop, concurrency: int) -> None:
-        super().__init__(listener, 0, services)
+
+class Scheduler:
+    """A lane's executor with ``concurrency`` events in flight (tasks on the loop; threads for sync calls)."""
+
+    def __init__(
+        self,
+        listener: Listener,
+        services: LaneServices,
+        intake: Intake,
+        delivery: Delivery,
+        metrics: ListenerMetrics,
+        timeout: float,
+        loop: EventLoop,
+        concurrency: int,
+    ) -> None:
+        self.listener = listener
+        self.name = listener.name
+        self.services = services
+        self.delivery = delivery
+        self.metrics = metrics
+        self.timeout = timeout
+        self.timeouts = 0
+        self._intake = intake
+        self._intake_thread: threading.Thread | None = None
         self.concurrency = concurrency
         self._loop = loop
         # Events moved from the intake into the scheduler and not yet done: bounds what spills are loaded for.
@@ -240,20 +263,22 @@ class ScheduledLane(Lane):
             self._pool = Pool(self.name, self.concurrency, self._loop.loop)
             self._pool.start()
         self._loop.call(self._start_workers)
-        super().start()  # the intake thread
+        thread = threading.Thread(target=self._run, daemon=True, name=f"hivewire-{self.name}-1")
+        self._intake_thread = thread
+        thread.start()  # the intake thread
 
     def _start_workers(self) -> None:
         self._ready = asyncio.Queue()
         self._stop = asyncio.Event()
         self._running = asyncio.Event()
-        if not self._paused:
+        if not self._intake.paused:
             self._running.set()
         self._workers = [asyncio.ensure_future(self._work(slot)) for slot in range(self.concurrency)]
         if self.services.stopping.is_set():
             self._stop_workers()
 
     def wake(self) -> None:
-        super().wake()
+        self._intake.wake()
         if self.services.stopping.is_set():
             try:
                 self._loop.call(self._stop_workers)
@@ -269,19 +294,15 @@ class ScheduledLane(Lane):
         for _ in self._workers:
             self._ready.put_nowait(None)
 
-    def pause(self) -> None:
-        super().pause()
-        self._loop.call(self._set_running)
-
-    def resume(self) -> None:
-        super().resume()
+    def follow_pause(self) -> None:
+        """The intake was paused or resumed: the workers start no new event while it is paused."""
         self._loop.call(self._set_running)
 
     def _set_running(self) -> None:
-        """Follow :attr:`paused` (loop thread)."""
+        """Follow the intake's ``paused`` (loop thread)."""
         running = self._running
         if running is not None:
-            if self._paused:
+            if self._intake.paused:
                 running.clear()
             else:
                 running.set()
@@ -289,7 +310,10 @@ class ScheduledLane(Lane):
     def join(self, timeout: float) -> bool:
         """Wait for the intake thread and for the calls in flight to finish."""
         deadline = time.monotonic() + timeout
-        intake = super().join(timeout)
+        thread = self._intake_thread
+        if thread is not None:
+            thread.join(timeout)
+        intake = thread is None or not thread.is_alive()
         done = self._done.wait(max(0.0, deadline - time.monotonic()))
         if self._pool is not None:
             self._pool.stop()
@@ -300,10 +324,11 @@ class ScheduledLane(Lane):
         return intake and done
 
     # -- intake: the lane's queue into the scheduler, within the window -------------------------------
-    def _run(self, gen: int, resume: Resume | None) -> None:
+    def _run(self) -> None:
+        intake = self._intake
         try:
             while True:
-                work = self._next(gen)
+                work = intake.next(_always)
                 if work is None:
                     return
                 if isinstance(work, Spill):
@@ -311,7 +336,7 @@ class ScheduledLane(Lane):
                     # then handled soon, instead of sitting in memory beside what was kept there.
                     if not self._wait_for_space(self.concurrency, self.window_bytes):
                         return
-                    self._load(work)
+                    intake.load(work)
                     continue
                 batch, items, size = work
                 share = _Share(batch, len(items), size)
@@ -409,10 +434,11 @@ class ScheduledLane(Lane):
             self._done.set()
 
     def _finish(self, share: _Share) -> None:
-        self.backlog.add(-share.total, -share.size)
+        backlog = self._intake.backlog
+        backlog.add(-share.total, -share.size)
         self.services.tracker.release(share.batch)
         room = self.services.room
-        if not room.is_set() and self.backlog.depth < self.services.pace_bound:
+        if not room.is_set() and backlog.depth < self.services.pace_bound:
             room.set()
 
     # -- one event ------------------------------------------------------------------------------------
@@ -431,13 +457,14 @@ class ScheduledLane(Lane):
         except Exception as error:
             if not await self._retry_event(batch, item, slot, call, handler, view, error):
                 return
-        self.failing = False
+        self._intake.failing = False
         self.metrics.handled.inc()
         self.metrics.latency.observe(time.monotonic() - batch.started)
 
     @property
-    def outstanding(self) -> int:
-        return max(0, self.backlog.depth + self.letters.depth + self.spilled + self.parked - self._done_early)
+    def done_in_hand(self) -> int:
+        """Events of shares in the scheduler already handled (their shares not finished yet)."""
+        return self._done_early
 
     async def _call_once(self, call: _Call, handler: Handler, view: ListenerEvent) -> None:
         task_id = id(asyncio.current_task())
@@ -465,59 +492,32 @@ class ScheduledLane(Lane):
         view: ListenerEvent,
         error: Exception,
     ) -> bool:
-        """Retry after a failed first call (tenacity, with the app's backoff); False if given up or revoked."""
-        policy, tracker = self.policy, self.services.tracker
-        self.failing = True
-        attempts = 1
-        replay = [error]  # tenacity's first attempt re-raises the failure that brought us here
-
-        last: list[BaseException] = [error]
+        """Retry after a failed first call (on the listener's policy); False if given up or revoked."""
+        tracker, delivery = self.services.tracker, self.delivery
+        self._intake.failing = True
+        last = error
 
         async def attempt() -> None:
-            nonlocal attempts, view
-            if replay:
-                raise replay.pop()
-            if isinstance(last[0], ListenerTimeout) and call == self._call_sync:
+            nonlocal view, last
+            if isinstance(last, ListenerTimeout) and call == self._call_sync:
                 # The abandoned thread may still be using the slot's client: the slot gets a new one.
                 self._clients[slot] = self.services.metastore()
                 view = item.event(self._clients[slot])
             if not tracker.is_current(batch):
                 raise _Revoked
-            attempts += 1
             try:
                 await self._call_once(call, handler, view)
             except Exception as e:
-                last[0] = e
+                last = e
                 raise
 
-        def before_sleep(state: RetryCallState) -> None:
-            self.metrics.retried.inc()
-            log.debug(
-                "listener %s failed on %s (attempt %d of %d): %r; retrying",
-                self.name,
-                item,
-                attempts,
-                policy.max_attempts,
-                state.outcome.exception() if state.outcome else "?",
-            )
-
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(policy.max_attempts),
-            wait=lambda state: policy.delay(state.attempt_number),
-            retry=retry_if_exception(lambda e: not isinstance(e, (DecodeError, _Stopping, _Revoked))),
-            sleep=self._backoff,
-            before_sleep=before_sleep,
-            reraise=True,
-        )
         try:
-            await retrying(attempt)
+            attempts, failure = await delivery.retry_async(attempt, 1, error, self._backoff, item)
         except _Revoked:
-            self._revoked(item)
+            delivery.revoked(item)
             return False
-        except _Stopping:
-            raise
-        except Exception as final:
-            self._give_up(batch, item, final, attempts, handler)
+        if failure is not None:
+            delivery.give_up(batch, item, failure, attempts, handler)
             return False
         return True
 
@@ -561,6 +561,11 @@ class ScheduledLane(Lane):
     @property
     def abandoned_threads(self) -> int:
         return self._pool.abandoned if self._pool is not None else 0
+
+    @property
+    def current(self) -> str | None:
+        """Not said: several events are in flight at once."""
+        return None
 
     def check_timeout(self, now: float) -> None:
         """Nothing to do: the scheduler times its calls out itself."""

@@ -7,7 +7,7 @@ thread of every instance, for the partitions it holds:
   per partition is recorded in the sideline (``starts``) before anything past it is committed: the
   partition's commits are capped there until the store has it, so a ``kill -9`` cannot lose where it began.
 - **resumed**: what was skipped up to the live position is queued to the listener's lane as chunks to read
-  again (the lane's :class:`~hivewire.runtime._lane.Spill`, with the sideline as its filter): the replay runs
+  again (the lane's :class:`~hivewire.runtime._intake.Spill`, with the sideline as its filter): the replay runs
   alongside the live stream, which still skips, and records how far it got (``replayed``) as chunks are done.
 - **resolved**: per partition, the live stream stops skipping at the next offset it dispatches, recorded as
   ``ends``, and what was skipped up to there is queued *before* that offset's events: the lane takes its queue

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from hivewire._ratelimit import RateLimit
 from hivewire.coordination._member import AppMember
 from hivewire.coordination._state import AppState
-from hivewire.errors import CoordinationError
+from hivewire.errors import ConfigError, CoordinationError
 from hivewire.runtime._listener import Listener
 from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._runner import Runner
@@ -34,6 +34,7 @@ from hivewire.runtime._source import (
     Reader,
     Record,
     Source,
+    SupportsTail,
     Tail,
     TopicPartition,
     partition_name,
@@ -261,11 +262,8 @@ class Singleton:
         return source.unread + sum(lane.outstanding for lane in runner.lanes)
 
 
-def can_tail(source: Source) -> bool:
-    """Whether singleton listeners can read ``source`` (it has ``tail()``)."""
-    return callable(getattr(source, "tail", None))
-
-
 def _tail(source: Source) -> Tail:
-    tail: Tail = getattr(source, "tail")()  # noqa: B009 (optional for a Source: can_tail says it is there)
-    return tail
+    """A new tail of ``source`` (the app checked, before running, that its source has one)."""
+    if not isinstance(source, SupportsTail):
+        raise ConfigError("source", f"{source!r} has no tail(): singleton listeners need one, as KafkaSource has")
+    return source.tail()

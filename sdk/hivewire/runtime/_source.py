@@ -14,11 +14,15 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import msgspec
 
 from hivewire.events._apiary import partition_for
+
+if TYPE_CHECKING:
+    from hivewire._reachability import Reachability
+    from hivewire.runtime._metrics import Metrics
 
 TopicPartition = tuple[str, int]
 
@@ -81,9 +85,9 @@ class Tail(Protocol):
 class Source(Protocol):
     """A stream of Apiary records the runtime consumes.
 
-    A source may also have ``attach_metrics(metrics)``: the runtime calls it with its
-    :class:`~hivewire.runtime._metrics.Metrics` before :meth:`open`, so the source can count its own failures; and
-    ``tail()``, a new :class:`Tail` over every partition, which singleton listeners need.
+    What a source may do besides is declared by the protocols below it (:class:`SupportsMetrics`,
+    :class:`SupportsReachability`, :class:`SupportsWaiting`, :class:`SupportsTail`); the runtime asks a source
+    for one with ``isinstance`` and uses it only when the source has it.
     """
 
     topic: str
@@ -122,6 +126,38 @@ class Source(Protocol):
         """A new reader, used by one listener worker's thread at a time."""
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class SupportsMetrics(Protocol):
+    """A source that counts its own failures (failed commits, dead-letter sends) in the runtime's metrics."""
+
+    def attach_metrics(self, metrics: Metrics) -> None:
+        """Called once by the runtime with its :class:`~hivewire.runtime._metrics.Metrics`, before ``open``."""
+
+
+@runtime_checkable
+class SupportsReachability(Protocol):
+    """A source that says whether its service answers (``/health`` is DOWN while it does not)."""
+
+    @property
+    def reachability(self) -> Reachability: ...
+
+
+@runtime_checkable
+class SupportsWaiting(Protocol):
+    """A source that joins a group and may wait for partitions: how long it has waited (for ``/health``)."""
+
+    @property
+    def waiting_for(self) -> float | None:
+        """Seconds waited for the first assignment since ``open``; None once assigned."""
+
+
+@runtime_checkable
+class SupportsTail(Protocol):
+    """A source that singleton listeners can read: a new :class:`Tail` over every partition of its topic."""
+
+    def tail(self) -> Tail: ...
 
 
 class MemoryRecord(msgspec.Struct, frozen=True, gc=False):

@@ -568,6 +568,7 @@ def test_the_docs_example_runs(secure: SecureKafka, tmp_path: Path, unique: str)
 
 
 SPARK_READ = """
+import re
 import sys
 from pyspark.sql import SparkSession
 import hivewire.spark as hw_spark
@@ -619,7 +620,8 @@ SPARK_READ_OR_REFUSAL = SPARK_READ.replace(
     """try:
     rows = reader.load().select("db_name", "table_name").collect()
 except Exception as e:  # Spark wraps the source's error in its own, with Python and JVM tracebacks
-    refused = sorted({line.strip() for line in str(e).splitlines() if "kafka-acls" in line})
+    found = re.finditer(r"(could not verify the certificate of )?Kafka at \\S+ .*", str(e))
+    refused = sorted({m.group(0).strip() for m in found})
     print("REFUSED", len(refused), refused[0] if refused else str(e)[-3000:])
     sys.exit(1)""",
 )
@@ -668,3 +670,38 @@ def test_the_spark_sources_read_through_sasl_ssl_with_exactly_the_documented_gra
     other = secure.topic(f"spark-sasl-other-{unique}", partitions=1)
     line = refused(read(other))
     assert f"denies READ on topic {other} to {user}" in line and f"--operation READ --topic {other}" in line, line
+
+
+def test_a_wrong_password_or_an_untrusted_certificate_fails_the_spark_read_with_one_line(
+    secure: SecureKafka, tmp_path: Path, unique: str
+) -> None:
+    topic = secure.topic(f"spark-refused-{unique}", partitions=1)
+    script = tmp_path / "spark_read.py"
+    script.write_text(SPARK_READ_OR_REFUSAL)
+
+    def refused(servers: str, flags: list[str]) -> str:
+        done = subprocess.run(
+            [sys.executable, str(script), servers, topic, *(f"kafka.{setting}" for setting in flags[1::2])],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={
+                **os.environ,
+                "HW_TEST_KEY_PASSWORD": KEY_PASSWORD,
+                "PYSPARK_PYTHON": sys.executable,
+                "PYTHONPATH": os.pathsep.join(sys.path),
+            },
+            cwd=tmp_path,
+        )
+        assert_no_secret("spark", done.stdout + done.stderr, secure.certs)
+        assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-6000:]
+        line = next(line for line in done.stdout.splitlines() if line.startswith("REFUSED"))
+        assert line.startswith("REFUSED 1 "), line  # one line, however often Spark repeats it
+        return line
+
+    wrong = "Wrong-" + SCRAM_PASSWORD[::-1]
+    line = refused(secure.sasl_ssl, secure.sasl_flags(password=wrong))
+    assert "refused the SASL SCRAM-SHA-512 credentials of User:hivewire" in line, line
+    assert "kafka.sasl.password" in line and SCRAM_PASSWORD[::-1] not in line, line
+    line = refused(secure.mtls, secure.mtls_flags(ca=secure.certs.other_ca))
+    assert "could not verify the certificate of Kafka" in line and "kafka.ssl.ca.location" in line, line

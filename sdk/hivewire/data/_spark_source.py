@@ -155,11 +155,19 @@ def _millis(given: Mapping[str, str], key: str) -> int | None:
     return to_millis(int(text) if text.lstrip("-").isdigit() else text)
 
 
-def _consumer(options: SourceOptions) -> Any:
+def _consumer(options: SourceOptions, errors: list[Any] | None = None) -> Any:
+    """A consumer with the source's settings; librdkafka's client errors (a refused password or certificate,
+    which it retries for ever and never raises) are appended to ``errors`` when the caller serves them."""
     from confluent_kafka import Consumer
 
+    from hivewire.runtime._kafka_refusal import RefusalLog
+
     # secrets as file:PATH / env:NAME are read where the consumer runs (the driver, each executor)
-    conf: dict[str, str | bool] = {"group.id": GROUP, **resolve_secrets(options.consumer)}
+    conf: dict[str, Any] = {"group.id": GROUP, **resolve_secrets(options.consumer)}
+    # librdkafka's line per retry of a refused login at DEBUG: the refusal is raised once, as one line
+    conf["logger"] = RefusalLog(logging.getLogger("hivewire.kafka.librdkafka.spark"))
+    if errors is not None:
+        conf["error_cb"] = errors.append
     # confluent-kafka wants a group id even for assign(); these make sure it is never used: no subscribe(),
     # no commits, no stored offsets.
     conf.update({"enable.auto.commit": False, "enable.auto.offset.store": False, "enable.partition.eof": True})
@@ -191,13 +199,27 @@ def _watermarks(options: SourceOptions) -> dict[int, tuple[int, int]]:
 
     from hivewire.data._offsets import _Reader
 
-    consumer = _consumer(options)
+    errors: list[Any] = []
+    consumer = _consumer(options, errors)
     try:
         reader = _Reader(consumer, options.topic, options.timeout)
+        deadline = time.monotonic() + options.timeout
+        while True:  # in steps of a second: a refused login is said at once, not after the whole timeout
+            try:
+                found = consumer.list_topics(options.topic, timeout=max(0.1, min(1.0, deadline - time.monotonic())))
+                break
+            except KafkaException as e:
+                # A wrong password or an untrusted certificate reaches only the error callback, which poll serves.
+                consumer.poll(0.1)
+                for error in errors:
+                    _refused(options, error)
+                if time.monotonic() >= deadline:
+                    _refused(options, e.args[0])
+                    raise
+        metadata = found.topics.get(options.topic)
+        if metadata is not None and metadata.error is not None:
+            _refused(options, metadata.error)
         try:
-            metadata = consumer.list_topics(options.topic, timeout=options.timeout).topics.get(options.topic)
-            if metadata is not None and metadata.error is not None:
-                _refused(options, metadata.error)
             return {p: reader.watermarks(p) for p in reader.partitions()}
         except KafkaException as e:
             _refused(options, e.args[0])

@@ -215,6 +215,23 @@ class Lane:
         """Threads given up after a timeout whose listener call still has not returned."""
         return self.executor.abandoned_threads
 
+    def health(self, now: float) -> dict[str, object]:
+        """This lane in ``/health``: its queue, pause, parked ranges and calls; ``stuck`` while a call overruns
+        its timeout or a thread given up after a timeout is still inside its call."""
+        busy = self.busy_since
+        threads = self.abandoned_threads
+        return {
+            "queued": self.depth,
+            "queued_bytes": self.bytes,
+            "spilled": self.spilled,
+            "paused": self.paused,
+            "parked": self.parked,
+            "busy_for_s": round(now - busy, 3) if busy else 0,
+            "timeouts": self.timeouts,
+            "abandoned_threads": threads,
+            "stuck": threads > 0 or (busy is not None and now - busy > self.timeout),
+        }
+
 
 class Watchdog(threading.Thread):
     """Checks every lane for calls that overran their timeout, and counts the threads abandoned per listener.

@@ -573,34 +573,15 @@ class Runner:
     def health(self) -> dict[str, Any]:
         """``/health`` (readiness): UP while polling with partitions assigned and the source reachable, unless
         a listener left more hung threads behind than allowed. ``alive`` (liveness) asks only whether the
-        process works: the polling loop turns and no listener leaks threads, whatever Kafka does.
-
-        A listener is ``stuck`` while a call overruns its timeout or a thread given up after a timeout is
-        still inside its call; ``oldest_pending_batch_s`` says how long commits have been waiting.
+        process works: the polling loop turns and no listener leaks threads, whatever Kafka does. Each
+        listener as :meth:`Lane.health` says; ``oldest_pending_batch_s``: how long commits have been waiting.
         """
         now = time.monotonic()
         polling = self.started and not self.stopping.is_set() and now - self.last_poll < 30
         source = self.source
         reachable = not isinstance(source, SupportsReachability) or source.reachability.reachable
-        listeners = {}
-        stuck_names = []
-        for lane in self.lanes:
-            busy = lane.busy_since
-            threads = lane.abandoned_threads
-            stuck = threads > 0 or (busy is not None and now - busy > lane.timeout)
-            if stuck:
-                stuck_names.append(lane.name)
-            listeners[lane.name] = {
-                "queued": lane.depth,
-                "queued_bytes": lane.bytes,
-                "spilled": lane.spilled,
-                "paused": lane.paused,
-                "parked": lane.parked,
-                "busy_for_s": round(now - busy, 3) if busy else 0,
-                "timeouts": lane.timeouts,
-                "abandoned_threads": threads,
-                "stuck": stuck,
-            }
+        listeners = {lane.name: lane.health(now) for lane in self.lanes}
+        stuck_names = [name for name, lane in listeners.items() if lane["stuck"]]
         leaking = sorted(self.watchdog.over_cap)
         alive = polling and not leaking
         ready = alive and reachable and bool(self.assigned)

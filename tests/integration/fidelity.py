@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from oracle import Recorded, RecordedMetastore
 
 from hivewire.events._model import ListenerEvent
+from hivewire.tools import _jvm
+from hivewire.tools._hive_metastore import HiveMetastore
 
 #: The recorded metastore fixture of each Hive release (tests/conftest.py, tests/oracle.py): 2.3 is pyspark's.
 #: The shim's events equal the metastore's on each (test_shim_fidelity.py).
@@ -31,6 +38,32 @@ KEYS: dict[str, tuple[tuple[str, str], ...]] = {
     "CREATE_DATABASE": (("database", "database"),),
     "DROP_DATABASE": (("database", "database"),),
 }
+
+
+#: Spark's Hive client per Hive release: None for Spark's built-in 2.3 client (also what a stock Spark uses
+#: against 3.1), else the JVM harness's component with the client jars of that release. Hive 4.0.1 removed
+#: ``get_table``, which the built-in client reads tables with, so 4.x needs Spark's own client for 4.0.
+SPARK_HIVE_CLIENT = {"2.3": None, "3.1": None, "4.0": "hive4-spark-client"}
+
+#: The statements of spark_statements.py that Spark refuses on Hive 4: the metastore makes a managed table
+#: external (MetastoreDefaultTransformer), and Spark does not truncate an external table.
+REFUSED_ON_HIVE4 = ("TRUNCATE TABLE DB.plain_v2", "TRUNCATE TABLE DB.sales PARTITION (dt='2024-01-02')")
+
+
+def spark_workload(uri: str, warehouse: Path, db: str, oracle: RecordedMetastore) -> list[tuple[str, list[list[str]]]]:
+    """Runs spark_statements.py's PySpark workload against ``uri`` in a process of its own, with the Hive client
+    of ``oracle``'s release (:data:`SPARK_HIVE_CLIENT`), and returns every statement with its rows."""
+    release = "2.3" if not isinstance(oracle.server, HiveMetastore) else oracle.server.version.rsplit(".", 1)[0]
+    args = [sys.executable, str(Path(__file__).with_name("spark_statements.py")), uri, str(warehouse), db]
+    component = SPARK_HIVE_CLIENT[release]
+    if component is not None:
+        assert isinstance(oracle.server, HiveMetastore)
+        jars = os.pathsep.join(str(jar) for jar in _jvm.resolve(component))
+        args += [oracle.server.version, jars]
+    run = subprocess.run(args, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-6000:]
+    (line,) = [line for line in run.stdout.splitlines() if line.startswith("ROWS ")]
+    return [(statement, rows) for statement, rows in json.loads(line.removeprefix("ROWS "))]
 
 
 class Captured:

@@ -12,22 +12,23 @@ with ``--publish-failures``. Where releases fire differently (3.1+ fills an unse
 insert by its stored table; 4.x fills in new objects, refuses an existing table before firing, and fires one
 DROP_PARTITION per drop call) the shim does as the upstream's release does (``hivewire_shim/release.py``).
 
-PySpark's statements run with Spark's built-in Hive client, which is 2.3's: against a 3.1 metastore that is
-what a user of a stock Spark runs (``spark.sql.hive.metastore.version`` left at its default). Against 4.0.1
-that client cannot work at all (it reads tables with ``get_table``, which Hive 4.0.1 removed), so the
-PySpark workload runs on 2.3 and 3.1 only.
+PySpark's statements run on 2.3 and 3.1 with Spark's built-in Hive client, which is 2.3's: against a 3.1
+metastore that is what a user of a stock Spark runs (``spark.sql.hive.metastore.version`` left at its
+default). Against 4.0.1 that client cannot work at all (it reads tables with ``get_table``, which Hive 4.0.1
+removed), so there Spark runs its own client for 4.0 (``spark.sql.hive.metastore.version=4.0.1``, the
+released Hive jars of the JVM harness's ``hive4-spark-client``). On every release the workload runs through
+the shim and directly, and both give the same rows; on 4.0.1 Spark refuses its two TRUNCATEs, both ways
+(Hive 4 makes the managed tables external).
 """
 
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fidelity import RECORDED, Captured, compare
+from fidelity import RECORDED, REFUSED_ON_HIVE4, Captured, compare, spark_workload
 from oracle import RecordedMetastore
 from thrift.protocol import TBinaryProtocol
 from thrift.protocol import fastbinary as _fastbinary
@@ -287,16 +288,17 @@ def test_a_failed_insert_is_published_only_with_publish_failures(
     side.compare()
 
 
-@pytest.mark.parametrize("oracle", ["2.3", "3.1"], indirect=True)  # Spark's Hive 2.3 client: no 4.0.1
 def test_pyspark_ddl_and_dml(side: Side, oracle: RecordedMetastore, unique: str, tmp_path: Path) -> None:
-    """Every event of PySpark 4's DDL and DML through the shim equals the metastore's own, in order (Spark's
-    built-in Hive 2.3 client)."""
-    script = Path(__file__).with_name("spark_statements.py")
-    run = subprocess.run(
-        [sys.executable, str(script), side.shim_uri, str(tmp_path / "warehouse"), unique.lower()],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-6000:]
+    """Every event of PySpark 4's DDL and DML through the shim equals the metastore's own, in order, and every
+    statement gives the same rows through the shim as directly (Spark's Hive client of the release:
+    ``fidelity.SPARK_HIVE_CLIENT``)."""
+    db = unique.lower()
+    through_shim = spark_workload(side.shim_uri, tmp_path / "shim", db, oracle)
     assert side.compare() >= 25
+    direct = spark_workload(oracle.uri, tmp_path / "direct", db, oracle)
+    assert through_shim == direct
+    refused = tuple(statement for statement, rows in direct if rows and rows[0][0] == "ERROR")
+    assert refused == (REFUSED_ON_HIVE4 if release(oracle) == "4" else ())
+    rows = dict(direct)
+    assert rows["SHOW PARTITIONS DB.sales"] == [["dt=2024-01-01"], ["dt=2024-01-02"], ["dt=2024-01-03"]]
+    assert [row[0] for row in rows["SELECT * FROM DB.ctas ORDER BY id"]] == ["1", "2", "3"]

@@ -1,8 +1,9 @@
 """Issue 29, acceptance 2 on Hive 4.x: what the shim publishes in front of a 4.0.1 metastore equals, field by
 field and in order, what the metastore fires (the oracle), with nothing pinned.
 
-test_shim_fidelity.py runs the fidelity workload on 2.3, 3.1 and 4.0.1 (PySpark's statements on 2.3 and 3.1
-only: Spark's built-in Hive 2.3 client reads tables with ``get_table``, which 4.0.1 removed). This test adds
+test_shim_fidelity.py runs the fidelity workload on 2.3, 3.1 and 4.0.1 (PySpark's statements on 4.0.1 with
+Spark's own Hive 4.0 client: its built-in 2.3 client reads tables with ``get_table``, which 4.0.1 removed).
+This test adds
 the parts where Hive 4 changes what it stores and fires: a database's ``createTime``, ``ownerName`` and
 ``catalogName``; a table's ``id`` and ``catName``; Hive 4's MetastoreDefaultTransformer making a managed
 table an ``EXTERNAL_TABLE`` with ``EXTERNAL`` and ``external.table.purge`` parameters; the empty

@@ -64,7 +64,7 @@ def test_hive4_registers_itself_and_a_client_fails_over_with_no_error(
     uris = sorted(server.uri for server in servers)
     assert sorted(hw.discover_metastores(zookeeper.quorum, namespace=namespace)) == uris
     # hivewire.spark points a SparkSession at both (the builder only: Spark 4's built-in Hive client is 2.3's,
-    # which calls get_table, removed in Hive 4.0.1, so no session is started against these).
+    # which calls get_table, removed in Hive 4.0.1; test_shim_fidelity.py runs Spark with its Hive 4.0 client).
     builder = hw.spark.builder(zookeeper=zookeeper.quorum, namespace=namespace)
     assert sorted(parse_uris(builder._options[METASTORE_URIS_CONF])) == uris
 

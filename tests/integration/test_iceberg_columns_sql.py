@@ -1,9 +1,9 @@
-"""The Spark SQL of the ``iceberg_*`` columns (``bench/_spark_kafka_anchor.py``'s ``iceberg_columns``) gives what
+"""The Spark SQL of the ``iceberg_*`` columns (``hivewire.data._spark_sql.iceberg_columns``) gives what
 hivewire's Python rows give, message for message (local Spark, one session for the module).
 
 The messages: the Iceberg tables of the shared mixed-message generator (Java's parameters, pyiceberg's, bent
 values) and the cases of tests/unit/test_arrow.py, each as an Apiary message; Spark parses them with the
-anchor's ``from_json`` schema, as its Kafka path does.
+``from_json`` schema of ``hivewire.spark.read``, as its Kafka path does.
 """
 
 from __future__ import annotations
@@ -17,14 +17,13 @@ import pyarrow as pa
 import pytest
 
 from hivewire.data._arrow import SCHEMA, to_arrow
+from hivewire.data._spark_sql import iceberg_columns, message_schema
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import AlterTableEvent, CreateTableEvent, DropTableEvent
 from hivewire.tools._testing import make_table
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
-sys.path.insert(0, str(ROOT / "bench"))
-from _spark_kafka_anchor import iceberg_columns, message_schema  # noqa: E402
 from test_arrow import ICEBERG_COLUMNS, mixed_messages  # noqa: E402
 
 

@@ -195,7 +195,7 @@ def _refused(options: SourceOptions, error: Any) -> None:
 
 def _watermarks(options: SourceOptions) -> dict[int, tuple[int, int]]:
     """{partition: (low, high)} of the topic now."""
-    from confluent_kafka import KafkaException
+    from confluent_kafka import KafkaException, TopicPartition
 
     from hivewire.data._offsets import _Reader
 
@@ -220,7 +220,19 @@ def _watermarks(options: SourceOptions) -> dict[int, tuple[int, int]]:
         if metadata is not None and metadata.error is not None:
             _refused(options, metadata.error)
         try:
-            return {p: reader.watermarks(p) for p in reader.partitions()}
+            partitions = reader.partitions()
+            # The consumers name a group (librdkafka looks its coordinator up, which the group's ACL guards):
+            # asked here, on the driver, so a missing grant fails the plan in one line instead of racing the
+            # executors' reads.
+            try:
+                asked = consumer.committed([TopicPartition(options.topic, partitions[0])], timeout=options.timeout)
+            except KafkaException as e:  # only a refusal matters here; the coordinator moving is not one
+                _refused(options, e.args[0])
+            else:
+                for tp in asked:
+                    if tp.error is not None:
+                        _refused(options, tp.error)
+            return {p: reader.watermarks(p) for p in partitions}
         except KafkaException as e:
             _refused(options, e.args[0])
             raise

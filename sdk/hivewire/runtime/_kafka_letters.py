@@ -221,7 +221,9 @@ class DeadLetterProducer:
                 return False
             except KafkaException as e:
                 error = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
-                if self._owner.refused is not None:
+                # A refusal librdkafka already knows (the topic's metadata said: not authorised) is raised here,
+                # at once, rather than reported to a delivery callback: it stops the app the same way.
+                if self._owner.refused is not None or (error is not None and self._owner.refuse_write(error)):
                     return True  # Kafka refused the producer: poll() stops the app, the record stays uncommitted
                 if error is not None and error.code() in _TOO_LARGE and letter.fit(self._limit_below(letter)):
                     continue

@@ -488,10 +488,11 @@ def check_columns(events: list[hw.IcebergCommitEvent], expected: list[Expected],
 
 
 def test_commits_made_by_spark_sql_with_the_iceberg_runtime(
-    recorded_metastore: RecordedMetastore, tmp_path: Path, db: str
+    recorded_metastore: RecordedMetastore, kafka: str, tmp_path: Path, db: str
 ) -> None:
     """Spark SQL (Spark 4.0 in its own JVM, Iceberg's Spark runtime, a catalog of type hive) makes the commits;
-    through the shim into an App and from the notification log, each is what pyiceberg reads back."""
+    through the shim into an App, through the shim's Kafka sink and the Apiary topic, and from the notification
+    log, each is what pyiceberg reads back."""
     position = tmp_path / "position"
     save_log_position(recorded_metastore.uri, position)
     warehouse = (tmp_path / "warehouse").as_uri()
@@ -501,7 +502,9 @@ def test_commits_made_by_spark_sql_with_the_iceberg_runtime(
     commits = Commits(app)
     recorder = Recorder(catalog(recorded_metastore.uri, tmp_path / "warehouse"))
     log = tmp_path / "spark.log"
-    with Shim(recorded_metastore.uri, sinks=[AppSink(app)]) as shim, log.open("w") as stderr:
+    topic = f"iceberg-spark-{db}"
+    sink = KafkaSink(kafka, topic, tmp_path / "spool")
+    with Shim(recorded_metastore.uri, sinks=[AppSink(app), sink]) as shim, log.open("w") as stderr:
         java = subprocess.Popen(
             [find_java(), *SPARK_JVM_OPTIONS, "-cp", classpath, str(source), shim.uri, warehouse, db],
             stdin=subprocess.PIPE,
@@ -525,6 +528,7 @@ def test_commits_made_by_spark_sql_with_the_iceberg_runtime(
             java.wait(120)
         commits.wait(len(recorder.commits))
         time.sleep(0.5)  # a commit delivered twice would have arrived by now
+        assert sink.wait_delivered(60), f"{sink.pending} events still spooled"
     expected = recorder.commits
     assert [[s.operation for s in e.added] for e in expected[:5]] == [
         [],
@@ -541,6 +545,17 @@ def test_commits_made_by_spark_sql_with_the_iceberg_runtime(
     check_columns(commits.events, expected)
     # Spark's own summary entries (its app id) came through: the writer is Spark indeed.
     assert "spark.app.id" in expected[1].added[0].summary
+
+    from_topic = hw.App("iceberg-spark-kafka", config=FAST)
+    consumed = Commits(from_topic)
+    stop = run_in_thread(
+        from_topic,
+        hw.KafkaSource(kafka, topic, group_id=f"group-{db}", consumer_config={"auto.offset.reset": "earliest"}),
+    )
+    consumed.wait(len(expected))
+    stop()
+    check_all(consumed.events, expected)
+    check_columns(consumed.events, expected)
 
     from_log = hw.App("iceberg-spark-log", config=FAST)
     logged = Commits(from_log, db=db)

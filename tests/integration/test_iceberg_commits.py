@@ -327,6 +327,32 @@ JAVA_COMMANDS = [
 ]
 
 
+def drive(
+    java: subprocess.Popen[str],
+    commands: list[tuple[str, str]],
+    recorder: Recorder,
+    table: str,
+    detail: Callable[[], str],
+    *,
+    stop_within: float,
+) -> None:
+    """Send a Java commit program (java_iceberg/) its commands one by one, each answered "ok" after its
+    commit, and record what pyiceberg reads back after each; ``detail()`` says more when one fails."""
+    assert java.stdin is not None and java.stdout is not None
+    try:
+        ready = java.stdout.readline().strip()
+        assert ready == "ready", f"the Java program did not start: {detail()}"
+        for command, what in commands:
+            java.stdin.write(command + "\n")
+            java.stdin.flush()
+            answer = java.stdout.readline().strip()
+            assert answer == "ok", f"{command}: {answer} {detail()}"
+            recorder.after(table, what)
+    finally:
+        java.stdin.close()
+        java.wait(stop_within)
+
+
 def save_log_position(uri: str, position: Path) -> None:
     with MetastoreClient(uri) as client:
         current = client.call("get_current_notificationEventId")
@@ -354,18 +380,7 @@ def test_commits_made_by_icebergs_java_library(recorded_metastore: RecordedMetas
             stderr=subprocess.DEVNULL,
             text=True,
         )
-        assert java.stdin is not None and java.stdout is not None
-        try:
-            assert java.stdout.readline().strip() == "ready"
-            for command, what in JAVA_COMMANDS:
-                java.stdin.write(command + "\n")
-                java.stdin.flush()
-                answer = java.stdout.readline().strip()
-                assert answer == "ok", f"{command}: {answer}"
-                recorder.after(f"{db}.orders", what)
-        finally:
-            java.stdin.close()
-            java.wait(60)
+        drive(java, JAVA_COMMANDS, recorder, f"{db}.orders", lambda: "", stop_within=60)
         commits.wait(len(recorder.commits))
     expected = recorder.commits
     assert [[s.operation for s in e.added] for e in expected[:5]] == [
@@ -513,19 +528,7 @@ def test_commits_made_by_spark_sql_with_the_iceberg_runtime(
             text=True,
             cwd=tmp_path,
         )
-        assert java.stdin is not None and java.stdout is not None
-        try:
-            ready = java.stdout.readline().strip()
-            assert ready == "ready", f"Spark did not start: {log.read_text()[-3000:]}"
-            for command, what in SPARK_COMMANDS:
-                java.stdin.write(command + "\n")
-                java.stdin.flush()
-                answer = java.stdout.readline().strip()
-                assert answer == "ok", f"{command}: {answer} {log.read_text()[-3000:]}"
-                recorder.after(f"{db}.orders", what)
-        finally:
-            java.stdin.close()
-            java.wait(120)
+        drive(java, SPARK_COMMANDS, recorder, f"{db}.orders", lambda: log.read_text()[-3000:], stop_within=120)
         commits.wait(len(recorder.commits))
         time.sleep(0.5)  # a commit delivered twice would have arrived by now
         assert sink.wait_delivered(60), f"{sink.pending} events still spooled"

@@ -220,7 +220,9 @@ def _watermarks(options: SourceOptions) -> dict[int, tuple[int, int]]:
         if metadata is not None and metadata.error is not None:
             _refused(options, metadata.error)
         try:
-            partitions = reader.partitions()
+            # the metadata just read names the partitions; asking again only to raise its error when it has none
+            ok = metadata is not None and metadata.error is None and metadata.partitions
+            partitions = sorted(metadata.partitions) if ok else reader.partitions()
             # The consumers name a group (librdkafka looks its coordinator up, which the group's ACL guards):
             # asked here, on the driver, so a missing grant fails the plan in one line instead of racing the
             # executors' reads.

@@ -8,8 +8,9 @@ Usage::
 
 It writes (standard library only; every file formatted as ``ruff format`` leaves it):
 
-* ``sdk/hivewire/events/_types.py``: ``EventType`` and the description as data (``TYPES``), which the Apiary
-  codec's envelopes, the testing factories, the notebook summaries and the Arrow columns read at import;
+* ``sdk/hivewire/events/_event_type.py``: the ``EventType`` enum, which ``_description``'s ``EventSpec`` names;
+* ``sdk/hivewire/events/_types.py``: the description as data (``TYPES``), which the Apiary codec's envelopes,
+  the testing factories, the notebook summaries and the Arrow columns read at import;
 * ``sdk/hivewire/events/_model.py``: one class per event type, with typed fields, a typed constructor (for
   type checkers) and the properties the description names;
 * ``sdk/hivewire/events/__init__.py``: the event floor's public face, which exports every event class;
@@ -39,6 +40,7 @@ else:  # pragma: no cover - Python 3.10
 ROOT = Path(__file__).resolve().parent.parent
 DESCRIPTION = ROOT / "idl" / "events.toml"
 THRIFT_IDL = ROOT / "idl" / "hive_metastore.thrift"
+EVENT_TYPE_MODULE = ROOT / "sdk" / "hivewire" / "events" / "_event_type.py"
 TYPES_MODULE = ROOT / "sdk" / "hivewire" / "events" / "_types.py"
 MODEL_MODULE = ROOT / "sdk" / "hivewire" / "events" / "_model.py"
 HANDLERS_MODULE = ROOT / "sdk" / "hivewire" / "runtime" / "_handlers.py"
@@ -372,17 +374,9 @@ def _structs(events: list[Event]) -> set[str]:
     return {s for s in found if s is not None}
 
 
-def types_module(events: list[Event]) -> str:
-    out = _header(
-        [
-            "The metastore event types: :class:`EventType`, and their description as data (:data:`TYPES`).",
-        ]
-    )
-    out += ["import enum", "from collections.abc import Mapping", "from types import MappingProxyType", ""]
-    out += _imports({"EventSpec", "FieldSpec", "Kind"}, "hivewire.events._description")
-    structs = {f.struct for e in events for f in e.fields if f.struct}
-    out += _imports({s for s in structs if s}, "hivewire_thrift.hive_metastore.ttypes")
-    out += ["", '__all__ = ["TYPES", "EventType"]', "", ""]
+def event_type_module(events: list[Event]) -> str:
+    out = _header(["The metastore event types: :class:`EventType`, one member per type of idl/events.toml."])
+    out += ["import enum", "", '__all__ = ["EventType"]', "", ""]
     out += [
         "class EventType(str, enum.Enum):",
         '    """The metastore change an event reports (the names of Hive\'s ``EventMessage.EventType``)."""',
@@ -390,7 +384,18 @@ def types_module(events: list[Event]) -> str:
     ]
     for e in events:
         out += [f'    {e.type} = "{e.type}"', *_docstring(e.doc, "    ")]
-    out += ["", "    def __str__(self) -> str:", "        return self.value", "", ""]
+    out += ["", "    def __str__(self) -> str:", "        return self.value", ""]
+    return "\n".join(out)
+
+
+def types_module(events: list[Event]) -> str:
+    out = _header(["The metastore event types' description as data (:data:`TYPES`), by :class:`EventType`."])
+    out += ["from collections.abc import Mapping", "from types import MappingProxyType", ""]
+    out += _imports({"EventSpec", "FieldSpec", "Kind"}, "hivewire.events._description")
+    out += ["from hivewire.events._event_type import EventType"]
+    structs = {f.struct for e in events for f in e.fields if f.struct}
+    out += _imports({s for s in structs if s}, "hivewire_thrift.hive_metastore.ttypes")
+    out += ["", '__all__ = ["TYPES"]', "", ""]
     out += ["#: Every event type's description (idl/events.toml), in its order.", ""]
     out[-1:] = ["TYPES: Mapping[EventType, EventSpec] = MappingProxyType(", "    {"]
     for e in events:
@@ -447,12 +452,12 @@ def model_module(events: list[Event]) -> str:
     for e in events:
         descriptors |= {f.descriptor.partition("[")[0] for f in e.fields}
     out += ["from hivewire.events import _behaviour"]
-    out += _imports(descriptors, "hivewire.events._event")
-    for module in sorted({e.base.partition(":")[0] for e in events if e.base}):
-        out += _imports(
-            {e.base_class for e in events if e.base and e.base.startswith(module + ":")}, f"hivewire.events.{module}"
-        )
-    out += ["from hivewire.events._types import EventType"]
+    own: dict[str, set[str]] = {"_event": descriptors, "_event_type": {"EventType"}}
+    for e in events:
+        if e.base:
+            own.setdefault(e.base.partition(":")[0], set()).add(e.base_class)
+    for module in sorted(own):
+        out += _imports(own[module], f"hivewire.events.{module}")
     out += _imports(_structs(events) | {"EnvironmentContext"}, "hivewire_thrift.hive_metastore.ttypes")
     exported = ["EVENT_CLASSES", "EventType", "ListenerEvent", "Origin", *(e.cls for e in events)]
     out += ["", "__all__ = ["] + [f'    "{n}",' for n in sorted(exported, key=_isort_key)] + ["]", "", ""]
@@ -504,8 +509,9 @@ def handlers_module(events: list[Event]) -> str:
             "of :class:`~hivewire.runtime.App` (:class:`AppDecorators`), typed per event class.",
         ]
     )
+    out += ["from hivewire.events._event_type import EventType"]
     out += _imports({e.cls for e in events}, "hivewire.events._model")
-    out += ["from hivewire.events._types import EventType", "from hivewire.runtime._decorators import On", "", ""]
+    out += ["from hivewire.runtime._decorators import On", "", ""]
     out += [
         "class ListenerMethods:",
         '    """One ``on_*`` method per event type, each doing nothing: a listener overrides those it needs."""',
@@ -543,6 +549,7 @@ def events_face(events: list[Event]) -> str:
 def outputs(events: list[Event], root: Path = ROOT) -> dict[Path, str]:
     """The generated modules, by path (under ``root``, a checkout of the repository)."""
     return {
+        root / EVENT_TYPE_MODULE.relative_to(ROOT): event_type_module(events),
         root / TYPES_MODULE.relative_to(ROOT): types_module(events),
         root / MODEL_MODULE.relative_to(ROOT): model_module(events),
         root / EVENTS_FACE.relative_to(ROOT): events_face(events),

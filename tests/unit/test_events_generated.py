@@ -16,8 +16,9 @@ import pytest
 
 import hivewire as hw
 from hivewire.events._envelope import ENVELOPES
+from hivewire.events._event_type import EventType
 from hivewire.events._model import EVENT_CLASSES
-from hivewire.events._types import TYPES, EventType
+from hivewire.events._types import TYPES
 from hivewire.runtime._listener import HANDLER_NAMES, MetaStoreEventListener
 from hivewire.tools import _testing as testing
 from hivewire_thrift.hive_metastore import ttypes as hms

@@ -40,8 +40,9 @@ from hivewire.data._schema import SCHEMA
 from hivewire.errors import PrerequisiteError
 from hivewire.events._apiary import MAX_MESSAGE_BYTES
 from hivewire.events._description import EventSpec, Kind
+from hivewire.events._event_type import EventType
 from hivewire.events._thriftjson import ENUM_FIELDS
-from hivewire.events._types import TYPES, EventType
+from hivewire.events._types import TYPES
 from hivewire_thrift.hive_metastore.ttypes import CreationMetadata, Database, Partition, Table
 
 try:

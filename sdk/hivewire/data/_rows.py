@@ -32,8 +32,9 @@ from hivewire.events import _apiary as apiary
 from hivewire.events._changes import Changes, changes
 from hivewire.events._description import EventSpec, Kind
 from hivewire.events._event import ListenerEvent, Origin
+from hivewire.events._event_type import EventType
 from hivewire.events._iceberg import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION, is_iceberg
-from hivewire.events._types import TYPES, EventType
+from hivewire.events._types import TYPES
 from hivewire_thrift.hive_metastore.ttypes import Database, FieldSchema, Partition, Table
 
 _MS_PER_DAY = 86_400_000

@@ -44,9 +44,10 @@ from hivewire.events._envelope import (
     to_json_dict,
 )
 from hivewire.events._event import ListenerEvent, Loader, Origin
+from hivewire.events._event_type import EventType
 from hivewire.events._model import EVENT_CLASSES
 from hivewire.events._thriftjson import decode_error, shown, struct_loader
-from hivewire.events._types import TYPES, EventType
+from hivewire.events._types import TYPES
 
 if TYPE_CHECKING:
     from hivewire.metastore import MetastoreClient

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
+from hivewire.events._event_type import EventType
 from hivewire_thrift.hive_metastore.ttypes import EnvironmentContext
-
-if TYPE_CHECKING:
-    from hivewire.events._types import EventType
 
 
 class Kind(enum.Enum):

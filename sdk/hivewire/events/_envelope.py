@@ -18,8 +18,9 @@ from msgspec import Raw
 
 from hivewire.errors import DecodeError, HivewireError
 from hivewire.events._description import ENVIRONMENT, EventSpec, FieldSpec, Kind
+from hivewire.events._event_type import EventType
 from hivewire.events._thriftjson import dump_struct, parse_version
-from hivewire.events._types import TYPES, EventType
+from hivewire.events._types import TYPES
 
 
 class Writable(Protocol):

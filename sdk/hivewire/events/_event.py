@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar, c
 
 from hivewire.errors import DecodeError
 from hivewire.events._envelope import JSON, to_json_dict
+from hivewire.events._event_type import EventType
 from hivewire_thrift.hive_metastore.ttypes import EnvironmentContext
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from hivewire.events._types import EventType
     from hivewire.metastore import MetastoreClient
 
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from hivewire.events._event import ListenerEvent
-from hivewire.events._types import EventType
+from hivewire.events._event_type import EventType
 
 if TYPE_CHECKING:
     from pyiceberg.table.snapshots import Snapshot

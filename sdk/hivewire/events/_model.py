@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from hivewire.events import _behaviour
 from hivewire.events._event import Facts, Field, FlagField, ListenerEvent, ListField, MapField, Origin
+from hivewire.events._event_type import EventType
 from hivewire.events._iceberg import IcebergCommit
-from hivewire.events._types import EventType
 from hivewire_thrift.hive_metastore.ttypes import (
     Catalog,
     ColumnStatistics,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 from hivewire.events._event import ListenerEvent
-from hivewire.events._types import EventType
+from hivewire.events._event_type import EventType
 from hivewire.runtime._options import ListenerOptions
 
 if TYPE_CHECKING:

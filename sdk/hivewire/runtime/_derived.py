@@ -25,9 +25,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from hivewire.errors import ConfigError
+from hivewire.events._event_type import EventType
 from hivewire.events._iceberg import OPERATIONS
 from hivewire.events._model import IcebergCommitEvent, ListenerEvent
-from hivewire.events._types import TYPES, EventType
+from hivewire.events._types import TYPES
 
 Handler = Callable[[Any], object]
 

@@ -8,6 +8,7 @@ Generated from idl/events.toml by idl/generate_events.py. Do not edit: change th
 
 from __future__ import annotations
 
+from hivewire.events._event_type import EventType
 from hivewire.events._model import (
     AbortTxnEvent,
     AcidWriteEvent,
@@ -45,7 +46,6 @@ from hivewire.events._model import (
     UpdatePartitionColumnStatEvent,
     UpdateTableColumnStatEvent,
 )
-from hivewire.events._types import EventType
 from hivewire.runtime._decorators import On
 
 

@@ -4,7 +4,7 @@ The polling thread splits each poll into one batch per partition, decodes each r
 one is dead-lettered with the reason; until the broker has it, it counts against the backlog bounds too)
 and hands every listener that wants them its own share of each batch. It never blocks on a listener: a lane
 over its bounds (events, bytes of record values) spills while another lane keeps up, keeping only the
-offsets of what it will read again (see :mod:`hivewire.runtime._lane`). Consumption pauses (the consumer
+offsets of what it will read again (see :mod:`hivewire.runtime._intake`). Consumption pauses (the consumer
 keeps polling, so it keeps its group membership) while every lane is over its bounds (with
 ``hivewire.listener.overflow=pause``: while any is), or while dead letters the broker has not acknowledged
 are; it resumes when those have drained to half of both bounds (and, spilling, one lane has).
@@ -24,7 +24,6 @@ once, never lost. The last line says what the run did (handled, failed, dead-let
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 import time
@@ -35,6 +34,7 @@ from hivewire.errors import DecodeError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import EventType
 from hivewire.metastore import MetastoreClient
+from hivewire.runtime._collector import collector_tuned
 from hivewire.runtime._delivery import dead_letter_headers, send_dead_letter
 from hivewire.runtime._intake import Backlog, Item
 from hivewire.runtime._lane import Lane, Watchdog
@@ -59,26 +59,6 @@ if TYPE_CHECKING:  # imported only when coordination is configured
 log = logging.getLogger("hivewire.runtime.runner")
 
 DECODER = "hivewire.decoder"  # the "listener" named in dead letters of undecodable records
-
-
-def _tune_gc() -> Callable[[], None]:
-    """Make the cyclic garbage collector run far less often while the runtime works; return the undo.
-
-    Every event allocates a handful of containers, so with the default threshold (700) the collector runs
-    every few hundred events and, as the heap grows, spends more time scanning than hivewire spends
-    dispatching; a larger threshold makes collections rare (``bench/bench_runtime.py`` measures it). Objects
-    that exist at start (modules, configuration, listeners) are frozen out of the scans altogether. Cyclic
-    garbage is still collected.
-    """
-    previous = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(previous[0], 50_000), previous[1], previous[2])
-
-    def restore() -> None:
-        gc.set_threshold(*previous)
-        gc.unfreeze()
-
-    return restore
 
 
 class Runner:
@@ -198,12 +178,8 @@ class Runner:
 
     def run(self) -> None:
         """Poll and dispatch until stopped; then shut down cleanly. Raises the fatal error, if any."""
-        restore_gc = _tune_gc() if self.tune_gc else None
-        try:
+        with collector_tuned(self.tune_gc):
             self._run()
-        finally:
-            if restore_gc:
-                restore_gc()
         if self.fatal_error is not None:
             raise self.fatal_error
 

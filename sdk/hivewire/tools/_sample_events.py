@@ -102,8 +102,9 @@ def make_event(
         event = hw.testing.make_event(hw.AddPartitionEvent, "sales", "orders", delete_data=True)
     """
     from hivewire.events._description import Kind
+    from hivewire.events._event_type import EventType
     from hivewire.events._model import EVENT_CLASSES
-    from hivewire.events._types import TYPES, EventType
+    from hivewire.events._types import TYPES
 
     if isinstance(event_type, type):
         cls = event_type

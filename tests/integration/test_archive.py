@@ -37,6 +37,7 @@ from hivewire.events._model import Origin
 from hivewire.runtime._kafka import KafkaSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+from spark_local import local_session
 from test_arrow import T0_MS, mixed_messages
 
 HIVEWIRE = str(Path(sys.executable).with_name("hivewire"))
@@ -47,20 +48,8 @@ BAD = {1000: b"<xml/>", 20000: b'{"eventType": "ON_CREATE_TABLE", "databaseName"
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.Builder()
-        .master("local[1]")
-        .appName("hivewire-archive-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    yield session
-    session.stop()
+    with local_session("hivewire-archive-test") as session:
+        yield session
 
 
 def producer(kafka: str) -> Any:

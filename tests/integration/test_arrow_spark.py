@@ -33,6 +33,7 @@ from hivewire.events._model import (
 from hivewire.events._types import TYPES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+from spark_local import local_session
 from test_arrow import decode_all, mixed_messages
 
 N = 100_000
@@ -40,20 +41,8 @@ N = 100_000
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.Builder()
-        .master("local[1]")
-        .appName("hivewire-arrow-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    yield session
-    session.stop()
+    with local_session("hivewire-arrow-test") as session:
+        yield session
 
 
 @pytest.fixture(scope="module")

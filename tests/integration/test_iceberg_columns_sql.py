@@ -24,25 +24,14 @@ from hivewire.tools._testing import make_table
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
+from spark_local import local_session  # noqa: E402
 from test_arrow import ICEBERG_COLUMNS, mixed_messages  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.Builder()
-        .master("local[1]")
-        .appName("hivewire-iceberg-columns")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    yield session
-    session.stop()
+    with local_session("hivewire-iceberg-columns") as session:
+        yield session
 
 
 def _messages() -> list[bytes]:

@@ -10,8 +10,10 @@ metastore (the test id names the release) as it reads Hive 4's own registrations
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,10 +26,12 @@ import hivewire.spark
 from hivewire.data._spark import METASTORE_URIS_CONF
 from hivewire.metastore import parse_uris
 from hivewire.metastore._registration import Registration
+from hivewire.tools import _jvm
 from hivewire.tools._hive_metastore import HiveMetastore, compile_java_for, hive_jars
 from hivewire.tools._local import LocalMetastore, LocalZooKeeper, find_java
 
 PROGRAM = Path(__file__).resolve().parents[1] / "java_hive4" / "hivewire" / "test" / "Hive4ClientReads.java"
+SPARK_SESSION = Path(__file__).resolve().parent / "spark_hive4_session.py"
 
 
 @pytest.fixture(scope="module")
@@ -57,14 +61,41 @@ def registered(
             server.close()
 
 
+def test_spark_sessions_on_hive4_need_its_client(
+    registered: tuple[str, list[HiveMetastore]], zookeeper: LocalZooKeeper, tmp_path: Path
+) -> None:
+    """Spark's built-in Hive 2.3 client creates databases on Hive 4 and then fails on every table (Hive 4.0.1
+    removed get_table): session() refuses it, naming metastore_version, which gives Spark Hive 4.0's client.
+    Run before the failover test below, which kills one of the two metastores."""
+    namespace, _ = registered
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        args = [sys.executable, str(SPARK_SESSION), zookeeper.quorum, namespace, str(tmp_path / "warehouse")]
+        return subprocess.run([*args, *extra], capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+
+    done = run()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
+    line = next(line for line in done.stdout.splitlines() if line.startswith("REFUSED "))
+    assert line.endswith(" ACTIVE False"), line  # the refused session was stopped
+    message = json.loads(line.removeprefix("REFUSED ").removesuffix(" ACTIVE False"))
+    assert message.startswith("spark.sql.hive.metastore.version: the metastore at thrift://"), message
+    assert "is Hive 4.0.1, which no longer answers get_table" in message, message
+    assert "metastore_version='4.0.1'" in message, message
+
+    jars = os.pathsep.join(str(jar) for jar in _jvm.resolve("hive4-spark-client"))
+    done = run(jars)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
+    assert 'ROWS [[1, "x"], [2, "y"]]' in done.stdout, done.stdout[-3000:]
+
+
 def test_hive4_registers_itself_and_a_client_fails_over_with_no_error(
     registered: tuple[str, list[HiveMetastore]], zookeeper: LocalZooKeeper
 ) -> None:
     namespace, servers = registered
     uris = sorted(server.uri for server in servers)
     assert sorted(hw.discover_metastores(zookeeper.quorum, namespace=namespace)) == uris
-    # hivewire.spark points a SparkSession at both (the builder only: Spark 4's built-in Hive client is 2.3's,
-    # which calls get_table, removed in Hive 4.0.1; test_shim_fidelity.py runs Spark with its Hive 4.0 client).
+    # hivewire.spark points a SparkSession at both (test_spark_sessions_on_hive4_need_its_client runs them).
     builder = hw.spark.builder(zookeeper=zookeeper.quorum, namespace=namespace)
     assert sorted(parse_uris(builder._options[METASTORE_URIS_CONF])) == uris
 

@@ -593,26 +593,9 @@ def test_the_spark_source_reads_through_mtls(secure: SecureKafka, tmp_path: Path
     # the source joins no group, but its consumer looks its group up and fails a read without this ACL
     secure.grant(f"User:{CLIENT}", ("READ",), group="hivewire-spark")
     produce(secure.plaintext, topic, [create_table_event(unique, f"t{i}") for i in range(3)])
-    script = tmp_path / "spark_read.py"
-    script.write_text(SPARK_READ)
-    # the key's password from the environment, read on the driver and in the executor's Python workers
-    options = [f"kafka.{setting}" for setting in secure.mtls_flags()[1::2]]
-    done = subprocess.run(
-        [sys.executable, str(script), secure.mtls, topic, *options],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={
-            **os.environ,
-            "HW_TEST_KEY_PASSWORD": KEY_PASSWORD,
-            "PYSPARK_PYTHON": sys.executable,
-            "PYTHONPATH": os.pathsep.join(sys.path),
-        },
-        cwd=tmp_path,
-    )
+    done = spark_read(SPARK_READ, secure, secure.mtls, topic, secure.mtls_flags(), tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
     assert f"ROWS {[f'{unique}.t{i}' for i in range(3)]}" in done.stdout
-    assert_no_secret("spark", done.stdout + done.stderr, secure.certs)
 
 
 SPARK_READ_OR_REFUSAL = SPARK_READ.replace(
@@ -627,37 +610,52 @@ except Exception as e:  # Spark wraps the source's error in its own, with Python
 )
 
 
+def spark_read(
+    script: str, secure: SecureKafka, servers: str, topic: str, flags: list[str], cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` (SPARK_READ or SPARK_READ_OR_REFUSAL) in its own Spark: ``flags`` are a command's
+    ``-X key=value`` pairs, given as ``kafka.key=value`` options; the key's password from the environment, read
+    on the driver and in the executor's Python workers. Nothing it prints may hold a secret."""
+    path = cwd / "spark_read.py"
+    path.write_text(script)
+    done = subprocess.run(
+        [sys.executable, str(path), servers, topic, *(f"kafka.{setting}" for setting in flags[1::2])],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={
+            **os.environ,
+            "HW_TEST_KEY_PASSWORD": KEY_PASSWORD,
+            "PYSPARK_PYTHON": sys.executable,
+            "PYTHONPATH": os.pathsep.join(sys.path),
+        },
+        cwd=cwd,
+    )
+    assert_no_secret("spark", done.stdout + done.stderr, secure.certs)
+    return done
+
+
+def refusal(done: subprocess.CompletedProcess[str]) -> str:
+    """The one REFUSED line of a read that failed."""
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-6000:]
+    line = next(line for line in done.stdout.splitlines() if line.startswith("REFUSED"))
+    assert line.startswith("REFUSED 1 "), line  # one line, however often Spark repeats it
+    return line
+
+
 def test_the_spark_sources_read_through_sasl_ssl_with_exactly_the_documented_grants(
     secure: SecureKafka, tmp_path: Path, unique: str
 ) -> None:
     """docs/data.md's grants: READ on the topic and READ on the group hivewire-spark; one missing, one line."""
     user = f"User:{SCRAM_USER}"
-    script = tmp_path / "spark_read.py"
-    script.write_text(SPARK_READ_OR_REFUSAL)
-    options = [f"kafka.{setting}" for setting in secure.sasl_flags()[1::2]]
 
     def read(topic: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [sys.executable, str(script), secure.sasl_ssl, topic, *options],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env={**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": os.pathsep.join(sys.path)},
-            cwd=tmp_path,
-        )
-        assert_no_secret("spark", done.stdout + done.stderr, secure.certs)
-        return done
-
-    def refused(done: subprocess.CompletedProcess[str]) -> str:
-        assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-6000:]
-        line = next(line for line in done.stdout.splitlines() if line.startswith("REFUSED"))
-        assert line.startswith("REFUSED 1 "), line  # one line, however often Spark repeats it
-        return line
+        return spark_read(SPARK_READ_OR_REFUSAL, secure, secure.sasl_ssl, topic, secure.sasl_flags(), tmp_path)
 
     topic = secure.topic(f"spark-sasl-{unique}", partitions=2)
     produce(secure.plaintext, topic, [create_table_event(unique, f"t{i}") for i in range(3)])
     secure.grant(user, ("READ",), topic=topic)
-    line = refused(read(topic))
+    line = refusal(read(topic))
     assert f"denies READ on group hivewire-spark to {user}" in line, line
     assert "--operation READ --group hivewire-spark" in line, line
 
@@ -668,7 +666,7 @@ def test_the_spark_sources_read_through_sasl_ssl_with_exactly_the_documented_gra
 
     # the group granted, the topic not
     other = secure.topic(f"spark-sasl-other-{unique}", partitions=1)
-    line = refused(read(other))
+    line = refusal(read(other))
     assert f"denies READ on topic {other} to {user}" in line and f"--operation READ --topic {other}" in line, line
 
 
@@ -676,28 +674,9 @@ def test_a_wrong_password_or_an_untrusted_certificate_fails_the_spark_read_with_
     secure: SecureKafka, tmp_path: Path, unique: str
 ) -> None:
     topic = secure.topic(f"spark-refused-{unique}", partitions=1)
-    script = tmp_path / "spark_read.py"
-    script.write_text(SPARK_READ_OR_REFUSAL)
 
     def refused(servers: str, flags: list[str]) -> str:
-        done = subprocess.run(
-            [sys.executable, str(script), servers, topic, *(f"kafka.{setting}" for setting in flags[1::2])],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env={
-                **os.environ,
-                "HW_TEST_KEY_PASSWORD": KEY_PASSWORD,
-                "PYSPARK_PYTHON": sys.executable,
-                "PYTHONPATH": os.pathsep.join(sys.path),
-            },
-            cwd=tmp_path,
-        )
-        assert_no_secret("spark", done.stdout + done.stderr, secure.certs)
-        assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-6000:]
-        line = next(line for line in done.stdout.splitlines() if line.startswith("REFUSED"))
-        assert line.startswith("REFUSED 1 "), line  # one line, however often Spark repeats it
-        return line
+        return refusal(spark_read(SPARK_READ_OR_REFUSAL, secure, servers, topic, flags, tmp_path))
 
     wrong = "Wrong-" + SCRAM_PASSWORD[::-1]
     line = refused(secure.sasl_ssl, secure.sasl_flags(password=wrong))

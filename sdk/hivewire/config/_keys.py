@@ -892,6 +892,15 @@ SPARK_NAMESPACE = _key(
     "Parent znode of the metastores' registrations.",
     default="hive_metastore",
 )
+SPARK_METASTORE_VERSION = _key(
+    SPARK_HISTORY,
+    "hivewire.spark.metastore.version",
+    Text("release"),
+    "The Hive client release Spark talks to the metastore with (`4.0.1` for a Hive 4 metastore, whose tables "
+    "Spark's built-in 2.3 client cannot read); Spark downloads its jars from Maven Central on first use unless "
+    "`spark.sql.hive.metastore.jars` (through `--conf`) names them.",
+    default_doc="Spark's built-in Hive 2.3 client",
+)
 SPARK_CONF_PREFIX = _prefix(
     SPARK_HISTORY,
     "hivewire.spark.conf.",

@@ -32,6 +32,16 @@ log = logging.getLogger("hivewire.spark")
 METASTORE_URIS_CONF = "spark.hadoop.hive.metastore.uris"
 """The Spark setting that hands ``hive.metastore.uris`` to Spark's built-in Hive client."""
 
+HIVE_CLIENT_VERSION_CONF = "spark.sql.hive.metastore.version"
+"""The release of the Hive client Spark talks to the metastore with (its built-in one is 2.3's)."""
+
+HIVE_CLIENT_JARS_CONF = "spark.sql.hive.metastore.jars"
+"""Where that client's jars come from: ``builtin``, ``maven`` (Spark downloads them) or ``path``."""
+
+#: The first Hive release whose metastore no longer answers ``get_table`` (HIVE-26537), the call that Hive
+#: clients before 4.0 read a table with.
+_WITHOUT_GET_TABLE = 4
+
 
 def _spark_session_class() -> Any:
     try:
@@ -103,16 +113,70 @@ def _resolve_metastores(
 
 
 def _builder(
-    metastores: list[str], app_name: str, master: str | None, conf: dict[str, str] | None
+    metastores: list[str],
+    app_name: str,
+    master: str | None,
+    conf: dict[str, str] | None,
+    metastore_version: str | None,
 ) -> SparkSession.Builder:
     spark_session = _spark_session_class()
     # A fresh Builder: on older pyspark ``SparkSession.builder`` is one shared object that keeps options.
     b = spark_session.Builder().appName(app_name)
     if master is not None:
         b = b.master(master)
+    if metastore_version is not None:
+        b = b.config(HIVE_CLIENT_VERSION_CONF, metastore_version).config(HIVE_CLIENT_JARS_CONF, "maven")
     for key, value in (conf or {}).items():
         b = b.config(key, value)
     return b.config(METASTORE_URIS_CONF, ",".join(metastores)).enableHiveSupport()
+
+
+def _major(version: str) -> int | None:
+    """4 for ``4.0.1``; None when ``version`` does not start with a number."""
+    head = version.split(".", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def _metastore_release(metastores: list[str]) -> tuple[str, str] | None:
+    """(URI, release) of the first of ``metastores`` that answers fb303 ``getVersion``; None if none does
+    (unreachable, or secured in a way a plain connection cannot pass: then Spark finds out for itself)."""
+    from hivewire.errors import HivewireError
+    from hivewire.metastore import MetastoreClient
+
+    try:
+        with MetastoreClient(metastores, timeout=10.0, connect_timeout=5.0) as client:
+            return client.uri or metastores[0], str(client.call("getVersion") or "")
+    except HivewireError as e:
+        log.debug("could not ask the metastore for its release (%s); Spark's Hive client is not checked", e)
+        return None
+
+
+def _check_hive_client(spark: SparkSession, metastores: list[str]) -> None:
+    """Refuse (stopping ``spark``) a Hive client older than 4.0 on a Hive 4 metastore: it creates databases
+    there, then fails on every table with "Invalid method name: 'get_table'"."""
+    from hivewire.errors import ConfigError
+
+    # Unset until Spark's Hive module first loads (asking for it by name would fail): then the built-in one.
+    client = str(spark.conf.get(HIVE_CLIENT_VERSION_CONF, None) or "2.3 (built-in)")
+    client_major = _major(client)
+    if client_major is None or client_major >= _WITHOUT_GET_TABLE:
+        return
+    found = _metastore_release(metastores)
+    if found is None:
+        return
+    uri, release = found
+    release_major = _major(release)
+    if release_major is None or release_major < _WITHOUT_GET_TABLE:
+        return
+    spark.stop()
+    raise ConfigError(
+        HIVE_CLIENT_VERSION_CONF,
+        f"the metastore at {uri} is Hive {release}, which no longer answers get_table, the call Spark's Hive "
+        f"{client} client reads every table with. Give Spark a Hive 4.0 client: "
+        "hivewire.spark.session(..., metastore_version='4.0.1') (Spark downloads its jars from Maven Central on "
+        f"first use), or set {HIVE_CLIENT_VERSION_CONF}=4.0.1 with {HIVE_CLIENT_JARS_CONF}=path and "
+        f"{HIVE_CLIENT_JARS_CONF}.path naming Hive 4.0.1's client jars in the session's conf",
+    )
 
 
 def builder(
@@ -124,6 +188,7 @@ def builder(
     app_name: str = "hivewire",
     master: str | None = None,
     conf: dict[str, str] | None = None,
+    metastore_version: str | None = None,
     **zk_options: Unpack[DiscoveryOptions],
 ) -> SparkSession.Builder:
     """A ``SparkSession.Builder`` with Hive support, pointed at the metastores.
@@ -134,10 +199,14 @@ def builder(
     ``hive_metastore``, or the config's or site's own) and ``zk_options`` (other ``DiscoveryConfig`` fields:
     ``auth_data``, ``use_ssl``, ``certfile``, ``keyfile``, ``ca``, ``session_timeout``, ...) work as in
     :func:`hivewire.metastore.discover_metastores`, and override a ``hive_site``'s settings. ``conf`` holds
-    more Spark settings. The URIs are resolved now: call ``.getOrCreate()`` soon, or use :func:`session`.
+    more Spark settings. ``metastore_version`` (``"4.0.1"`` for a Hive 4 metastore) is the release of the Hive
+    client Spark talks to the metastores with, its jars downloaded by Spark from Maven Central on first use
+    (``conf`` may name them instead: ``spark.sql.hive.metastore.jars``); None keeps Spark's built-in Hive 2.3
+    client. The URIs are resolved now: call ``.getOrCreate()`` soon, or use :func:`session`, which also
+    refuses a client that cannot read the metastore's tables.
     """
     metastores, _ = _resolve_metastores(zookeeper, namespace, uris, hive_site, zk_options)
-    return _builder(metastores, app_name, master, conf)
+    return _builder(metastores, app_name, master, conf, metastore_version)
 
 
 def _running_session(spark_session: type[SparkSession]) -> SparkSession | None:
@@ -175,6 +244,7 @@ def session(
     app_name: str = "hivewire",
     master: str | None = None,
     conf: dict[str, str] | None = None,
+    metastore_version: str | None = None,
     **zk_options: Unpack[DiscoveryOptions],
 ) -> SparkSession:
     """``builder(...).getOrCreate()``, safe in notebooks (the same arguments as :func:`builder`).
@@ -182,7 +252,10 @@ def session(
     A session that is already running is returned when it uses the Hive catalog and the same metastores
     (explicit URIs: the same set; discovered: at least one of the live ones), and ``conf`` is not applied to
     it. A running session pointed elsewhere raises :class:`~hivewire.errors.HivewireError`: its metastore is
-    fixed when it starts, and Spark would otherwise hand it back silently.
+    fixed when it starts, and Spark would otherwise hand it back silently. A new session whose Hive client is
+    older than 4.0 on a Hive 4 metastore (asked with fb303 ``getVersion``) is stopped and raises
+    :class:`~hivewire.errors.ConfigError` naming ``metastore_version``: that client would create databases
+    there and then fail on every table.
     """
     from hivewire.errors import HivewireError
 
@@ -201,7 +274,9 @@ def session(
             "metastore (spark.hadoop.hive.metastore.uris and the Hive catalog are fixed when it starts): call "
             "spark.stop() first, then hivewire.spark.session(...) again"
         )
-    return _registered(_builder(metastores, app_name, master, conf).getOrCreate())
+    spark = _builder(metastores, app_name, master, conf, metastore_version).getOrCreate()
+    _check_hive_client(spark, metastores)
+    return _registered(spark)
 
 
 def _registered(spark: SparkSession) -> SparkSession:

@@ -19,6 +19,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--zookeeper", keys.SPARK_ZOOKEEPER, metavar="HOST:PORT,..."),
     Flag("--namespace", keys.SPARK_NAMESPACE),
     Flag("--metastore-uris", keys.METASTORE_URIS, metavar="thrift://HOST:PORT,..."),
+    Flag("--metastore-version", keys.SPARK_METASTORE_VERSION, metavar="RELEASE"),
     Flag("--conf", prefix=keys.SPARK_CONF_PREFIX, metavar="KEY=VALUE"),
 )
 
@@ -50,6 +51,7 @@ def spark_history(**params: object) -> None:
             app_name=f"hivewire-history-{settings.table}",
             master=config.optional(keys.SPARK_MASTER),
             conf=config.with_prefix(keys.SPARK_CONF_PREFIX.name),
+            metastore_version=config.optional(keys.SPARK_METASTORE_VERSION),
         )
     except ConfigError as e:
         raise usage(e, FLAGS) from e

@@ -14,7 +14,7 @@ import hivewire as hw
 import hivewire_shim
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config, Provenance
-from hivewire.config._key import env_name
+from hivewire.config._key import Key, env_name
 from hivewire.config._kinds import Choice, Duration, HostPorts, Invalid
 from hivewire.config._reference import REGENERATE, render
 from hivewire.data._archive import Archiver, ArchiveSettings
@@ -374,6 +374,39 @@ def test_shim_takes_a_config_file_and_its_flags_win_over_it_and_the_environment(
     options = seen["options"]
     assert (seen["target"], options.port, options.read_timeout) == ("thrift://hms:9083", 1234, 3.0)
     assert (options.hive_version, options.database_events) == ("3.1.3", False)  # the environment over the file
+
+
+def test_every_shim_setting_has_a_flag_that_sets_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hivewire.tools._cli._shim import FLAGS
+
+    flagged = {flag.name for flag in FLAGS}
+    shim_keys = [key for key in vars(keys).values() if isinstance(key, Key) and key.name.startswith("hivewire.shim.")]
+    assert shim_keys and [key.name for key in shim_keys if key.name not in flagged] == []
+
+    seen: dict[str, Any] = {}
+
+    class StartsNot:
+        def __init__(self, target: Any, **kwargs: Any) -> None:
+            seen.update(kwargs)
+
+        def start(self) -> None:
+            raise HivewireError("not started in this test")
+
+    monkeypatch.setattr(hivewire_shim, "Shim", StartsNot)
+    cert, key = tmp_path / "client.pem", tmp_path / "client.key"
+    args = ["--upstream", "thrift://hms:9083", "--connect-timeout", "2", "--lookup-connections", "3"]
+    args += ["--upstream-ssl", "--upstream-ssl-certfile", str(cert), "--upstream-ssl-keyfile", str(key)]
+    result = CliRunner().invoke(main, ["shim", *args])
+    # The client certificate is read when the TLS context is made: the error names its flag and file.
+    assert result.exit_code == 2, result.output
+    assert "--upstream-ssl-certfile (hivewire.shim.upstream.ssl.certfile): cannot load the shim's client " in (
+        result.output
+    )
+    assert f"from {cert} and {key}: No such file or directory" in result.output, result.output
+    assert "options" not in seen
+    result = CliRunner().invoke(main, ["shim", "--upstream", "thrift://hms:9083", *args[2:6]])
+    assert result.exit_code == 1 and "not started in this test" in result.output, result.output
+    assert (seen["options"].connect_timeout, seen["options"].lookup_connections) == (2.0, 3)
 
 
 def test_command_errors_name_the_flag_and_are_usage_errors(tmp_path: Path) -> None:

@@ -221,3 +221,11 @@ def test_the_register_sidecar_checks_a_sasl_metastore_with_its_credentials(
         [found] = discover_metastores(zookeeper.quorum, unique)
         with hw.MetastoreClient(found, sasl=settings.sasl) as client:
             assert "default" in client.get_all_databases()
+
+
+def test_spark_sessions_do_not_ask_a_sasl_metastore_its_release(sasl_metastore: SaslMetastore) -> None:
+    """hivewire.spark.session asks the metastore its release over a plain connection, to refuse Spark's Hive 2.3
+    client on Hive 4; a SASL metastore refuses that connection, and then Spark's own client is left to it."""
+    from hivewire.data._spark import _metastore_release
+
+    assert _metastore_release([sasl_metastore.uri]) is None

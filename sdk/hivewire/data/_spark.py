@@ -144,7 +144,7 @@ def _metastore_release(metastores: list[str]) -> tuple[str, str] | None:
     from hivewire.metastore import MetastoreClient
 
     try:
-        with MetastoreClient(metastores, timeout=10.0, connect_timeout=5.0) as client:
+        with MetastoreClient(metastores, timeout=5.0, connect_timeout=5.0) as client:
             return client.uri or metastores[0], str(client.call("getVersion") or "")
     except HivewireError as e:
         log.debug("could not ask the metastore for its release (%s); Spark's Hive client is not checked", e)

@@ -5,7 +5,8 @@ Each runs with ``metastore.service.discovery.mode=zookeeper`` (Hive 4 reads the 
 is killed with SIGKILL in the middle of a client's calls, which carry on against the other with no error;
 its node goes once its ZooKeeper session expires. Hive 4's own ``HiveMetaStoreClient``
 (tests/java_hive4/Hive4ClientReads.java) reads what ``hivewire register`` writes for a 2.3 and for a 3.1
-metastore (the test id names the release) as it reads Hive 4's own registrations.
+metastore (the test id names the release) as it reads Hive 4's own registrations. ``hivewire.spark.session``
+on the two refuses Spark's built-in Hive 2.3 client and works with Hive 4.0's (spark_hive4_session.py).
 """
 
 from __future__ import annotations

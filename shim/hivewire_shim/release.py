@@ -22,12 +22,12 @@ What each release does to the objects its events carry, beyond what 2.3 does:
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from hivewire.errors import MetastoreServerError, UnsupportedMethodError
 from hivewire.metastore import MetastoreClient
+from hivewire.metastore._release import is_hive4
 
 __all__ = ["HIVE_2", "Release", "learn"]
 
@@ -73,9 +73,7 @@ def learn(client: MetastoreClient) -> Release:
     except MetastoreServerError:  # the key is not readable there: Hive's own default
         catalog = _DEFAULT_CATALOG
     version = str(client.call("getVersion") or "")
-    match = re.match(r"(\d+)\.", version)
-    fills = match is not None and int(match.group(1)) >= 4
-    release = Release(catalog=catalog, fills_new_objects=fills, version=version)
+    release = Release(catalog=catalog, fills_new_objects=is_hive4(version), version=version)
     log.info(
         "upstream metastore: version %s, default catalog %r%s",
         version or "?",

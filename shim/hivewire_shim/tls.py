@@ -27,17 +27,17 @@ def _load(key: Key[object], what: str, path: str, load: Callable[[], None]) -> N
         raise ConfigError(key.name, f"cannot load {what} from {path}: {reason}") from e
 
 
+def _load_chain(context: ssl.SSLContext, key: Key[object], what: str, certfile: str, keyfile: str | None) -> None:
+    """Load a certificate (chain) and its key into ``context``, as :func:`_load` does."""
+    path = f"{certfile} and {keyfile}" if keyfile else certfile
+    _load(key, what, path, lambda: context.load_cert_chain(certfile, keyfile))
+
+
 def server_context(certfile: str, keyfile: str | None = None, ca: str | None = None) -> ssl.SSLContext:
     """The context the shim serves its clients with: its certificate, and with ``ca`` clients must present
     a certificate signed by it."""
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    chain = f"{certfile} and {keyfile}" if keyfile else certfile
-    _load(
-        keys.SHIM_SSL_CERTFILE,
-        "the shim's certificate and key",
-        chain,
-        lambda: context.load_cert_chain(certfile, keyfile),
-    )
+    _load_chain(context, keys.SHIM_SSL_CERTFILE, "the shim's certificate and key", certfile, keyfile)
     if ca:
         _load(keys.SHIM_SSL_CA, "the CA of clients' certificates", ca, lambda: context.load_verify_locations(cafile=ca))
         context.verify_mode = ssl.CERT_REQUIRED
@@ -51,11 +51,7 @@ def client_context(ca: str | None = None, certfile: str | None = None, keyfile: 
     if ca:
         _load(keys.SHIM_UPSTREAM_SSL_CA, "the upstream's CA", ca, lambda: context.load_verify_locations(cafile=ca))
     if certfile:
-        chain = f"{certfile} and {keyfile}" if keyfile else certfile
-        _load(
-            keys.SHIM_UPSTREAM_SSL_CERTFILE,
-            "the shim's client certificate and key",
-            chain,
-            lambda: context.load_cert_chain(certfile, keyfile),
+        _load_chain(
+            context, keys.SHIM_UPSTREAM_SSL_CERTFILE, "the shim's client certificate and key", certfile, keyfile
         )
     return context

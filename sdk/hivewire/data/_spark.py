@@ -38,10 +38,6 @@ HIVE_CLIENT_VERSION_CONF = "spark.sql.hive.metastore.version"
 HIVE_CLIENT_JARS_CONF = "spark.sql.hive.metastore.jars"
 """Where that client's jars come from: ``builtin``, ``maven`` (Spark downloads them) or ``path``."""
 
-#: The first Hive release whose metastore no longer answers ``get_table`` (HIVE-26537), the call that Hive
-#: clients before 4.0 read a table with.
-_WITHOUT_GET_TABLE = 4
-
 
 def _spark_session_class() -> Any:
     try:
@@ -131,12 +127,6 @@ def _builder(
     return b.config(METASTORE_URIS_CONF, ",".join(metastores)).enableHiveSupport()
 
 
-def _major(version: str) -> int | None:
-    """4 for ``4.0.1``; None when ``version`` does not start with a number."""
-    head = version.split(".", 1)[0]
-    return int(head) if head.isdigit() else None
-
-
 def _metastore_release(metastores: list[str]) -> tuple[str, str] | None:
     """(URI, release) of the first of ``metastores`` that answers fb303 ``getVersion``; None if none does
     (unreachable, or secured in a way a plain connection cannot pass: then Spark finds out for itself)."""
@@ -155,19 +145,16 @@ def _check_hive_client(spark: SparkSession, metastores: list[str]) -> None:
     """Refuse (stopping ``spark``) a Hive client older than 4.0 on a Hive 4 metastore: it creates databases
     there, then fails on every table with "Invalid method name: 'get_table'"."""
     from hivewire.errors import ConfigError
+    from hivewire.metastore._release import is_hive4, major
 
     # Unset until Spark's Hive module first loads (asking for it by name would fail): then the built-in one.
     client = str(spark.conf.get(HIVE_CLIENT_VERSION_CONF, None) or "2.3 (built-in)")
-    client_major = _major(client)
-    if client_major is None or client_major >= _WITHOUT_GET_TABLE:
+    if major(client) is None or is_hive4(client):
         return
     found = _metastore_release(metastores)
-    if found is None:
+    if found is None or not is_hive4(found[1]):
         return
     uri, release = found
-    release_major = _major(release)
-    if release_major is None or release_major < _WITHOUT_GET_TABLE:
-        return
     spark.stop()
     raise ConfigError(
         HIVE_CLIENT_VERSION_CONF,

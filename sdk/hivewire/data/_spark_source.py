@@ -193,9 +193,28 @@ def _refused(options: SourceOptions, error: Any) -> None:
         raise HivewireError(str(found))
 
 
+def _check_group(consumer: Any, options: SourceOptions, partition: int) -> None:
+    """Ask the group's committed offset of one partition, to raise a refusal of the group's ACL.
+
+    The consumers name a group (librdkafka looks its coordinator up, which the group's ACL guards): asked
+    here, on the driver, so a missing grant fails the plan in one line instead of racing the executors' reads.
+    Only a refusal matters; any other error (the coordinator moving) is not one and is left to the reads.
+    """
+    from confluent_kafka import KafkaException, TopicPartition
+
+    try:
+        asked = consumer.committed([TopicPartition(options.topic, partition)], timeout=options.timeout)
+    except KafkaException as e:
+        _refused(options, e.args[0])
+        return
+    for tp in asked:
+        if tp.error is not None:
+            _refused(options, tp.error)
+
+
 def _watermarks(options: SourceOptions) -> dict[int, tuple[int, int]]:
     """{partition: (low, high)} of the topic now."""
-    from confluent_kafka import KafkaException, TopicPartition
+    from confluent_kafka import KafkaException
 
     from hivewire.data._offsets import _Reader
 
@@ -223,17 +242,7 @@ def _watermarks(options: SourceOptions) -> dict[int, tuple[int, int]]:
             # the metadata just read names the partitions; asking again only to raise its error when it has none
             ok = metadata is not None and metadata.error is None and metadata.partitions
             partitions = sorted(metadata.partitions) if ok else reader.partitions()
-            # The consumers name a group (librdkafka looks its coordinator up, which the group's ACL guards):
-            # asked here, on the driver, so a missing grant fails the plan in one line instead of racing the
-            # executors' reads.
-            try:
-                asked = consumer.committed([TopicPartition(options.topic, partitions[0])], timeout=options.timeout)
-            except KafkaException as e:  # only a refusal matters here; the coordinator moving is not one
-                _refused(options, e.args[0])
-            else:
-                for tp in asked:
-                    if tp.error is not None:
-                        _refused(options, tp.error)
+            _check_group(consumer, options, partitions[0])
             return {p: reader.watermarks(p) for p in partitions}
         except KafkaException as e:
             _refused(options, e.args[0])

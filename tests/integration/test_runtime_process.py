@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
 from runtime_harness import PARTITIONS, read_to_end, stream, wait_for
 
@@ -127,11 +128,27 @@ def produce(bootstrap: str, topic: str, payloads: list[bytes]) -> dict[int, int]
     return {p: ends[p] for p in range(PARTITIONS)}
 
 
+_COORDINATOR_MOVING = {
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+}
+
+
 def committed(bootstrap: str, group: str, topic: str) -> dict[int, int]:
+    """The group's committed offsets; asked again while the broker's coordinator moves or loads (retriable)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
     try:
-        tps = consumer.committed([TopicPartition(topic, p) for p in range(PARTITIONS)], timeout=10)
-        return {tp.partition: tp.offset for tp in tps if tp.offset >= 0}
+        for attempt in range(20):
+            try:
+                tps = consumer.committed([TopicPartition(topic, p) for p in range(PARTITIONS)], timeout=10)
+            except KafkaException as e:
+                if attempt == 19 or e.args[0].code() not in _COORDINATOR_MOVING:
+                    raise
+                time.sleep(0.5)
+                continue
+            return {tp.partition: tp.offset for tp in tps if tp.offset >= 0}
+        raise AssertionError("unreachable")
     finally:
         consumer.close()
 

@@ -9,6 +9,7 @@ import random
 import re
 import signal
 import textwrap
+import time
 import uuid
 from pathlib import Path
 
@@ -140,12 +141,16 @@ def test_workers_share_the_topic_and_a_killed_worker_is_restarted_losing_nothing
 
         wait_for(lambda: len(workers()) == 2, 60, "two workers to start")
         first = workers()
-        # Both workers take part: each handles events (the group shares the partitions between them).
-        wait_for(
-            lambda: {row[0] for row in lines(workdir / "cpu.log")} >= set(first) or not supervisor.alive(),
-            120,
-            "both workers to handle events",
-        )
+        # Both workers take part: each handles events (the group shares the partitions between them). The
+        # first to join may handle every event before the other is given partitions, so more keep coming
+        # (a batch a second) until both have handled some.
+        deadline = time.monotonic() + 120
+        while not {row[0] for row in lines(workdir / "cpu.log")} >= set(first) and supervisor.alive():
+            assert time.monotonic() < deadline, "timed out after 120 s waiting for both workers to handle events"
+            for partition, count in produce(kafka, topic, stream(500, tables=40)).items():
+                ends[partition] = ends.get(partition, 0) + count
+            n += 500
+            time.sleep(1)
         assert supervisor.alive(), supervisor.tail()
         victim = first[0]
         os.kill(int(victim), signal.SIGKILL)

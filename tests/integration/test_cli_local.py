@@ -60,10 +60,11 @@ def test_local_serves_until_interrupted_and_the_commands_use_it(tmp_path: Path, 
         topics = AdminClient({"bootstrap.servers": services["kafka"]}).list_topics("apiary", timeout=30).topics
         assert len(topics["apiary"].partitions) == 4
 
-        # a change through the shim is an event on the topic: hivewire tail prints it
+        # a change through the shim is an event on the topic: hivewire tail prints it. The shim sends from its
+        # spool after the call returns (as Apiary's listener does), so tail waits for the event (-n 1), not -e.
         with hw.MetastoreClient(exports["METASTORE_THRIFT_URIS"]) as client:
             client.create_database(make_database(unique))
-        tailed = _hivewire("tail", "--from-beginning", "-e", "--db", unique, env=env)
+        tailed = _hivewire("tail", "--from-beginning", "-n", "1", "--db", unique, env=env)
         assert tailed.returncode == 0, tailed.stderr
         assert [line.split()[2:4] for line in tailed.stdout.splitlines()] == [["CREATE_DATABASE", unique]]
 

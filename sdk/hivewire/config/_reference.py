@@ -1,7 +1,7 @@
 """``docs/configuration.md``, rendered from the key declarations (:mod:`hivewire.config._keys`).
 
 Regenerate it with ``python -m hivewire.config._reference docs/configuration.md``;
-``tests/unit/test_config_reference.py`` fails while the committed file differs.
+``tests/unit/test_config_keys.py`` fails while the committed file differs.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ REGENERATE = "python -m hivewire.config._reference docs/configuration.md"
 _INTRO = f"""\
 # Configuration reference
 
-<!-- Generated from sdk/hivewire/config/_keys.py: do not edit; run `{REGENERATE}`. -->
+<!-- Generated from sdk/hivewire/config/_keys/: do not edit; run `{REGENERATE}`. -->
 
 Every key hivewire reads, for `hivewire run`, `shim`, `archive` and `register`, `App.run` and the metastore
 client. Each command takes `--config FILE`: a `.properties` file (Drone Fly's, unchanged), a `.toml` file

@@ -280,16 +280,18 @@ def test_fsync_does_not_hold_up_appends(tmp_path: Path, monkeypatch: pytest.Monk
 def test_always_fsyncs_each_record_before_append_returns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spool = Spool(tmp_path, fsync="always")
     real_fsync = os.fsync
-    synced_sizes: list[int] = []
+    synced: list[tuple[int, int]] = []  # (inode, size): other threads of the test process fsync files too
 
     def fsync(fd: int) -> None:
-        synced_sizes.append(os.fstat(fd).st_size)
+        stat = os.fstat(fd)
+        synced.append((stat.st_ino, stat.st_size))
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
     spool.append("db.t", payload(0))
-    size = spool.segments()[-1].stat().st_size
-    assert synced_sizes and synced_sizes[-1] == size  # fsync'ed with the record in it, before returning
+    segment = spool.segments()[-1].stat()
+    sizes = [size for inode, size in synced if inode == segment.st_ino]
+    assert sizes and sizes[-1] == segment.st_size  # fsync'ed with the record in it, before returning
     monkeypatch.undo()
     spool.close()
 

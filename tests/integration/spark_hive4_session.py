@@ -3,7 +3,9 @@ its JVM's Hive client is the one asked for): ``python spark_hive4_session.py QUO
 [CLASSPATH]``.
 
 Without CLASSPATH, Spark's built-in Hive 2.3 client: prints ``REFUSED <message as JSON> ACTIVE <bool>`` (the
-ConfigError, and whether a session is still running) and exits 0, or ``NOT REFUSED`` and exits 1. With it
+ConfigError, and whether a session is still running), then for a session started with Spark's own builder
+``RUNNING REFUSED <message> ACTIVE <bool>`` and, asked for Hive 4.0's client, ``VERSION REFUSED <message>``,
+and exits 0; or ``... NOT REFUSED`` and exits 1. With it
 (``os.pathsep``-separated jars of Hive 4.0.1's client), ``metastore_version="4.0.1"``: creates a database and
 a table, inserts a row and prints ``ROWS`` and the rows read back as JSON."""
 
@@ -17,7 +19,7 @@ import uuid
 from pyspark.sql import SparkSession
 
 import hivewire.spark
-from hivewire.errors import ConfigError
+from hivewire.errors import ConfigError, HivewireError
 
 
 def main(quorum: str, namespace: str, warehouse: str, classpath: str | None = None) -> int:
@@ -27,9 +29,27 @@ def main(quorum: str, namespace: str, warehouse: str, classpath: str | None = No
             hivewire.spark.session(zookeeper=quorum, namespace=namespace, master="local[1]", conf=conf)
         except ConfigError as e:
             print("REFUSED", json.dumps(str(e)), "ACTIVE", SparkSession.getActiveSession() is not None)
-            return 0
-        print("NOT REFUSED")
-        return 1
+        else:
+            print("NOT REFUSED")
+            return 1
+        # A session the user started (Spark's own builder, the built-in client) is refused too, and left running.
+        hivewire.spark.builder(zookeeper=quorum, namespace=namespace, master="local[1]", conf=conf).getOrCreate()
+        try:
+            hivewire.spark.session(zookeeper=quorum, namespace=namespace)
+        except ConfigError as e:
+            print("RUNNING REFUSED", json.dumps(str(e)), "ACTIVE", SparkSession.getActiveSession() is not None)
+        else:
+            print("RUNNING NOT REFUSED")
+            return 1
+        # Asking it for another Hive client than it runs is refused before the metastore is asked anything.
+        try:
+            hivewire.spark.session(zookeeper=quorum, namespace=namespace, metastore_version="4.0.1")
+        except HivewireError as e:
+            print("VERSION REFUSED", json.dumps(str(e)))
+        else:
+            print("VERSION NOT REFUSED")
+            return 1
+        return 0
     # The test's two metastores keep separate stores (a Derby each), unlike a deployment's: Hive 4's client,
     # which picks a URI at random per connection by default, must keep to one of them here.
     conf["spark.hadoop.metastore.thrift.uri.selection"] = "SEQUENTIAL"

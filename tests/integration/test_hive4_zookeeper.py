@@ -66,7 +66,8 @@ def test_spark_sessions_on_hive4_need_its_client(
     registered: tuple[str, list[HiveMetastore]], zookeeper: LocalZooKeeper, tmp_path: Path
 ) -> None:
     """Spark's built-in Hive 2.3 client creates databases on Hive 4 and then fails on every table (Hive 4.0.1
-    removed get_table): session() refuses it, naming metastore_version, which gives Spark Hive 4.0's client.
+    removed get_table): session() refuses it, naming metastore_version, which gives Spark Hive 4.0's client;
+    a running session with that client is refused too (and left running), as is one asked for another client.
     Run before the failover test below, which kills one of the two metastores."""
     namespace, _ = registered
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -83,6 +84,16 @@ def test_spark_sessions_on_hive4_need_its_client(
     assert message.startswith("spark.sql.hive.metastore.version: the metastore at thrift://"), message
     assert "is Hive 4.0.1, which no longer answers get_table" in message, message
     assert "metastore_version='4.0.1'" in message, message
+    # the session the user started is refused by the same check, and left running (it is theirs)
+    line = next(line for line in done.stdout.splitlines() if line.startswith("RUNNING REFUSED "))
+    assert line.endswith(" ACTIVE True"), line
+    message = json.loads(line.removeprefix("RUNNING REFUSED ").removesuffix(" ACTIVE True"))
+    assert "is Hive 4.0.1, which no longer answers get_table" in message, message
+    assert "The running SparkSession cannot change its client: spark.stop() it" in message, message
+    line = next(line for line in done.stdout.splitlines() if line.startswith("VERSION REFUSED "))
+    message = json.loads(line.removeprefix("VERSION REFUSED "))
+    assert message.startswith("a SparkSession is already running with Hive client 2.3"), message
+    assert "not metastore_version='4.0.1'" in message, message
 
     jars = os.pathsep.join(str(jar) for jar in _jvm.resolve("hive4-spark-client"))
     done = run(jars)

@@ -141,29 +141,53 @@ def _metastore_release(metastores: list[str]) -> tuple[str, str] | None:
         return None
 
 
-def _check_hive_client(spark: SparkSession, metastores: list[str]) -> None:
-    """Refuse (stopping ``spark``) a Hive client older than 4.0 on a Hive 4 metastore: it creates databases
-    there, then fails on every table with "Invalid method name: 'get_table'"."""
+def _hive_client(spark: SparkSession) -> str:
+    """The release of ``spark``'s Hive client: unset until Spark's Hive module first loads (asking for it by
+    name would fail), then the built-in one."""
+    return str(spark.conf.get(HIVE_CLIENT_VERSION_CONF, None) or "2.3 (built-in)")
+
+
+def _check_hive_client(spark: SparkSession, metastores: list[str], *, started_here: bool) -> None:
+    """Refuse a Hive client older than 4.0 on a Hive 4 metastore: it creates databases there, then fails on
+    every table with "Invalid method name: 'get_table'". A session ``started_here`` is stopped; a session
+    that was already running is the caller's, and is left running."""
     from hivewire.errors import ConfigError
     from hivewire.metastore._release import is_hive4, major
 
-    # Unset until Spark's Hive module first loads (asking for it by name would fail): then the built-in one.
-    client = str(spark.conf.get(HIVE_CLIENT_VERSION_CONF, None) or "2.3 (built-in)")
+    client = _hive_client(spark)
     if major(client) is None or is_hive4(client):
         return
     found = _metastore_release(metastores)
     if found is None or not is_hive4(found[1]):
         return
     uri, release = found
-    spark.stop()
+    if started_here:
+        spark.stop()
+        how = "Give Spark a Hive 4.0 client: "
+    else:
+        how = "The running SparkSession cannot change its client: spark.stop() it, then give Spark a Hive 4.0 one: "
     raise ConfigError(
         HIVE_CLIENT_VERSION_CONF,
         f"the metastore at {uri} is Hive {release}, which no longer answers get_table, the call Spark's Hive "
-        f"{client} client reads every table with. Give Spark a Hive 4.0 client: "
+        f"{client} client reads every table with. {how}"
         "hivewire.spark.session(..., metastore_version='4.0.1') (Spark downloads its jars from Maven Central on "
         f"first use), or set {HIVE_CLIENT_VERSION_CONF}=4.0.1 with {HIVE_CLIENT_JARS_CONF}=path and "
         f"{HIVE_CLIENT_JARS_CONF}.path naming Hive 4.0.1's client jars in the session's conf",
     )
+
+
+def _check_running_client(spark: SparkSession, metastores: list[str], metastore_version: str | None) -> None:
+    """A running session is reused only with the Hive client asked for, and one that reads the metastore."""
+    from hivewire.errors import HivewireError
+
+    client = _hive_client(spark)
+    if metastore_version is not None and client != metastore_version:
+        raise HivewireError(
+            f"a SparkSession is already running with Hive client {client}, not metastore_version="
+            f"{metastore_version!r}. A running SparkSession cannot change its Hive client ({HIVE_CLIENT_VERSION_CONF} "
+            "is fixed when it starts): call spark.stop() first, then hivewire.spark.session(...) again"
+        )
+    _check_hive_client(spark, metastores, started_here=False)
 
 
 def builder(
@@ -238,11 +262,12 @@ def session(
 
     A session that is already running is returned when it uses the Hive catalog and the same metastores
     (explicit URIs: the same set; discovered: at least one of the live ones), and ``conf`` is not applied to
-    it. A running session pointed elsewhere raises :class:`~hivewire.errors.HivewireError`: its metastore is
-    fixed when it starts, and Spark would otherwise hand it back silently. A new session whose Hive client is
-    older than 4.0 on a Hive 4 metastore (asked with fb303 ``getVersion``) is stopped and raises
-    :class:`~hivewire.errors.ConfigError` naming ``metastore_version``: that client would create databases
-    there and then fail on every table.
+    it. A running session pointed elsewhere, or (``metastore_version`` given) with another Hive client, raises
+    :class:`~hivewire.errors.HivewireError`: both are fixed when it starts, and Spark would otherwise hand it
+    back silently. A session whose Hive client is older than 4.0 on a Hive 4 metastore (asked with fb303
+    ``getVersion``) raises :class:`~hivewire.errors.ConfigError` naming ``metastore_version``: that client
+    would create databases there and then fail on every table. A new session is stopped first; a running one
+    is yours, and is left running.
     """
     from hivewire.errors import HivewireError
 
@@ -253,6 +278,7 @@ def session(
         catalog, current = _session_metastores(running)
         same = set(current) & set(metastores) if discovered else set(current) == set(metastores)
         if catalog == "hive" and same:
+            _check_running_client(running, current, metastore_version)
             log.info("reusing the running SparkSession (metastores %s)", ", ".join(current))
             return _registered(running)
         raise HivewireError(
@@ -262,7 +288,7 @@ def session(
             "spark.stop() first, then hivewire.spark.session(...) again"
         )
     spark = _builder(metastores, app_name, master, conf, metastore_version).getOrCreate()
-    _check_hive_client(spark, metastores)
+    _check_hive_client(spark, metastores, started_here=True)
     return _registered(spark)
 
 

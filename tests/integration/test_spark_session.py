@@ -83,6 +83,11 @@ def test_session_reuses_a_compatible_session_and_refuses_to_switch(
     with pytest.raises(hw.HivewireError) as exc:
         hw_spark.session(uris="thrift://127.0.0.1:1")
     assert "spark.stop()" in str(exc.value) and metastore.uri in str(exc.value)
+    # Its Hive client is fixed too: the built-in one is 2.3's (2.3.10 in Spark 4), and not another release.
+    assert hw_spark.session(uris=[metastore.uri], metastore_version="2.3.10") is spark
+    with pytest.raises(hw.HivewireError) as exc:
+        hw_spark.session(uris=[metastore.uri], metastore_version="3.1.3")
+    assert "already running with Hive client 2.3" in str(exc.value) and "'3.1.3'" in str(exc.value)
 
 
 def test_builder_sources(

@@ -141,10 +141,13 @@ def _metastore_release(metastores: list[str]) -> tuple[str, str] | None:
         return None
 
 
+_BUILT_IN_CLIENT = "2.3 (built-in)"
+
+
 def _hive_client(spark: SparkSession) -> str:
     """The release of ``spark``'s Hive client: unset until Spark's Hive module first loads (asking for it by
     name would fail), then the built-in one."""
-    return str(spark.conf.get(HIVE_CLIENT_VERSION_CONF, None) or "2.3 (built-in)")
+    return str(spark.conf.get(HIVE_CLIENT_VERSION_CONF, None) or _BUILT_IN_CLIENT)
 
 
 def _check_hive_client(spark: SparkSession, metastores: list[str], *, started_here: bool) -> None:
@@ -181,7 +184,8 @@ def _check_running_client(spark: SparkSession, metastores: list[str], metastore_
     from hivewire.errors import HivewireError
 
     client = _hive_client(spark)
-    if metastore_version is not None and client != metastore_version:
+    built_in = client == _BUILT_IN_CLIENT and (metastore_version or "").startswith("2.3")  # 2.3.10 in Spark 4
+    if metastore_version is not None and client != metastore_version and not built_in:
         raise HivewireError(
             f"a SparkSession is already running with Hive client {client}, not metastore_version="
             f"{metastore_version!r}. A running SparkSession cannot change its Hive client ({HIVE_CLIENT_VERSION_CONF} "

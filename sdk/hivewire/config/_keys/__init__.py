@@ -5,16 +5,17 @@ runtime's, ZooKeeper discovery's, the metastore client's, the shim's, the archiv
 ``docs/configuration.md`` is rendered from this package (:func:`hivewire.config._reference.render`).
 
 To add a key: declare it in its section's module with ``_key`` (:func:`hivewire.config._keys._registry.key`),
-read it in the consumer's ``from_config``, map
-a flag to it in its command's ``FLAGS`` table (``hivewire/tools/_cli/_<command>.py``) if the command line
-should set it, and regenerate the reference (``python -m hivewire.config._reference docs/configuration.md``).
+read it in the consumer's ``from_config``, map a flag to it in its command's ``FLAGS`` table
+(``hivewire/tools/_cli/_<command>.py``) if the command line should set it, and regenerate the reference
+(``python -m hivewire.config._reference docs/configuration.md``).
 """
 
 from __future__ import annotations
 
 # One module per section of the reference, in its order: importing them declares their keys, in that order,
 # into the registry. The star imports make this package the one place consumers read keys from
-# (``from hivewire.config import _keys as keys``); the section modules' own imports are private to them.
+# (``from hivewire.config import _keys as keys``). They also bring the kinds a section imports (Text, ...) at
+# run time; a type checker sees only the declarations, and nothing reads the kinds from here.
 # isort: off
 from hivewire.config._keys._kafka import *  # noqa: F403
 from hivewire.config._keys._runtime import *  # noqa: F403

@@ -670,6 +670,27 @@ def test_the_spark_sources_read_through_sasl_ssl_with_exactly_the_documented_gra
     assert f"denies READ on topic {other} to {user}" in line and f"--operation READ --topic {other}" in line, line
 
 
+def test_the_spark_sources_plan_refuses_a_missing_group_grant_every_time(secure: SecureKafka, unique: str) -> None:
+    """The group's refusal is the driver's, when it plans the read: an executor's read meets it only if it comes
+    before the read ends (CI once read all rows without the grant). librdkafka answers the driver's
+    committed() with a timeout and serves the refusal to poll(): planning must still raise it, at once."""
+    from hivewire.data._spark_source import SourceOptions, _watermarks
+
+    topic = secure.topic(f"spark-plan-{unique}", partitions=2)
+    secure.grant(f"User:{SCRAM_USER}", ("READ",), topic=topic)
+    flags = secure.sasl_flags()[1::2]
+    group = f"spark-plan-{unique}"  # its own: the test above grants hivewire-spark, and grants outlive tests
+    options = SourceOptions.parse({"topic": topic, **{f"kafka.{f.split('=', 1)[0]}": f.split("=", 1)[1] for f in flags},
+                                   "kafka.bootstrap.servers": secure.sasl_ssl, "kafka.group.id": group,
+                                   "timeoutSeconds": "600"})  # fmt: skip
+    for _ in range(3):
+        with pytest.raises(hw.HivewireError) as exc:
+            _watermarks(options)
+        assert f"denies READ on group {group} to User:{SCRAM_USER}" in str(exc.value), exc.value
+    secure.grant(f"User:{SCRAM_USER}", ("READ",), group=group)
+    assert set(_watermarks(options)) == {0, 1}  # granted: planned
+
+
 def test_a_wrong_password_or_an_untrusted_certificate_fails_the_spark_read_with_one_line(
     secure: SecureKafka, tmp_path: Path, unique: str
 ) -> None:

@@ -196,20 +196,31 @@ def _refused(options: SourceOptions, error: Any) -> None:
 def _check_group(consumer: Any, options: SourceOptions, partition: int) -> None:
     """Ask the group's committed offset of one partition, to raise a refusal of the group's ACL.
 
-    The consumers name a group (librdkafka looks its coordinator up, which the group's ACL guards): asked
-    here, on the driver, so a missing grant fails the plan in one line instead of racing the executors' reads.
+    The consumers name a group (librdkafka looks its coordinator up, which the group's ACL guards), and an
+    executor's read fails on a refusal only if it comes before the read ends: asked here, on the driver, a
+    missing grant fails the plan in one line every time. librdkafka does not answer ``committed()`` with the
+    refusal (it times out) but serves it to ``poll()``: so asked in steps of a second, polling between them.
     Only a refusal matters; any other error (the coordinator moving) is not one and is left to the reads.
     """
     from confluent_kafka import KafkaException, TopicPartition
 
-    try:
-        asked = consumer.committed([TopicPartition(options.topic, partition)], timeout=options.timeout)
-    except KafkaException as e:
-        _refused(options, e.args[0])
+    deadline = time.monotonic() + options.timeout
+    while True:
+        step = max(0.1, min(1.0, deadline - time.monotonic()))
+        try:
+            asked = consumer.committed([TopicPartition(options.topic, partition)], timeout=step)
+        except KafkaException as e:
+            _refused(options, e.args[0])
+            while (served := consumer.poll(0)) is not None:  # no partition is assigned: only client errors
+                if served.error() is not None:
+                    _refused(options, served.error())
+            if time.monotonic() >= deadline:
+                return
+            continue
+        for tp in asked:
+            if tp.error is not None:
+                _refused(options, tp.error)
         return
-    for tp in asked:
-        if tp.error is not None:
-            _refused(options, tp.error)
 
 
 def _watermarks(options: SourceOptions) -> dict[int, tuple[int, int]]:

@@ -34,6 +34,7 @@ from hivewire.events._notification import from_notification
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._notification_log import EVENTS_MISSING, FilePosition, NotificationLogSource, fetch
 from hivewire.testing import make_partition, make_table
+from hivewire.tools._kafka_broker import create_topic
 from hivewire_thrift.hive_metastore import ttypes as hms
 
 FAST = {"hivewire.commit.interval.ms": "50", "hivewire.shutdown.timeout.ms": "10000", "endpoint.port": "0"}
@@ -376,7 +377,7 @@ def test_the_bridge_publishes_each_event_once_across_kill_9(
         for t in range(4):
             table = make_table(unique, f"t{t}", partition_keys={"dt": "string"})
             client.create_table(table)
-            for i in range(15):
+            for i in range(40):  # enough that neither kill below comes after the bridge's last event
                 client.add_partitions([make_partition(table, [f"d{i}"])])
         client.create_function(
             hms.Function("f", unique, "com.example.F", "etl", hms.PrincipalType.USER, 0, hms.FunctionType.JAVA, [])
@@ -387,6 +388,8 @@ def test_the_bridge_publishes_each_event_once_across_kill_9(
     command = [sys.executable, "-m", "hivewire", "bridge", "--to-kafka", "--bootstrap-servers", kafka, "--topic", topic,
                "--metastore-uris", uri, "--checkpoint", str(checkpoint), "--batch-size", "3"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # The topic first, as a deployment has it: a first run finding none would stop at once, not be killed.
+    assert create_topic(kafka, topic, 4) == 4
     for target in (10, 30):
         proc = subprocess.Popen(command, env=env)
         try:

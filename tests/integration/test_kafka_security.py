@@ -678,11 +678,11 @@ def test_the_spark_sources_plan_refuses_a_missing_group_grant_every_time(secure:
 
     topic = secure.topic(f"spark-plan-{unique}", partitions=2)
     secure.grant(f"User:{SCRAM_USER}", ("READ",), topic=topic)
-    flags = secure.sasl_flags()[1::2]
     group = f"spark-plan-{unique}"  # its own: the test above grants hivewire-spark, and grants outlive tests
-    options = SourceOptions.parse({"topic": topic, **{f"kafka.{f.split('=', 1)[0]}": f.split("=", 1)[1] for f in flags},
-                                   "kafka.bootstrap.servers": secure.sasl_ssl, "kafka.group.id": group,
-                                   "timeoutSeconds": "600"})  # fmt: skip
+    # the -X settings as the source's kafka.* options, as spark_read gives them
+    given = dict(f"kafka.{setting}".split("=", 1) for setting in secure.sasl_flags()[1::2])
+    options = SourceOptions.parse({**given, "topic": topic, "kafka.bootstrap.servers": secure.sasl_ssl,
+                                   "kafka.group.id": group, "timeoutSeconds": "600"})  # fmt: skip
     for _ in range(3):
         with pytest.raises(hw.HivewireError) as exc:
             _watermarks(options)

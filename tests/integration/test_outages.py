@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
 from proxy import TcpProxy
 from runtime_harness import read_to_end, wait_for
+from test_runtime_process import committed
 
 import hivewire as hw
 from hivewire.events import _apiary as apiary
@@ -102,14 +103,6 @@ def answers(port: int) -> bool:
         return False
 
 
-def committed(bootstrap: str, group: str, topic: str, partition: int) -> int:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
-    try:
-        return int(consumer.committed([TopicPartition(topic, partition)], timeout=10)[0].offset)
-    finally:
-        consumer.close()
-
-
 def test_dead_letters_too_large_for_the_broker_are_stored_truncated_and_the_process_keeps_running(
     kafka: str, tmp_path: Path, processes: list[Process]
 ) -> None:
@@ -143,7 +136,7 @@ def test_dead_letters_too_large_for_the_broker_are_stored_truncated_and_the_proc
     )
     group = f"apiary-kafka-metastore-receiver-{group}"
     wait_for(
-        lambda: (committed(kafka, group, topic, 0), committed(kafka, group, topic, 1)) == (1, 2) or not process.alive(),
+        lambda: committed(kafka, group, topic) == {0: 1, 1: 2} or not process.alive(),
         180,
         "the three records' commits",
     )

@@ -139,16 +139,16 @@ def committed(bootstrap: str, group: str, topic: str) -> dict[int, int]:
     """The group's committed offsets; asked again while the broker's coordinator moves or loads (retriable)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
     try:
-        for attempt in range(20):
+        attempts = 20
+        while True:
+            attempts -= 1
             try:
                 tps = consumer.committed([TopicPartition(topic, p) for p in range(PARTITIONS)], timeout=10)
+                return {tp.partition: tp.offset for tp in tps if tp.offset >= 0}
             except KafkaException as e:
-                if attempt == 19 or e.args[0].code() not in _COORDINATOR_MOVING:
+                if attempts == 0 or e.args[0].code() not in _COORDINATOR_MOVING:
                     raise
                 time.sleep(0.5)
-                continue
-            return {tp.partition: tp.offset for tp in tps if tp.offset >= 0}
-        raise AssertionError("unreachable")
     finally:
         consumer.close()
 

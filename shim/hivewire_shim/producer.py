@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from hivewire._librdkafka_lines import quiet_transient
 from hivewire.runtime._kafka_refusal import RefusalLog
 
 __all__ = ["PRODUCER_DEFAULTS"]
@@ -74,6 +75,8 @@ def _quiet_gapless_notice(record: logging.LogRecord) -> bool:
 
 
 logging.getLogger("hivewire_shim.kafka").addFilter(_quiet_gapless_notice)
+# The idempotent producer's "GETPID ... Coordinator load in progress: retrying" at every start: at DEBUG.
+quiet_transient(logging.getLogger("hivewire_shim.kafka"))
 
 
 def _refused_for_good() -> frozenset[int]:

@@ -311,3 +311,22 @@ def test_ctrl_c_says_what_it_waits_for_and_a_second_one_stops_at_once(kafka: str
     again.stop()
     assert again.wait() == 0, again.text()
     assert "created: 1 handled" in again.text()
+
+
+# -- issue 40: a wrong topic, configuration mistakes in one pass, a misspelt app, a second Ctrl-C ----------
+
+
+def test_a_wrong_topic_fails_at_start_with_tails_message_and_health_names_it(kafka: str, workdir: Path) -> None:
+    port = free_port()
+    wrong = f"apairy-{os.getpid()}-{port}"  # never created: the test broker does not create topics on a read
+    run = Run(workdir, [*args(kafka, wrong, wrong, port), "--set", "hivewire.startup.timeout.ms=15000"])
+    run.wait_for_line("does not exist")
+    message = f"topic {wrong} does not exist on {kafka}: check --topic"
+    wait_for(lambda: health(port).get("waiting_reason"), "/health to say why it waits", 60)
+    waiting = health(port)
+    assert waiting["status"] == "DOWN" and waiting["waiting_reason"].startswith(message), waiting
+    assert run.wait() == 1, run.text()
+    text = run.text()
+    assert text.splitlines()[-1] == f"Error: {message} (apiary.kafka.topic.name)", text
+    assert "Subscribed topic not available" not in text and "session.timeout.ms" not in text, text
+    assert f"WARNING hivewire.kafka: {message} (apiary.kafka.topic.name); waiting up to 15 s for it" in text, text

@@ -30,7 +30,8 @@ def test_check_config_reports_every_problem_with_its_file_and_line(tmp_path: Pat
     error = result.output[result.output.index("Error:") :].splitlines()
     assert error == [
         "Error: 3 problems in the settings: one a line",
-        f"  {path}:3: apiary.kafka.topic.nmae: unknown setting; did you mean --topic (apiary.kafka.topic.name)?",
+        # In a file the key is what to write, not a flag (issue 40)
+        f"  {path}:3: apiary.kafka.topic.nmae: unknown setting; did you mean apiary.kafka.topic.name?",
         f"  {path}:6: hivewire.retry.max.attemps: unknown setting; did you mean hivewire.retry.max.attempts?",
         f"  {path}:7: endpoint.port: 'abc' is not a whole number",
     ]

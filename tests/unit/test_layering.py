@@ -36,7 +36,13 @@ FLOORS = [
     "tools",  # hivewire.tools: local servers, the demo, the command line, testing helpers
     "face",  # hivewire itself and its public modules (hivewire.apiary, .arrow, .spark, .testing)
 ]
-BASE_MODULES = {"hivewire.errors", "hivewire._version", "hivewire._ratelimit", "hivewire._reachability"}
+BASE_MODULES = {
+    "hivewire.errors",
+    "hivewire._version",
+    "hivewire._ratelimit",
+    "hivewire._reachability",
+    "hivewire._librdkafka_lines",
+}
 FACE_MODULES = {"hivewire", "hivewire.__main__", "hivewire.apiary", "hivewire.arrow", "hivewire.iceberg",
                 "hivewire.spark", "hivewire.testing"}  # fmt: skip
 

@@ -265,11 +265,7 @@ class Config(Mapping[str, str]):
         the environment instead (likely typos at WARNING). Checked once per configuration."""
         if self._checked:
             return
-        unknown = sorted(
-            (k, p)
-            for k, (_, p) in self._entries.items()
-            if k.startswith(CHECKED_NAMESPACES) and find_key(k) is None and passed_through(k) is None
-        )
+        unknown = self._unknown_keys()
         from_env = [p.written for _, p in unknown if p.source == "environment"]
         ignored = []
         for variable in sorted(from_env):
@@ -288,12 +284,24 @@ class Config(Mapping[str, str]):
         refuse(self._unknown(unknown))
         self._checked = True
 
+    def _unknown_keys(self) -> list[tuple[str, Provenance]]:
+        """The keys set that no declaration knows: any in hivewire's and Drone Fly's namespaces; of other
+        programs' keys (a hive-site.xml holds hundreds), only one given as a flag (``--set``) that is close to a
+        key hivewire reads (``metastore.uris`` for ``metastore.thrift.uris``): a typo, not Hive's setting."""
+        return sorted(
+            (k, p)
+            for k, (_, p) in self._entries.items()
+            if find_key(k) is None
+            and passed_through(k) is None
+            and (k.startswith(CHECKED_NAMESPACES) or (p.source == "flag" and _closest(k, 0.6, anywhere=True)))
+        )
+
     @staticmethod
     def _unknown(unknown: list[tuple[str, Provenance]]) -> list[tuple[Provenance, str]]:
         out = []
         for key, provenance in unknown:
             if provenance.source != "environment":
-                close = _closest(key, 0.6)
+                close = _closest(key, 0.6, anywhere=not key.startswith(CHECKED_NAMESPACES))
                 hint = f"; did you mean {close.name}?" if close else "; docs/configuration.md lists the keys"
                 out.append((provenance, "unknown setting" + hint))
         return out
@@ -301,12 +309,7 @@ class Config(Mapping[str, str]):
     def problems(self) -> list[tuple[Provenance, str]]:
         """Every unknown key (from a file, the app or a flag) and every invalid value of a declared key, each
         with where it was written: what ``hivewire check-config`` reports in one run."""
-        unknown = sorted(
-            (k, p)
-            for k, (_, p) in self._entries.items()
-            if k.startswith(CHECKED_NAMESPACES) and find_key(k) is None and passed_through(k) is None
-        )
-        out = self._unknown(unknown)
+        out = self._unknown(self._unknown_keys())
         for key in KEYS:
             found = self.find(key)
             if found is not None:
@@ -337,9 +340,10 @@ def _declared(key: str) -> Key[object]:
     return found
 
 
-def _closest(name: str, cutoff: float) -> Key[object] | None:
-    """The declared key ``name`` most likely misspells, if any is at least ``cutoff`` similar."""
-    spellings = [s for key in KEYS for s in key.spellings if s.startswith(CHECKED_NAMESPACES)]
+def _closest(name: str, cutoff: float, *, anywhere: bool = False) -> Key[object] | None:
+    """The declared key ``name`` most likely misspells, if any is at least ``cutoff`` similar (of the keys in
+    hivewire's and Drone Fly's namespaces, or ``anywhere``: Hive's spellings too)."""
+    spellings = [s for key in KEYS for s in key.spellings if anywhere or s.startswith(CHECKED_NAMESPACES)]
     match = difflib.get_close_matches(name, spellings, n=1, cutoff=cutoff)
     return find_key(match[0]) if match else None
 

@@ -55,7 +55,7 @@ try:
     from deltalake.exceptions import CommitFailedError
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise PrerequisiteError(
-        "hivewire.archive needs deltalake, which is not installed: pip install 'hivewire[delta]'"
+        "hivewire archive needs deltalake, which is not installed: pip install 'hivewire[delta]'"
     ) from e
 
 

@@ -18,7 +18,7 @@ try:
     from deltalake.exceptions import TableNotFoundError
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise PrerequisiteError(
-        "hivewire.archive needs deltalake, which is not installed: pip install 'hivewire[delta]'"
+        "hivewire archive needs deltalake, which is not installed: pip install 'hivewire[delta]'"
     ) from e
 
 __all__ = ["PARTITION_BY", "open_archive_table", "txn_app_id"]

@@ -219,7 +219,8 @@ def insert_table(event: InsertLike) -> Table:
     if handler is None:
         raise HivewireError(
             f"InsertEvent.table for {event.qualified_name} needs a metastore connection: run the app with "
-            "metastore URIs configured (metastore.uris / --metastore-uris), or use db_name/table_name"
+            "metastore URIs configured (metastore.thrift.uris / hivewire run --metastore-uris), or use "
+            "db_name/table_name"
         )
     assert event.db_name is not None and event.table_name is not None
     table = handler.get_table(event.db_name, event.table_name)

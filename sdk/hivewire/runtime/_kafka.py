@@ -59,6 +59,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from hivewire._librdkafka_lines import quiet_transient
 from hivewire._ratelimit import RateLimit
 from hivewire._reachability import Reachability
 from hivewire.config._kafka import CONSUMER_PREFIX, KafkaValue, consumer_settings
@@ -97,6 +98,8 @@ _CONNECTION_ERRORS = {
 _CONNECTION_FACILITIES = {"FAIL", "ERROR", "REQTMOUT", "BROKERFAIL", "CONNECT", "DISCONNECT", "SSL"}
 #: Seconds between the lines saying the consumer still waits for its partitions.
 ASSIGNMENT_REMINDER = 10.0
+# librdkafka's "Subscribed topic not available" (the topic does not exist, or not yet).
+_MISSING_TOPIC = {KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC}
 
 
 class KafkaSource:
@@ -169,6 +172,8 @@ class KafkaSource:
         # Joining the group: when the wait for an assignment began (None: assigned), and when it was last said.
         self._waiting_since: float | None = None
         self._waiting_said = 0.0
+        #: The subscribed topic does not exist (librdkafka said so while this consumer waited for partitions).
+        self.missing_topic: str | None = None
 
     def __repr__(self) -> str:
         return f"KafkaSource({self.bootstrap_servers!r}, {self.topic!r}, group_id={self.group_id!r})"
@@ -197,7 +202,7 @@ class KafkaSource:
         """librdkafka settings that turn its logging, errors and statistics into :attr:`reachability`, for a
         client named ``client`` (the archive's consumer uses them too)."""
         out: dict[str, object] = {
-            "logger": LibrdkafkaLog(logging.getLogger(f"hivewire.kafka.librdkafka.{client}")),
+            "logger": LibrdkafkaLog(quiet_transient(logging.getLogger(f"hivewire.kafka.librdkafka.{client}"))),
             "error_cb": self._producer_error if client == "producer" else self._client_error,
         }
         if "statistics.interval.ms" not in self.consumer_config and "stats_cb" not in self.consumer_config:
@@ -211,6 +216,9 @@ class KafkaSource:
         code = err.code()
         if self._refuse(err, "READ", self.topic) or self.refused is not None:
             return  # a refusal explains what follows ("all brokers are down"): poll() says it, once
+        if code in _MISSING_TOPIC and self._waiting_since is not None:
+            self._topic_missing()
+            return
         if code in _CONNECTION_ERRORS:
             self._last_error = err.str()
             if not self.reachability.connected_once:
@@ -247,6 +255,7 @@ class KafkaSource:
                     consumer.resume(partitions)
             self.reachability.up()
             self._waiting_since = None
+            self.missing_topic = None
             self.retention.assigned(consumer, partitions)
             on_assign([(p.topic, p.partition) for p in partitions])
 
@@ -280,10 +289,36 @@ class KafkaSource:
         since = self._waiting_since
         return None if since is None else time.monotonic() - since
 
+    @property
+    def waiting_reason(self) -> str | None:
+        """Why the consumer still has no partitions, when known (the topic does not exist); for ``/health``."""
+        return self._no_topic_message() if self.missing_topic is not None and self._waiting_since is not None else None
+
+    def _no_topic_message(self) -> str:
+        return f"topic {self.topic} does not exist on {self.bootstrap_servers}: check --topic (apiary.kafka.topic.name)"
+
+    def _topic_missing(self) -> None:
+        """librdkafka says the subscribed topic does not exist: say it once, in ``tail``'s words; :meth:`poll`
+        fails once ``startup_timeout`` has passed and it still does not (it may be about to be created)."""
+        if self.missing_topic is None:
+            self.missing_topic = self.topic
+            wait = f"waiting up to {self.startup_timeout:g} s for it" if self.startup_timeout > 0 else "waiting for it"
+            log.warning("%s; %s (hivewire.startup.timeout.ms)", self._no_topic_message(), wait)
+
+    def _check_topic(self) -> None:
+        since = self._waiting_since
+        if (
+            self.missing_topic is not None
+            and since is not None
+            and self.startup_timeout > 0
+            and time.monotonic() - since > self.startup_timeout
+        ):
+            raise SourceError(self._no_topic_message())
+
     def _say_waiting(self) -> None:
         since = self._waiting_since
-        if since is None or not self.reachability.connected_once:
-            return  # assigned, or Kafka not reached yet (reachability says that)
+        if since is None or not self.reachability.connected_once or self.missing_topic is not None:
+            return  # assigned, Kafka not reached yet (reachability says that), or no such topic (said once)
         now = time.monotonic()
         if now - self._waiting_said < ASSIGNMENT_REMINDER:
             return
@@ -303,6 +338,7 @@ class KafkaSource:
         self.raise_if_refused()
         messages: list[Any] = self._consumer.consume(max_records, timeout)
         if self._waiting_since is not None:
+            self._check_topic()
             self._say_waiting()
         if not messages:
             self.check_started()

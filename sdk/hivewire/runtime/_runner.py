@@ -562,6 +562,7 @@ class Runner:
         alive = polling and not leaking
         ready = alive and reachable and bool(self.assigned)
         waiting = source.waiting_for if isinstance(source, SupportsWaiting) else None
+        reason = source.waiting_reason if isinstance(source, SupportsWaiting) else None
         return {
             "status": "UP" if ready else "DOWN",
             "alive": alive,
@@ -569,6 +570,7 @@ class Runner:
             "paused": self.paused,
             "assigned": sorted(f"{t}/{p}" for t, p in self.assigned),
             "waiting_for_assignment_s": round(waiting, 1) if waiting is not None else None,
+            "waiting_reason": reason,
             "pending_batches": self.tracker.pending_batches,
             "oldest_pending_batch_s": round(self.tracker.oldest_pending_age(), 3),
             "stuck_listeners": stuck_names,

@@ -152,6 +152,10 @@ class SupportsWaiting(Protocol):
     def waiting_for(self) -> float | None:
         """Seconds waited for the first assignment since ``open``; None once assigned."""
 
+    @property
+    def waiting_reason(self) -> str | None:
+        """Why it still waits, when known (``topic X does not exist on ...``); None otherwise."""
+
 
 @runtime_checkable
 class SupportsTail(Protocol):

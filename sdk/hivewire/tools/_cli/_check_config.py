@@ -6,9 +6,7 @@ import json
 
 import click
 
-from hivewire.config._config import Config, refuse
-from hivewire.errors import ConfigError
-from hivewire.tools._cli._options import Flag, kafka_flags, load, options, usage
+from hivewire.tools._cli._options import Flag, kafka_flags, load, options
 
 FLAGS: tuple[Flag, ...] = kafka_flags()
 
@@ -22,11 +20,7 @@ def check_config(as_json: bool, **params: object) -> None:
     Unknown keys and invalid values fail (exit status 2) with what to write instead. Secrets are masked.
     Settings of every command are shown: run, archive, shim and register read the same configuration.
     """
-    try:
-        config = load(FLAGS, params, check=False)
-        _validate(config)
-    except ConfigError as e:
-        raise usage(e, FLAGS) from e
+    config = load(FLAGS, params)
     rows = config.effective()
     if as_json:
         click.echo(json.dumps([{"key": r.key, "value": r.value, "source": str(r.provenance)} for r in rows]))
@@ -34,10 +28,3 @@ def check_config(as_json: bool, **params: object) -> None:
     width = max((len(r.key) for r in rows), default=0)
     for row in rows:
         click.echo(f"{row.key:<{width}}  {row.value:<24}  {row.provenance}")
-
-
-def _validate(config: Config) -> None:
-    """Parse every declared key that is set: a bad value fails here, not when a command first reads it. Every
-    problem is reported in one run, each with where it was written (``file:line``)."""
-    refuse(config.problems())
-    config.check_keys()  # only the environment's likely typos are left: logged

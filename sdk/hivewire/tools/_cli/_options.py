@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from hivewire.config import _keys as keys
-from hivewire.config._config import Config
+from hivewire.config._config import Config, refuse
 from hivewire.config._files import SettingMap
 from hivewire.config._key import Key, Prefix
 from hivewire.config._kinds import Choice, Duration, HostPorts, Integer, Number
@@ -162,9 +162,10 @@ def load(
 ) -> Config:
     """The command's configuration: ``--config``, the environment, ``--set`` and the flags (which win).
 
-    Unknown keys in hivewire's namespaces are refused here (all of them at once, each with its ``file:line``),
-    with a "did you mean" (:meth:`~hivewire.config.Config.check_keys`), before the command starts anything;
-    ``check=False`` leaves that to the caller."""
+    Unknown keys in hivewire's namespaces and invalid values of declared keys are refused here (all of them at
+    once, each with its ``file:line``, unknown keys with a "did you mean": :func:`validate`), before the command
+    starts anything, as a usage error that names a flag only for a value that came from one; ``check=False``
+    leaves that to the caller."""
     overrides: dict[str, str] = {}
     named: dict[str, str] = {}
     for item in _strings(params.pop("settings", ())):
@@ -195,8 +196,19 @@ def load(
     file = params.pop("config_file", None)
     config = Config.load(base=base, file=file if isinstance(file, str) else None, overrides=overrides, flags=named)
     if check:
-        config.check_keys()
+        try:
+            validate(config)
+        except ConfigError as e:  # each problem already names the key as written, and where (file:line, flag)
+            raise click.UsageError(str(e)) from e
     return config
+
+
+def validate(config: Config) -> None:
+    """Parse every declared key that is set: a bad value fails here, not when a command first reads it. Every
+    problem (unknown keys too) is in the one :class:`~hivewire.errors.ConfigError`, each with where it was
+    written (``file:line``, the flag); the environment's likely typos are only logged."""
+    refuse(config.problems())
+    config.check_keys()
 
 
 def _strings(value: object) -> tuple[str, ...]:

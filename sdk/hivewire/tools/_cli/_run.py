@@ -22,6 +22,8 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--endpoint-port", keys.ENDPOINT_PORT, metavar="PORT"),
     Flag("--endpoint-address", keys.ENDPOINT_ADDRESS, metavar="ADDRESS"),
     Flag("--workers", keys.WORKERS, metavar="N"),
+    # The metastore behind event.handler (InsertEvent.table, lookups from listeners).
+    Flag("--metastore-uris", keys.METASTORE_URIS, metavar="thrift://HOST:PORT,..."),
     # Coordination: join the app's group (`hivewire status` lists this instance).
     Flag("--zookeeper", keys.COORDINATION_ZOOKEEPER, metavar="QUORUM"),
     Flag("--root", keys.COORDINATION_ROOT, metavar="ZNODE"),

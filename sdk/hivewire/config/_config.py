@@ -328,7 +328,11 @@ def refuse(problems: list[tuple[Provenance, str]]) -> None:
         where = f" ({provenance.place})" if provenance.source == "file" else ""
         raise ConfigError(provenance.name, message + where)
     if problems:
-        lines = [f"{p.place}: {p.name}: {message}" for p, message in problems]
+        # a flag's place names it already ("flag --endpoint-port"); others get the key as written
+        lines = [
+            f"{p.place}: {message}" if p.source == "flag" else f"{p.place}: {p.name}: {message}"
+            for p, message in problems
+        ]
         raise ConfigError(f"{len(problems)} problems in the settings", "one a line\n  " + "\n  ".join(lines))
 
 

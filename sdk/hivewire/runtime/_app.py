@@ -75,6 +75,9 @@ class App(AppDecorators):
         self._listeners: list[Listener] = []
         self._runner: Runner | None = None
         self._failures: list[tuple[str, BaseException]] = []  # of the last run: (listener, exception)
+        #: The signal that stopped the last run at once (a second SIGINT/SIGTERM) while listener calls were
+        #: unfinished, their events left uncommitted; None otherwise. ``hivewire run`` exits 128 + it.
+        self.abandoned_by: int | None = None
         self._lock = threading.Lock()
         self.metrics: Metrics | None = None
 
@@ -230,7 +233,10 @@ class App(AppDecorators):
             self._failures = runner.failures
             restore = _install_signal_handlers(runner) if handle_signals else None
             log.info("app %s running %d listener(s) on %r", self.name, len(self._listeners), source)
+            self.abandoned_by = None
             runner.run()
+            if runner.abandoned:
+                self.abandoned_by = runner.forced_by
         finally:
             if restore:
                 restore()
@@ -331,6 +337,7 @@ def _install_signal_handlers(runner: Runner) -> Callable[[], None] | None:
         if runner.stopping.is_set():
             # Second signal: no more waiting for listeners' calls; their events are not committed.
             log.warning("received %s again: stopping without waiting for the listeners' calls", name)
+            runner.forced_by = signum
             runner.force()
             return
         log.info(

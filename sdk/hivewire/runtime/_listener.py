@@ -9,6 +9,7 @@ the runtime sees a :class:`Listener`: a name, a handler per event type, a filter
 from __future__ import annotations
 
 import fnmatch
+import difflib
 import importlib
 import inspect
 import re
@@ -228,11 +229,16 @@ def load_object(path: str) -> Any:
             f"{user_traceback(e, header=False)}",
         ) from e
     obj: Any = module
+    done: list[str] = []
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError as e:
-            raise ConfigError("apiary.listener.list", f"{module_name!r} has no {attr!r} (from {path!r})") from e
+            names = [n for n in dir(obj) if not n.startswith("_") and not inspect.ismodule(getattr(obj, n, None))]
+            close = difflib.get_close_matches(part, names, n=1)
+            hint = f"; did you mean {module_name}{sep or '.'}{'.'.join([*done, close[0]])}?" if close else ""
+            raise ConfigError("apiary.listener.list", f"{module_name!r} has no {attr!r}{hint} (from {path!r})") from e
+        done.append(part)
     return obj
 
 

@@ -98,6 +98,10 @@ class Runner:
         self.tracker = CommitTracker()
         self.stopping = threading.Event()
         self.forced = threading.Event()
+        #: The listener calls a forced stop left unfinished (their events not committed): ``name (event)``.
+        self.abandoned: list[str] = []
+        #: The signal that forced the stop (set by the signal handler), for the exit status.
+        self.forced_by: int | None = None
         self.fatal_error: BaseException | None = None
         services = LaneServices(
             tracker=self.tracker,
@@ -507,6 +511,7 @@ class Runner:
         while not joined.wait(0.2):
             if self.forced.is_set():
                 busy_lanes = [f"{lane.name} ({lane.current})" for lane in self.lanes if lane.current]
+                self.abandoned = busy_lanes
                 log.warning(
                     "stopping now: %s not finished; %s delivered again on restart",
                     ", ".join(busy_lanes) or "listener calls",

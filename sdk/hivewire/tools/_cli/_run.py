@@ -16,6 +16,10 @@ from hivewire.tools._cli._options import Flag, kafka_flags, load, options, usage
 if TYPE_CHECKING:
     from hivewire.runtime._app import App
 
+#: ``hivewire run`` exits with this plus the signal's number when a second signal stopped it with events
+#: left uncommitted (130 for Ctrl-C), as a shell reports a command a signal killed.
+EXIT_SIGNALLED = 128
+
 FLAGS: tuple[Flag, ...] = (
     *kafka_flags(),
     Flag("--instance-name", keys.INSTANCE_NAME),
@@ -44,7 +48,8 @@ def run(target: str | None, listeners: tuple[str, ...], **params: object) -> Non
     """Run an App's listeners on the Apiary topic until SIGTERM/SIGINT.
 
     Ctrl-C lets each listener finish its call (saying which); a second Ctrl-C stops without waiting, and
-    those events are delivered again at the next start.
+    those events are delivered again at the next start; the exit status is then 130 (143 after a second
+    SIGTERM), as a shell reports a command a signal stopped, instead of 0.
 
     MODULE:APP names an App object (``listeners:app``; the current directory is importable). Without it,
     the listeners come from apiary.listener.list, as in Drone Fly. Settings come from --config, environment
@@ -79,6 +84,8 @@ def run(target: str | None, listeners: tuple[str, ...], **params: object) -> Non
         if app is None:
             app = App(config.read(keys.INSTANCE_NAME))
         app.run(config=config)
+        if app.abandoned_by is not None:  # a second Ctrl-C left events uncommitted: 130 (143 for SIGTERM)
+            sys.exit(EXIT_SIGNALLED + app.abandoned_by)
     except ConfigError as e:
         raise usage(e, FLAGS) from e
     except HivewireError as e:

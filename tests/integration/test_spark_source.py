@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
 import hivewire.data._spark as hw_spark
@@ -540,3 +541,40 @@ def test_docs_fast_example_runs(
     assert scope["spark"] is spark
     expected = pc.sum(pc.equal(local_table["event_type"], "CREATE_TABLE")).as_py()
     assert expected > 0 and scope["creates"].count() == expected
+
+
+EMPTY_READS = """\
+import sys
+from pyspark.sql import SparkSession
+import hivewire.spark
+from hivewire import read_events
+
+bootstrap, topic = sys.argv[1], sys.argv[2]
+spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+hivewire.spark.register(spark)
+events = read_events(bootstrap_servers=bootstrap, topic=topic, start_offsets={0: 0}, end_offsets={0: 0}, progress=False)
+frames = {
+    "to_spark": events.to_spark(spark),
+    "to_dataframe": hivewire.spark.to_dataframe(spark, []),
+    "source": spark.read.format("hivewire").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).load(),
+    "source-range": spark.read.format("hivewire").option("kafka.bootstrap.servers", bootstrap)
+    .option("topic", topic).option("startingOffsets", '{"0": 0}').option("endingOffsets", '{"0": 0}').load(),
+}
+for name, frame in frames.items():
+    print(name, frame.count(), frame.schema == hivewire.spark.SPARK_SCHEMA)
+"""
+
+
+def test_empty_reads_give_an_empty_dataframe_with_the_full_schema_in_every_path(kafka: str, tmp_path: Path) -> None:
+    # Issue 40, item 2: a window with no events (docs/data.md's read_events example) and an empty topic.
+    name = f"empty_{uuid.uuid4().hex[:8]}"
+    AdminClient({"bootstrap.servers": kafka}).create_topics([NewTopic(name, 2, 1)])[name].result(30)
+    script = tmp_path / "empty.py"
+    script.write_text(EMPTY_READS)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": PYTHONPATH}
+    done = subprocess.run(
+        [sys.executable, str(script), kafka, name], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    lines = [line for line in done.stdout.splitlines() if line]
+    assert lines == ["to_spark 0 True", "to_dataframe 0 True", "source 0 True", "source-range 0 True"], done.stdout

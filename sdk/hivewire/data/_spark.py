@@ -407,6 +407,8 @@ def to_dataframe(
             "pyarrow.Table): pip install 'pyspark>=4'"
         )
     table = events if isinstance(events, pa.Table) else to_arrow(events)
+    if table.num_rows == 0:  # Spark cannot infer types from an empty Arrow table: the schema says them
+        return spark.createDataFrame([], schema=_events_schema())
     if not raw:
         column = table.schema.get_field_index("raw")
         table = table.set_column(column, table.schema.field(column), pa.nulls(table.num_rows, pa.binary()))

@@ -464,6 +464,14 @@ def read_raw_range(options: SourceOptions, part: KafkaRange) -> Iterator[Any]:
         yield pa.RecordBatch.from_arrays(arrays, names=list(names))
 
 
+def _read(options: SourceOptions, partition: InputPartition, *, raw: bool) -> Iterator[Any]:
+    """The rows of ``partition``; none for the one partition Spark plans, without ours, when there is nothing
+    to read (an empty topic or range: :meth:`BatchReader.partitions` returned no range)."""
+    if not isinstance(partition, KafkaRange):
+        return iter(())
+    return (read_raw_range if raw else read_range)(options, partition)
+
+
 class BatchReader(DataSourceReader):
     """``spark.read.format("hivewire")``: the range is fixed when the query is planned."""
 
@@ -487,7 +495,7 @@ class BatchReader(DataSourceReader):
         return _split(options, ranges, timed=True)
 
     def read(self, partition: KafkaRange) -> Iterator[Any]:
-        return (read_raw_range if self.raw else read_range)(self.source, partition)
+        return _read(self.source, partition, raw=self.raw)
 
 
 class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -538,7 +546,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return _split(options, ranges, timed=False)
 
     def read(self, partition: KafkaRange) -> Iterator[Any]:
-        return (read_raw_range if self.raw else read_range)(self.source, partition)
+        return _read(self.source, partition, raw=self.raw)
 
     def commit(self, end: dict[str, int]) -> None:
         """Nothing to do: the checkpoint is the truth, and the source never commits to Kafka."""

@@ -8,8 +8,8 @@ the runtime sees a :class:`Listener`: a name, a handler per event type, a filter
 
 from __future__ import annotations
 
-import fnmatch
 import difflib
+import fnmatch
 import importlib
 import inspect
 import re

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -196,4 +197,29 @@ def test_dead_letters_show_their_headers_keep_table_order_and_replays_are_record
     replays = [json.loads(line)["headers"] for line in record.stdout.splitlines()]
     assert [r["hivewire.replay.result"] for r in replays] == ["replayed"] * 3
     assert sorted(r["hivewire.replay.letter"] for r in replays) == sorted(line.split()[1] for line in lines)
+
+    # Issue 40, item 7, as typed: the record's lines show the result, not the error the replay put right; a
+    # replay run says once that it reached the end; a filter that matches nothing says so.
+    shown = hivewire(
+        tmp_path, "tail", "--bootstrap-servers", kafka, "--topic", f"{dlq}.replays", "--from-beginning", "-e"
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 3, shown.stdout
+    for line in shown.stdout.splitlines():
+        assert "  [listener=sync result=replayed at=20" in line and "error=" not in line, line
+    nothing = hivewire(tmp_path, *common, "--listener", "nobody", "--type", "DROP_TABLE")
+    assert nothing.returncode == 0, nothing.stderr
+    assert nothing.stdout == "", nothing.stdout
+    said = nothing.stderr.splitlines()
+    assert f"no dead letter matched --listener nobody --type DROP_TABLE in {dlq}" in said, nothing.stderr
+    assert f"{dlq}: 0 replayed, 0 failed" in said, nothing.stderr
+    assert sum("reached the end" in line for line in said) == 1, nothing.stderr
+    assert f"reached the end of {dlq} (" in nothing.stderr, nothing.stderr
     del sys.modules[f"{unique}_app33"]
+
+
+def hivewire(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``hivewire ARGS`` as a user types it, in ``cwd`` (where the app's module is)."""
+    return subprocess.run(
+        [sys.executable, "-m", "hivewire", *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False
+    )

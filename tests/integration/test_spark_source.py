@@ -568,7 +568,8 @@ for name, frame in frames.items():
 def test_empty_reads_give_an_empty_dataframe_with_the_full_schema_in_every_path(kafka: str, tmp_path: Path) -> None:
     # Issue 40, item 2: a window with no events (docs/data.md's read_events example) and an empty topic.
     name = f"empty_{uuid.uuid4().hex[:8]}"
-    AdminClient({"bootstrap.servers": kafka}).create_topics([NewTopic(name, 2, 1)])[name].result(30)
+    admin = AdminClient({"bootstrap.servers": kafka})  # kept: the future fails if the client is collected first
+    admin.create_topics([NewTopic(name, 2, 1)])[name].result(30)
     script = tmp_path / "empty.py"
     script.write_text(EMPTY_READS)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": PYTHONPATH}

@@ -18,6 +18,7 @@ Selection is by listener, error, event, the letter's offset, and the source reco
 from __future__ import annotations
 
 import fnmatch
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -160,6 +161,7 @@ class ReplayLog:
                 consumer_config=self._consumer_config,
                 from_beginning=True,
                 exit_at_end=True,
+                end_level=logging.DEBUG,  # the command's own read of the dead letters says it, once
             )
             for record in records:
                 headers = record.headers

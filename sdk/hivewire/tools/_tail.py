@@ -91,9 +91,11 @@ def tail(
     from_beginning: bool = False,
     exit_at_end: bool = False,
     stop: threading.Event | None = None,
+    end_level: int = logging.INFO,
 ) -> Iterator[Record]:
     """Yield the topic's messages as they arrive, from each partition's end (or beginning), until ``stop`` is
-    set or, with ``exit_at_end``, every partition is read up to where it ended when the call began.
+    set or, with ``exit_at_end``, every partition is read up to where it ended when the call began (said at
+    ``end_level``: DEBUG for a read that is not the command's own, such as ``dlq replay``'s of its record).
 
     ``consumer_config`` holds ``apiary.messaging.consumer.*`` settings (security, ...): translated as the
     runtime translates them; ``group.id`` and commit settings are overridden, since nothing is committed.
@@ -131,7 +133,7 @@ def tail(
                 ends[p] = high
         read = 0
         if not ends:
-            _at_end(topic, len(partitions), read, exit_at_end)
+            _at_end(topic, len(partitions), read, exit_at_end, end_level)
             if exit_at_end:
                 return
         offset = OFFSET_BEGINNING if start_at_beginning else OFFSET_END
@@ -160,7 +162,7 @@ def tail(
             if partition in ends and position + 1 >= ends[partition]:
                 del ends[partition]
                 if not ends:
-                    _at_end(topic, len(partitions), read, exit_at_end)
+                    _at_end(topic, len(partitions), read, exit_at_end, end_level)
                     if exit_at_end:
                         return
     except KafkaException as e:
@@ -169,9 +171,9 @@ def tail(
         consumer.close()
 
 
-def _at_end(topic: str, partitions: int, read: int, exiting: bool) -> None:
+def _at_end(topic: str, partitions: int, read: int, exiting: bool, level: int) -> None:
     then = "stopping (-e)" if exiting else "waiting for new events (Ctrl-C stops)"
-    log.info("reached the end of %s (%d partition(s), %d message(s) read); %s", topic, partitions, read, then)
+    log.log(level, "reached the end of %s (%d partition(s), %d message(s) read); %s", topic, partitions, read, then)
 
 
 class _Refusals:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 
 import click
@@ -105,11 +106,22 @@ def replay(
         record.close()
     except HivewireError as e:
         raise click.ClickException(str(e)) from e
+    if not any(counts.values()):  # said beside the counts: 0 replayed, 0 failed alone reads as success
+        given = _typed(
+            ("--listener", listeners), ("--error", errors), ("--type", types), ("--db", databases),
+            ("--table", tables), ("--source", sources), ("--from-offset", (str(from_offset),) if from_offset else ()),
+        )  # fmt: skip
+        click.echo(f"no dead letter matched {given} in {topic}" if given else f"no dead letter in {topic}", err=True)
     summary = ", ".join(f"{n} {what}" for what, n in counts.items() if n or what in ("replayed", "failed"))
     recorded = f"; recorded in {record.topic}" if counts["replayed"] or counts["failed"] else ""
     click.echo(f"{topic}: {summary}{recorded}", err=True)
     if counts["failed"]:
         sys.exit(1)
+
+
+def _typed(*options: tuple[str, tuple[str, ...]]) -> str:
+    """The filter options as typed (``--listener sync --table 'sales.*'``), for "no dead letter matched"."""
+    return " ".join(f"{option} {shlex.quote(value)}" for option, values in options for value in values)
 
 
 def _source(text: str) -> tuple[int, int]:

@@ -27,6 +27,7 @@ FLAGS: tuple[Flag, ...] = tuple(
 )
 #: The dead-letter headers the text line shows (docs/runtime.md lists them all; --json prints them all).
 _SHOWN = (("hivewire.listener", "listener"), ("hivewire.attempts", "attempts"), ("hivewire.error", "error"))
+_REPLAY_SHOWN = (("hivewire.listener", "listener"), ("hivewire.replay.result", "result"), ("hivewire.replay.at", "at"))
 
 
 @click.command()
@@ -104,8 +105,16 @@ def _json(record: Record) -> str:
 
 
 def _headers(headers: Mapping[str, str]) -> str:
-    """A dead letter's listener, attempts and error, after its line (``  [listener=sync attempts=5 error=...]``)."""
-    shown = [f"{name}={headers[key]}" for key, name in _SHOWN if headers.get(key)]
+    """A dead letter's listener, attempts and error, after its line (``  [listener=sync attempts=5 error=...]``);
+    a replay record's (``<dlq>.replays``) listener, result and when, and the error only when it failed again
+    (the letter's own error is what a replay that worked put right: not shown beside ``result=replayed``)."""
+    result = headers.get("hivewire.replay.result")
+    if result:
+        shown = [f"{name}={headers[key]}" for key, name in _REPLAY_SHOWN if headers.get(key)]
+        if result == "failed" and headers.get("hivewire.replay.detail"):
+            shown.append(f"error={headers['hivewire.replay.detail']}")
+    else:
+        shown = [f"{name}={headers[key]}" for key, name in _SHOWN if headers.get(key)]
     return f"  [{' '.join(shown)}]" if shown else ""
 
 

@@ -368,3 +368,30 @@ def test_run_reports_every_configuration_problem_at_once_naming_flags_only_for_f
         "  flag --set metastore.uris: unknown setting; did you mean metastore.thrift.uris?",
         "  flag --endpoint-port: 'abc' is not a whole number",
     ], flags.text()
+
+
+def test_check_config_for_run_shows_what_run_reads_and_the_apps_name(workdir: Path) -> None:
+    path = workdir / "drone-fly.properties"
+    path.write_text("apiary.bootstrap.servers=kafka:9092\napiary.kafka.topic.name=apiary\n")
+
+    def check(*extra: str) -> dict[str, tuple[str, str]]:
+        done = subprocess.run(
+            [sys.executable, "-m", "hivewire", "check-config", *extra, "--config", str(path), "--json"],
+            cwd=workdir, env={**os.environ, "HW_OUT": str(workdir)}, capture_output=True, text=True, timeout=120,
+            check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return {row["key"]: (row["value"], row["source"]) for row in json.loads(done.stdout)}
+
+    run = check("run", "listeners:app")
+    assert run["instance.name"] == ("day-one", "the app's name (listeners:app)"), run
+    assert run["apiary.kafka.topic.name"] == ("apiary", f"file {path}"), run
+    assert "hivewire.retry.max.attempts" in run and "metastore.zookeeper.namespace" in run, run
+    others = [
+        k for k in run if k.startswith(("hivewire.shim.", "hivewire.archive.", "hivewire.spark.", "hivewire.register."))
+    ]
+    assert not others, others
+    bare = check("run")
+    assert bare["instance.name"][0] == "drone-fly" and "app's name" in bare["instance.name"][1], bare
+    everything = check()
+    assert "hivewire.shim.listen.port" in everything and len(everything) > len(run), everything

@@ -55,7 +55,9 @@ def test_the_example_runs(block: Block, services: dict[str, str], tmp_path: Path
     code = block.code
     for placeholder, real in services.items():
         code = code.replace(placeholder, real)
-    script = tmp_path / "example.py"
+    # A block of pytest tests (docs/runtime.md's "Testing your listeners") is run by pytest, so its tests run.
+    tests = "\ndef test_" in f"\n{code}"
+    script = tmp_path / ("test_example.py" if tests else "example.py")
     script.write_text(code)
     env = {
         **os.environ,
@@ -63,7 +65,13 @@ def test_the_example_runs(block: Block, services: dict[str, str], tmp_path: Path
         # What docs/data.md tells users: Spark's Python workers must run the interpreter hivewire is installed in.
         "PYSPARK_PYTHON": sys.executable,
     }
-    done = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    command = (
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(script)]
+        if tests
+        else [sys.executable, str(script)]
     )
-    assert done.returncode == 0, f"{block.name} failed:\n{done.stderr[-3000:]}"
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"{block.name} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+    if tests:
+        ran = code.count("\ndef test_") + code.startswith("def test_")
+        assert f"{ran} passed" in done.stdout, f"{block.name}: not all its tests ran:\n{done.stdout[-3000:]}"

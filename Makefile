@@ -19,8 +19,13 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# An editable install of a package spread over three source roots (sdk/, shim/, thrift/) is made by setuptools
+# with an import hook, and setuptools prints a 10-line "Editable installation" notice about it on every
+# install (a wheel, pip install hivewire, prints nothing); that notice alone is silenced.
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install -q -e
+
 install: $(BIN)/python  ## create .venv and install hivewire with its test dependencies
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(EDITABLE) '.[test]'
 
 # The Java components from Maven Central (sdk/hivewire/tools/jvm/pom.xml pins every version): fetched once by Maven,
 # their classpaths cached in ~/.cache/hivewire/jvm, so later runs need no network. COMPONENTS= narrows the list.
@@ -31,7 +36,7 @@ jvm: $(BIN)/python  ## fetch the Java components (Apache Kafka, ...) from Maven 
 
 demo: $(BIN)/python  ## install hivewire and run the demo: shim -> Kafka -> listener, ZooKeeper, a DataFrame
 	./dev/prereqs.sh
-	$(BIN)/python -m pip install -q -e '.[spark,arrow]'
+	$(EDITABLE) '.[spark,arrow]'
 	$(MAKE) jvm COMPONENTS=kafka
 	$(BIN)/hivewire demo
 

@@ -17,14 +17,23 @@ __all__ = ["quiet_transient"]
 _TRANSIENT = re.compile(r"(Coordinator load in progress|Coordinator not available|Not coordinator)\b.*retrying")
 
 
-def _lower_transient(record: logging.LogRecord) -> bool:
-    if record.levelno > logging.DEBUG and _TRANSIENT.search(record.getMessage()):
-        record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
-    return True
+class _LowerTransient(logging.Filter):
+    """Lowers a transient line to DEBUG, and drops it unless ``logger`` is enabled for DEBUG (a handler at the
+    default level passes whatever level a record carries, so lowering alone would still print it)."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        super().__init__()
+        self.logger = logger
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.DEBUG and _TRANSIENT.search(record.getMessage()):
+            record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+            return self.logger.isEnabledFor(logging.DEBUG)
+        return True
 
 
 def quiet_transient(logger: logging.Logger) -> logging.Logger:
     """Make ``logger`` (one that librdkafka's lines go to) pass transient retries at DEBUG; returns it."""
-    if _lower_transient not in logger.filters:
-        logger.addFilter(_lower_transient)
+    if not any(isinstance(f, _LowerTransient) for f in logger.filters):
+        logger.addFilter(_LowerTransient(logger))
     return logger

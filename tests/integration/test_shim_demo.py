@@ -3,6 +3,7 @@ the metastore found through ZooKeeper, the events as a DataFrame at the end, the
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -24,3 +25,8 @@ def test_hivewire_demo_runs_the_whole_chain() -> None:
     assert sorted(rows) == sorted(expected)
     assert lines[-6] == "next steps:" and lines[-1].strip().startswith("deploy/")
     assert len(lines) < 50  # short and readable
+    # Issue 40: a healthy run logs nothing at WARNING (librdkafka's GETPID coordinator-load retries are DEBUG).
+    # Spark's JVM prints its own start-up lines ("WARNING: Using incubator modules", log4j's "WARN"): not logs.
+    logged = re.compile(r"^\d{4}-\d\d-\d\d [\d:,.]+ WARNING ")
+    warnings = [line for line in (done.stdout + done.stderr).splitlines() if logged.search(line)]
+    assert not warnings, warnings

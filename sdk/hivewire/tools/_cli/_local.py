@@ -69,7 +69,7 @@ def local(topic: str, no_shim: bool, env_file: str | None, kafka_kind: str) -> N
             "  hivewire tail --from-beginning          # print the events as they arrive\n"
             "  hivewire run listeners:app --from-beginning   # your listeners; " + _restarts(stack) + "\n"
             f"  hivewire discover --zookeeper {stack.zookeeper.quorum}\n"
-            f"  hivewire check-config                   # what those commands will use\n"
+            "  hivewire check-config run listeners:app   # what run will use (check-config: every command's)\n"
             f"Changes made through {stack.metastore_uri} (Spark, beeline, hw.MetastoreClient) become events."
         )
         while not stop.wait(0.5):

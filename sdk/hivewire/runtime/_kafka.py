@@ -37,7 +37,10 @@ order.
 Joining the group: until the group coordinator assigns partitions, :meth:`KafkaSource.poll` says so at INFO
 every :data:`ASSIGNMENT_REMINDER` seconds, with the seconds waited and the usual cause (a member that stopped
 without leaving holds its partitions until its ``session.timeout.ms`` ends); :attr:`KafkaSource.waiting_for`
-is what ``/health`` shows. :meth:`KafkaSource.close` closes the consumer, which leaves the group at once, so a
+is what ``/health`` shows. A subscribed topic that does not exist is said once, as ``hivewire tail`` says it
+(:attr:`KafkaSource.waiting_reason`, in ``/health`` too), and :meth:`KafkaSource.poll` raises it as a
+:class:`~hivewire.errors.SourceError` once ``startup_timeout`` has passed without the topic appearing.
+:meth:`KafkaSource.close` closes the consumer, which leaves the group at once, so a
 restart is not held up by the member it replaces. (Static membership, ``group.instance.id``, is the user's
 choice, not a default: docs/runtime.md says why.)
 """

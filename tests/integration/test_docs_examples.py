@@ -1,7 +1,8 @@
 """Each runnable Python block of README.md and docs/ runs as written, in a fresh interpreter, against local
 services: the docs' placeholder addresses (``kafka:9092``, ``thrift://hms1:9083``, ``zk1:2181``) are replaced
 by those of a :class:`~hivewire.tools._stack.LocalStack` holding what the examples read (``sales.orders``,
-events on ``apiary``, the metastore registered in ZooKeeper)."""
+events on ``apiary``, the metastore registered in ZooKeeper); a Hive installation's
+``/etc/hive/conf/hive-site.xml`` by one naming that metastore."""
 
 from __future__ import annotations
 
@@ -37,8 +38,14 @@ def services() -> Iterator[dict[str, str]]:
             testing.make_event(hw.DropTableEvent, "sales", "returns", delete_data=True),
         ]
         testing.produce(stack.bootstrap_servers, "apiary", events)
+        hive_site = stack.workdir / "hive-site.xml"  # a Hive installation's, for MetastoreClient.from_hive_conf
+        hive_site.write_text(
+            "<configuration>\n  <property><name>metastore.thrift.uris</name>"
+            f"<value>{stack.metastore.uri}</value></property>\n</configuration>\n"
+        )
         with Registration(address, stack.zookeeper.quorum):
             yield {
+                "/etc/hive/conf/hive-site.xml": str(hive_site),
                 "thrift://hms1:9083,thrift://hms2:9083": stack.metastore.uri,
                 "thrift://hms1:9083": stack.metastore.uri,
                 "thrift://hms:9083": stack.metastore.uri,

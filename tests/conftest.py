@@ -261,3 +261,12 @@ def notifying_hive3_metastore(tmp_path_factory: pytest.TempPathFactory) -> Itera
     recorded = recorded_hive_metastore("3", tmp_path_factory.mktemp("notifying-hive3"), notifications=True)
     yield recorded
     recorded.server.close()
+
+
+@pytest.fixture(scope="session")
+def notifying_hive4_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecordedMetastore]:
+    """Hive 4.0.1 with a gzip(json-2.0) notification log written by Hive's own MessageBuilder, encoder and
+    RawStore (the tests' transactional glue, tests/java_hive4/.../Hive4NotificationLog.java), and the oracle."""
+    recorded = recorded_hive_metastore("4", tmp_path_factory.mktemp("notifying-hive4"), notifications=True)
+    yield recorded
+    recorded.server.close()

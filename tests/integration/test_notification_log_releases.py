@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
+from hive_workload import TYPED, workload
 from oracle import RecordedMetastore
 from test_notification_log import current_id, read_all, topic_records
 
@@ -34,25 +35,6 @@ import hivewire as hw
 from hivewire.events._notification import from_notification
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._notification_log import FilePosition, Filter, fetch
-from hivewire.testing import make_partition, make_table
-from hivewire_thrift.hive_metastore import ttypes as hms
-
-#: The class each event type of the workload must arrive as (never the untyped NotificationLogEvent).
-TYPED: dict[str, type[hw.ListenerEvent]] = {
-    "CREATE_DATABASE": hw.CreateDatabaseEvent,
-    "ALTER_DATABASE": hw.AlterDatabaseEvent,
-    "CREATE_TABLE": hw.CreateTableEvent,
-    "ALTER_TABLE": hw.AlterTableEvent,
-    "ADD_PARTITION": hw.AddPartitionEvent,
-    "ALTER_PARTITION": hw.AlterPartitionEvent,
-    "INSERT": hw.InsertEvent,
-    "DROP_PARTITION": hw.DropPartitionEvent,
-    "CREATE_FUNCTION": hw.CreateFunctionEvent,
-    "DROP_FUNCTION": hw.DropFunctionEvent,
-    "DROP_TABLE": hw.DropTableEvent,
-    "DROP_DATABASE": hw.DropDatabaseEvent,
-}
-
 
 #: The fixture of each release's metastore, and the message format its listener writes by default.
 RELEASES = {"3.1": ("notifying_hive3_metastore", "json-0.2"), "4": ("notifying_hive4_metastore", "gzip(json-2.0)")}
@@ -63,47 +45,6 @@ def notifying(request: pytest.FixtureRequest) -> tuple[str, RecordedMetastore]:
     """The release and its metastore with Hive's DbNotificationListener, in turn (the test id names it)."""
     server: RecordedMetastore = request.getfixturevalue(RELEASES[request.param][0])
     return request.param, server
-
-
-def workload(server: RecordedMetastore, db: str) -> None:
-    """Every kind of change of ``TYPED``, through hivewire's client (3.x's InsertEventRequestData)."""
-    external = server.server.workdir / "external"
-    with MetastoreClient(server.uri, timeout=300) as client:
-        client.create_database(hms.Database(name=db, locationUri=(external / f"{db}.db").as_uri(), parameters={}))
-        database = client.get_database(db)
-        database.parameters = {"owner.team": "data"}
-        client.alter_database(db, database)
-        table = make_table(
-            db, "orders", partition_keys={"dt": "string"}, table_type="EXTERNAL_TABLE",
-            location=f"file:{external / db / 'orders'}",
-        )  # fmt: skip
-        client.create_table(table)
-        table = client.get_table(db, "orders")
-        client.add_partitions([make_partition(table, [d]) for d in ("2024-01-01", "2024-01-02")])
-        part = client.get_partitions(db, "orders")[0]
-        part.parameters = {**(part.parameters or {}), "numRows": "7"}
-        client.alter_partition(db, "orders", part)
-        client.fire_listener_event(
-            hms.FireEventRequest(
-                successful=True,
-                data=hms.FireEventRequestData(
-                    insertData=hms.InsertEventRequestData(filesAdded=["file:/x/part-0"], filesAddedChecksum=["ab12"])
-                ),
-                dbName=db,
-                tableName="orders",
-                partitionVals=["2024-01-01"],
-            )
-        )
-        table.parameters = {**(table.parameters or {}), "comment": "changed"}
-        client.alter_table(db, "orders", table)
-        client.create_function(
-            hms.Function("to_cents", db, "com.example.ToCents", "etl", hms.PrincipalType.USER, 1700000000,
-                         hms.FunctionType.JAVA, [])
-        )  # fmt: skip
-        client.drop_partition(db, "orders", ["2024-01-02"], True)
-        client.drop_function(db, "to_cents")
-        client.drop_table(db, "orders", True)
-        client.drop_database(db, True, True)
 
 
 def test_db_notification_listener_events_reach_a_listener_typed(

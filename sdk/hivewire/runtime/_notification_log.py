@@ -319,7 +319,7 @@ class NotificationLogSource:
         if current < self._next or fetch(self._client, self._next - 1, 1, self.filter):
             return []  # nothing new, or a wanted entry arrived meanwhile: the next poll reads it
         gap = self._missing(self._next, current) if self._checked else None
-        records = [] if gap is None else [self._report_gap(*gap)]
+        records: list[Record] = [] if gap is None else [self._report_gap(*gap)]
         with self._lock:
             if records:
                 self._last_record = records[-1].offset() or 0

@@ -8,7 +8,7 @@ the test's own. ``hivewire bridge --until-end`` publishes the log's entries to t
 recorder) consume in groups of their own, both started from the same properties file. Their records are equal
 (:func:`callback_recorder.comparable`), in the same order for each table, and Drone Fly logs no error.
 
-Where Drone Fly deviates (documented in docs/peers.md): 1.0.9 on Java 25 does not deliver INSERT (building
+Where Drone Fly deviates (docs/sources.md, "The bridge"): 1.0.9 on Java 25 does not deliver INSERT (building
 Hive's InsertEvent fails in Hadoop's UserGroupInformation, "getSubject is not supported"), so INSERT is
 compared on hivewire's side only, against the log; and it swaps ALTER_PARTITION's status and isTruncateOp
 (``comparable`` reads the status where it put it). Database entries are published by the bridge as hivewire's

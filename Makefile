@@ -7,6 +7,12 @@ PYTEST_ARGS ?=
 # most integration tests wait on services or subprocesses, so two overlap their waits on a 2-core machine.
 TEST_WORKERS ?= -n 2 --dist loadfile
 BASE ?= HEAD
+# The Maven repository of the test peers Maven Central does not serve (Drone Fly, Apiary 8.x): make jvm resolves
+# them from it and tests/peers runs beside them. Default: ../shared/peers/m2 beside this checkout, when it exists.
+PEERS_M2 ?= $(or $(HIVEWIRE_PEERS_M2),$(wildcard $(abspath ..)/shared/peers/m2))
+ifneq ($(PEERS_M2),)
+export HIVEWIRE_PEERS_M2 := $(abspath $(PEERS_M2))
+endif
 BENCH ?=
 
 .PHONY: help install jvm demo test unit integration lint format generate thrift thrift-check bench bench-compare clean

@@ -693,9 +693,9 @@ struct NotificationEventRequest {
     1: required i64 lastEvent,
     2: optional i32 maxEvents,
     3: optional list<string> eventTypeSkipList, // 4.x
-    4: optional string catName,                 // 4.x master
-    5: optional string dbName,                  // 4.x master
-    6: optional list<string> tableNames         // 4.x master
+    4: optional string catName,                 // 4.0.1+
+    5: optional string dbName,                  // 4.0.1+
+    6: optional list<string> tableNames         // 4.0.1+ (ids 1-6 checked against 4.0.1's jar)
 }
 
 struct NotificationEvent {
@@ -724,7 +724,7 @@ struct NotificationEventsCountRequest {
     3: optional string catName,
     4: optional i64 toEventId,                  // 4.x
     5: optional i64 limit,                      // 4.x
-    6: optional list<string> tableNames         // 4.x master
+    6: optional list<string> tableNames         // 4.0.1+ (ids 1-6 checked against 4.0.1's jar)
 }
 
 struct NotificationEventsCountResponse {

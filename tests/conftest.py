@@ -20,6 +20,11 @@ runs two sessions side by side with pytest-xdist, each with its own services):
                  ``spark-class`` -> ``.url``; its executors run this interpreter with this test run's
                  ``PYTHONPATH`` (so they import the hivewire under test)
 
+Tests under ``tests/peers`` run hivewire beside the test peers Maven Central does not serve (Drone Fly, Apiary
+8.x), resolved from the peers' Maven repository (``$HIVEWIRE_PEERS_M2``, make's ``PEERS_M2``; default
+``../shared/peers/m2``). They are marked ``integration`` and ``peers``; without that repository they are not
+collected, and the run's header says so in one line.
+
 A missing prerequisite (Java 17+, pyspark) makes the fixture fail with the reason; nothing is skipped.
 When a test fails, the tail of each service log it used is attached to the report.
 """
@@ -37,6 +42,7 @@ import pytest
 from oracle import RecordedMetastore, recorded_hive_metastore
 from sasl_metastore import SaslMetastore
 
+from hivewire.tools import _jvm
 from hivewire.tools._hive_metastore import HiveMetastore
 from hivewire.tools._kafka_broker import KafkaBroker, KafkaCluster
 from hivewire.tools._local import LocalMetastore, LocalService, LocalSparkCluster, LocalZooKeeper, compile_java
@@ -61,11 +67,27 @@ LONGEST_FIRST = (
 )
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    repository = _jvm.peers_repository()
+    if repository is None:
+        return f"peers: no peers repository (set {_jvm.PEERS_ENV}): tests/peers (Drone Fly, Apiary 8.x) not run"
+    return f"peers: {repository}"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if collection_path == ROOT / "tests" / "peers" and _jvm.peers_repository() is None:
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         parts = Path(str(item.fspath)).relative_to(ROOT / "tests").parts
         if parts and parts[0] in ("unit", "integration"):
             item.add_marker(getattr(pytest.mark, parts[0]))
+        elif parts and parts[0] == "peers":
+            item.add_marker(pytest.mark.integration)
+            item.add_marker(pytest.mark.peers)
 
     def rank(item: pytest.Item) -> int:
         path = Path(str(item.fspath)).relative_to(ROOT / "tests").as_posix()
@@ -237,5 +259,14 @@ def recorded_hive4_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterat
 def notifying_hive3_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecordedMetastore]:
     """Hive 3.1 with Hive's own DbNotificationListener writing the notification log, and the oracle."""
     recorded = recorded_hive_metastore("3", tmp_path_factory.mktemp("notifying-hive3"), notifications=True)
+    yield recorded
+    recorded.server.close()
+
+
+@pytest.fixture(scope="session")
+def notifying_hive4_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecordedMetastore]:
+    """Hive 4.0.1 with a gzip(json-2.0) notification log written by Hive's own MessageBuilder, encoder and
+    RawStore (the tests' transactional glue, tests/java_hive4/.../Hive4NotificationLog.java), and the oracle."""
+    recorded = recorded_hive_metastore("4", tmp_path_factory.mktemp("notifying-hive4"), notifications=True)
     yield recorded
     recorded.server.close()

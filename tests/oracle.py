@@ -7,7 +7,10 @@ included.
 
 :func:`recorded_hive_metastore` starts a Hive 3.1 or 4.x metastore (tools/_hive_metastore.py) with the same
 listener compiled against that release's jars and, with ``notifications=True``, Hive's own
-``DbNotificationListener`` configured as Hive configures it (``metastore.transactional.event.listeners``).
+``DbNotificationListener`` configured as Hive configures it (``metastore.transactional.event.listeners``); on
+4.x, whose DbNotificationListener no jar served here carries, the tests' own glue in its place
+(tests/java_hive4/hivewire/test/Hive4NotificationLog.java: Hive 4.0.1's MessageBuilder, GzipJSONMessageEncoder
+and RawStore write the entries, in the same transactional slot).
 That one is a server of its own: the notification listener runs first and adds the entry's id
 (``DB_NOTIFICATION_EVENT_ID_KEY_NAME``) to every event's parameters, which a metastore without it (what the
 shim stands in front of in the fidelity tests) does not.
@@ -108,29 +111,45 @@ class RecordedMetastore:
 #: Hive's own notification-log writer, as Hive's docs configure it.
 DB_NOTIFICATION_LISTENER = "org.apache.hive.hcatalog.listener.DbNotificationListener"
 
+#: Hive 4's message encoder (``metastore.event.message.factory``'s default there): ``gzip(json-2.0)``.
+GZIP_JSON_ENCODER = "org.apache.hadoop.hive.metastore.messaging.json.gzip.GzipJSONMessageEncoder"
+
 #: The pom profiles that bring each release's DbNotificationListener (hcatalog's, not the metastore's). None
 #: for 4.x: no jar of it that a 4.0.1 metastore here can load is served (tools/jvm/pom.xml says why).
 NOTIFICATION_LISTENER_COMPONENTS = {"3": ("hive3-notification-listener",)}
 
 RECORDING_LISTENER = Path(__file__).resolve().parent / "java" / "hivewire" / "test" / "RecordingListener.java"
 
+#: For 4.x, the tests' own glue in DbNotificationListener's place: Hive 4.0.1's MessageBuilder and
+#: GzipJSONMessageEncoder build each entry, its RawStore stores it inside the event's transaction.
+HIVE4_NOTIFICATION_LOG = (
+    Path(__file__).resolve().parent / "java_hive4" / "hivewire" / "test" / "Hive4NotificationLog.java"
+)
+
 
 def recorded_hive_metastore(release: str, workdir: Path, *, notifications: bool = False) -> RecordedMetastore:
     """A started Hive ``release`` ("3" or "4") metastore with the recording listener (and, with
-    ``notifications``, Hive's DbNotificationListener writing the notification log); close its ``server``
-    when done."""
+    ``notifications``, Hive's DbNotificationListener, or on 4 the tests' Hive4NotificationLog, writing the
+    notification log); close its ``server`` when done."""
     recording = workdir / "events.jsonl"
     recording.touch()
-    classpath: list[Path] = [compile_java_for(release, [RECORDING_LISTENER], workdir / "oracle")]
+    sources = [RECORDING_LISTENER]
     properties = {"hivewire.test.recording.file": str(recording)}
-    if notifications:
+    extra: list[Path] = []
+    if notifications and release == "4":
+        sources.append(HIVE4_NOTIFICATION_LOG)
+        properties["metastore.transactional.event.listeners"] = "hivewire.test.Hive4NotificationLog"
+        # Hive 4's default, named as a deployment names it: entries in gzip(json-2.0)
+        properties["metastore.event.message.factory"] = GZIP_JSON_ENCODER
+    elif notifications:
         components = NOTIFICATION_LISTENER_COMPONENTS.get(release)
         if components is None:
             raise PrerequisiteError(
                 f"no DbNotificationListener for Hive {release!r} (tools/jvm/pom.xml says why): only 3 has one"
             )
-        classpath += [jar for component in components for jar in _jvm.resolve(component)]
+        extra = [jar for component in components for jar in _jvm.resolve(component)]
         properties["metastore.transactional.event.listeners"] = DB_NOTIFICATION_LISTENER
+    classpath: list[Path] = [compile_java_for(release, sources, workdir / "oracle"), *extra]
     server = HiveMetastore(
         release,
         workdir=workdir,

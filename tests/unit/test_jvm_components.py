@@ -58,3 +58,21 @@ def test_without_maven_or_cache_local_runs_the_mock_and_says_why(
     assert LocalStack(workdir=str(tmp_path / "s2"), kafka="mock").kafka_note == "as asked (kafka='mock')"
     with pytest.raises(HivewireError, match="'auto', 'broker' or 'mock'"):
         LocalStack(kafka="kraft")
+
+
+def test_the_peers_are_the_profiles_that_name_the_peers_repository() -> None:
+    assert set(_jvm.peers()) == {"dronefly", "dronefly-legacy", "apiary8-listener"}
+    assert set(_jvm.peers()) <= set(_jvm.components())
+    assert _jvm.version("dronefly") == "1.0.9" and _jvm.version("dronefly-legacy") == "1.0.8"
+
+
+def test_a_peer_without_the_peers_repository_names_the_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HIVEWIRE_JVM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(_jvm.PEERS_ENV, str(tmp_path / "no-such-repository"))
+    assert _jvm.peers_repository() is None
+    if _jvm.find_maven() is None:
+        pytest.fail("Maven (mvn) is needed for this test: make test installs it (dev/prereqs.sh --with-maven)")
+    with pytest.raises(PrerequisiteError, match="HIVEWIRE_PEERS_M2"):
+        _jvm.resolve("dronefly")
+    monkeypatch.setenv(_jvm.PEERS_ENV, str(tmp_path))
+    assert _jvm.peers_repository() == tmp_path.resolve()

@@ -74,6 +74,7 @@ class Bridge:
     """Publishes the notification log read through ``client`` to ``topic`` as the Apiary listener would.
 
     ``checkpoint`` is the file that keeps the position (default ``hivewire.notification.position.file``).
+    ``database_events=False`` leaves hivewire's database events out (``hivewire.bridge.database.events``).
     """
 
     def __init__(
@@ -86,8 +87,10 @@ class Bridge:
         producer_config: Mapping[str, str] | None = None,
         settings: NotificationLogSettings | None = None,
         consumer_config: Mapping[str, str] | None = None,
+        database_events: bool = True,
     ) -> None:
         self.client = client
+        self.database_events = database_events
         self.topic = topic
         self.bootstrap_servers = bootstrap_servers
         self.checkpoint = Path(checkpoint)
@@ -116,6 +119,7 @@ class Bridge:
             producer_config=config.with_prefix(keys.BRIDGE_PRODUCER_PREFIX.name),
             settings=settings,
             consumer_config=config.with_prefix(keys.CONSUMER_PREFIX.name),
+            database_events=config.read(keys.BRIDGE_DATABASE_EVENTS),
         )
 
     # -- checkpoint -----------------------------------------------------------------------------------
@@ -324,6 +328,9 @@ class Bridge:
             return
         spec = TYPES[event.event_type]
         if spec.log_only or spec.wire is None:  # not Apiary's: Drone Fly and Apiary consumers know none of these
+            stats.skipped += 1
+            return
+        if spec.database_event and not self.database_events:  # hivewire's, which Apiary's receiver refuses
             stats.skipped += 1
             return
         value = apiary.encode(event)

@@ -286,10 +286,12 @@ class NotificationLogSource:
             self._closed.wait(min(timeout, self.poll_interval))
             return []
         if not entries:
+            gaps = self._past_filtered_tail() if not self.filter.empty else []
             self._latest = max(self._latest, self._next - 1)
-            self._at_end = True
-            self._closed.wait(min(timeout, self.poll_interval))
-            return []
+            self._at_end = not gaps
+            if not gaps:
+                self._closed.wait(min(timeout, self.poll_interval))
+            return gaps
         self._at_end = False
         records: list[Record] = []
         for entry in entries:
@@ -307,6 +309,22 @@ class NotificationLogSource:
                 self._next = entry.eventId + 1
             self._checked = True
         self._latest = max(self._latest, self._next - 1)
+        return records
+
+    def _past_filtered_tail(self) -> list[Record]:
+        """Hive 4 filters on the server: what it filtered out after the last entry it sent never comes back. When
+        a filtered read finds nothing, the reader moves past the log's current id (reporting a hole before it,
+        as :meth:`poll` does), and its position follows once everything before was handled."""
+        current = self._current_id()  # read first: every entry up to it is committed when the read below runs
+        if current < self._next or fetch(self._client, self._next - 1, 1, self.filter):
+            return []  # nothing new, or a wanted entry arrived meanwhile: the next poll reads it
+        gap = self._missing(self._next, current) if self._checked else None
+        records: list[Record] = [] if gap is None else [self._report_gap(*gap)]
+        with self._lock:
+            if records:
+                self._last_record = records[-1].offset() or 0
+            self._next = current + 1
+        self._checked = True
         return records
 
     def _missing(self, first: int, last: int) -> tuple[int, int] | None:

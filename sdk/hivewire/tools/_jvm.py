@@ -16,6 +16,13 @@ Invariants:
 * A missing Maven, or Maven failing, is a :class:`PrerequisiteError` / :class:`HivewireError` naming the
   component, the coordinates and what to do; never a partial classpath.
 
+Test peers (Drone Fly, Apiary 8.x) are profiles that declare the repository ``hivewire-peers``: Maven Central
+does not serve them, so they come from a local Maven repository of their releases, :func:`peers_repository`
+(``$HIVEWIRE_PEERS_M2``; beside a source checkout, ``../shared/peers/m2`` by default), added beside Central for
+those profiles only. Without that repository a peer component is a :class:`PrerequisiteError` naming the
+setting; :func:`main` resolves the others and prints one line naming the peers it left out. No hivewire user
+needs a peer.
+
 ``make jvm`` (which ``make test`` and ``make demo`` run) is ``python -m hivewire.tools._jvm resolve``: it resolves
 every component and prints one line each.
 """
@@ -53,6 +60,29 @@ def cache_dir() -> Path:
     return Path(base) / "hivewire" / "jvm"
 
 
+#: The environment variable (and make's PEERS_M2) naming the peers' Maven repository.
+PEERS_ENV = "HIVEWIRE_PEERS_M2"
+
+#: The repository id that marks a profile as a test peer's.
+_PEERS_REPOSITORY_ID = "hivewire-peers"
+
+
+def peers_repository() -> Path | None:
+    """The peers' Maven repository: ``$HIVEWIRE_PEERS_M2``, else ``../shared/peers/m2`` beside a source checkout.
+
+    ``None`` when neither names an existing directory.
+    """
+    given = os.environ.get(PEERS_ENV)
+    if given:
+        path = Path(given).expanduser().resolve()
+    else:
+        checkout = POM.parents[4]
+        if not (checkout / "pyproject.toml").is_file():
+            return None
+        path = (checkout.parent / "shared" / "peers" / "m2").resolve()
+    return path if path.is_dir() else None
+
+
 def _pom() -> ElementTree.Element:
     return ElementTree.parse(POM).getroot()
 
@@ -60,6 +90,18 @@ def _pom() -> ElementTree.Element:
 def components() -> list[str]:
     """The names of the components ``jvm/pom.xml`` declares, in its order."""
     return [p.findtext("m:id", default="", namespaces=_NS) for p in _pom().iterfind("m:profiles/m:profile", _NS)]
+
+
+def peers() -> list[str]:
+    """The components that are test peers (their profile declares the peers' repository)."""
+    return [
+        p.findtext("m:id", default="", namespaces=_NS)
+        for p in _pom().iterfind("m:profiles/m:profile", _NS)
+        if any(
+            r.findtext("m:id", default="", namespaces=_NS) == _PEERS_REPOSITORY_ID
+            for r in p.iterfind("m:repositories/m:repository", _NS)
+        )
+    ]
 
 
 def version(name: str) -> str:
@@ -143,6 +185,14 @@ def _run_maven(component: str) -> list[Path]:
     partial = target.with_suffix(f".{os.getpid()}.partial")
     plugin = f"org.apache.maven.plugins:maven-dependency-plugin:{version('dependency-plugin')}:build-classpath"
     cmd = [mvn, "-B", "-q", "-f", str(POM), "-P", component, plugin, f"-Dmdep.outputFile={partial}"]
+    if component in peers():
+        repository = peers_repository()
+        if repository is None:
+            raise PrerequisiteError(
+                f"the test peer {component!r} is not on Maven Central: set {PEERS_ENV} (make: PEERS_M2) to the "
+                "Maven repository of the peers' releases (../shared/peers/m2 beside a checkout)"
+            )
+        cmd.append(f"-Dhivewire.peers.url={repository.as_uri()}")
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=RESOLVE_TIMEOUT, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as e:
@@ -174,7 +224,14 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] != "resolve":
         print("usage: python -m hivewire.tools._jvm resolve [COMPONENT ...]", file=sys.stderr)
         return 2
-    wanted = argv[1:] or components()
+    wanted = argv[1:]
+    if not wanted:
+        wanted = components()
+        if peers_repository() is None:
+            left = [c for c in wanted if c in peers() and not is_resolved(c)]
+            wanted = [c for c in wanted if c not in left]
+            if left:
+                print(f"jvm: no peers repository (set {PEERS_ENV}): not resolving {', '.join(left)}", file=sys.stderr)
     for component in wanted:
         cached = is_resolved(component)
         try:

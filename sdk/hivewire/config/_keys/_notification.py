@@ -5,7 +5,7 @@ from __future__ import annotations
 from hivewire.config._keys._registry import key as _key
 from hivewire.config._keys._registry import prefix as _prefix
 from hivewire.config._keys._registry import section as _section
-from hivewire.config._kinds import Choice, Duration, Integer, Path
+from hivewire.config._kinds import Choice, Duration, Flag, Integer, Path
 
 NOTIFICATION = _section(
     "Notification log (`NotificationLogSource`, `hivewire bridge`)",
@@ -48,6 +48,14 @@ NOTIFICATION_ON_GAP = _key(
     default="continue",
 )
 
+BRIDGE_DATABASE_EVENTS = _key(
+    NOTIFICATION,
+    "hivewire.bridge.database.events",
+    Flag(),
+    "Publish database events (`false` for consumers that know only Apiary's seven types: Drone Fly, Apiary's "
+    "receiver).",
+    default="true",
+)
 BRIDGE_PRODUCER_PREFIX = _prefix(
     NOTIFICATION,
     "hivewire.bridge.producer.",

@@ -19,6 +19,12 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--poll-interval", keys.NOTIFICATION_POLL_INTERVAL, metavar="SECONDS"),
     Flag("--on-gap", keys.NOTIFICATION_ON_GAP),
     Flag("--producer-config", prefix=keys.BRIDGE_PRODUCER_PREFIX, short="-P", metavar="KEY=VALUE"),
+    Flag(
+        "--no-database-events",
+        keys.BRIDGE_DATABASE_EVENTS,
+        switch="false",
+        help="Do not publish database events (for consumers that know only Apiary's seven types).",
+    ),
 )
 
 

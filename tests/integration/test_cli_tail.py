@@ -132,7 +132,8 @@ def test_tail_says_when_it_reached_the_end_and_its_help_speaks_of_no_group(
 
 def _groups(kafka: str) -> set[str]:
     """The consumer groups the broker knows of (its own list, as kafka-consumer-groups.sh --list shows)."""
-    listed = AdminClient({"bootstrap.servers": kafka}).list_consumer_groups(request_timeout=30).result()
+    admin = AdminClient({"bootstrap.servers": kafka})  # kept until the answer is in (else it is destroyed)
+    listed = admin.list_consumer_groups(request_timeout=30).result()
     assert not listed.errors, listed.errors
     return {g.group_id for g in listed.valid}
 

@@ -42,7 +42,8 @@ from hivewire.events import _apiary as apiary
 from hivewire.events._notification import from_notification
 from hivewire.events._types import TYPES
 from hivewire.metastore import MetastoreClient
-from hivewire.runtime._kafka_refusal import RefusalLog, refusal
+from hivewire.runtime._kafka import LibrdkafkaLog
+from hivewire.runtime._kafka_refusal import refusal
 from hivewire.runtime._notification_log import NotificationLogSettings, fetch
 from hivewire_thrift.hive_metastore.ttypes import NotificationEvent
 
@@ -192,7 +193,7 @@ class Bridge:
                 "group.id": f"hivewire-bridge-{uuid.uuid4().hex}",
                 "enable.auto.commit": False,
                 "isolation.level": "read_committed",
-                "logger": RefusalLog(logging.getLogger("hivewire.bridge.consumer")),
+                "logger": LibrdkafkaLog(logging.getLogger("hivewire.bridge.consumer")),
                 "error_cb": self._refusal,
                 **self._consumer_config,
             }
@@ -249,7 +250,7 @@ class Bridge:
                 "enable.idempotence": True,
                 "acks": "all",
                 "linger.ms": 5,
-                "logger": RefusalLog(logging.getLogger("hivewire.bridge.producer")),
+                "logger": LibrdkafkaLog(logging.getLogger("hivewire.bridge.producer")),
                 "error_cb": self._refusal,
                 **self._producer_config,
             }

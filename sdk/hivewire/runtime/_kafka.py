@@ -71,7 +71,7 @@ from hivewire.config._kafka import CONSUMER_PREFIX, KafkaValue, consumer_setting
 from hivewire.errors import ConfigError, HivewireError, SourceError
 from hivewire.runtime._kafka_letters import DEFAULT_MAX_MESSAGE, DeadLetterProducer
 from hivewire.runtime._kafka_readers import KafkaReader, KafkaTail, reason
-from hivewire.runtime._kafka_refusal import Refusal, refusal
+from hivewire.runtime._kafka_refusal import Refusal, RefusalLog, refusal
 from hivewire.runtime._retention import RetentionWatch
 from hivewire.runtime._source import Assigned, Delivered, Record
 from hivewire.runtime._source import TopicPartition as TP
@@ -101,6 +101,9 @@ _CONNECTION_ERRORS = {
 }
 # librdkafka log facilities of connection failures: its errors reach Reachability, the lines go to DEBUG.
 _CONNECTION_FACILITIES = {"FAIL", "ERROR", "REQTMOUT", "BROKERFAIL", "CONNECT", "DISCONNECT", "SSL"}
+# ... and of what librdkafka retries while a broker takes over (an idempotent producer's id while the
+# coordinator loads after a broker died): a failure for good reaches the error callback.
+_RETRIED_FACILITIES = {"GETPID"}
 #: Seconds between the lines saying the consumer still waits for its partitions.
 ASSIGNMENT_REMINDER = 10.0
 #: Seconds between librdkafka's statistics reports (unless the user sets ``statistics.interval.ms``).
@@ -523,18 +526,17 @@ class KafkaSource:
 
 
 class LibrdkafkaLog:
-    """librdkafka's ``logger``: its lines under ``hivewire.kafka.librdkafka``, connection failures at DEBUG
-    (:attr:`KafkaSource.reachability` speaks for them, once)."""
+    """librdkafka's ``logger``: its lines to ``logger``, connection failures and refusals at DEBUG (a
+    :class:`~hivewire._reachability.Reachability` and the error callback speak for them, once; librdkafka
+    would log every retry: hundreds of lines a minute against a dead broker)."""
 
     def __init__(self, logger: logging.Logger) -> None:
-        self._logger = logger
+        self._out = RefusalLog(logger)
 
     def log(self, level: int, fmt: str, *args: object) -> None:
         facility = args[0] if args else ""
-        if facility in _CONNECTION_FACILITIES:
-            level = logging.DEBUG
-        if self._logger.isEnabledFor(level):
-            self._logger.log(level, fmt, *args)
+        quiet = facility in _CONNECTION_FACILITIES or facility in _RETRIED_FACILITIES
+        self._out.log(logging.DEBUG if quiet else level, fmt, *args)
 
 
 def _consumer_config_error(

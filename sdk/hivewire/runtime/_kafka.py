@@ -44,8 +44,8 @@ Joining the group: until the group coordinator assigns partitions, :meth:`KafkaS
 every :data:`ASSIGNMENT_REMINDER` seconds, with the seconds waited and the usual cause (a member that stopped
 without leaving holds its partitions until its ``session.timeout.ms`` ends); :attr:`KafkaSource.waiting_for`
 is what ``/health`` shows. :meth:`KafkaSource.close` closes the consumer, which leaves the group at once, so a
-restart is not held up by the member it replaces. (Static membership, ``group.instance.id``, is the user's
-choice, not a default: docs/runtime.md says why.)
+restart is not held up by the member it replaces. (Static membership, ``group.instance.id``, which ``hivewire
+run --group-instance-id`` sets, is the user's choice, not a default: docs/runtime.md says why.)
 """
 
 from __future__ import annotations

@@ -271,8 +271,14 @@ class Bridge:
                 try:
                     entries = fetch(self.client, position, self.settings.batch_size)
                 except MetastoreError as e:  # the client already failed over and reconnected; ask again later
-                    if self._unreachable.due():
-                        log.warning("cannot read the notification log: %s", e)
+                    count = self._unreachable.due()
+                    if count:
+                        log.warning(
+                            "cannot read the notification log (%d time(s) since the last warning): %s; retrying; "
+                            "check --metastore-uris (metastore.thrift.uris) and that the metastore runs",
+                            count,
+                            e,
+                        )
                     stop.wait(self.settings.poll_interval)
                     continue
                 if not entries:

@@ -203,7 +203,14 @@ class Shim:
         if self.zookeeper is not None:
             from hivewire.metastore._registration import Registration  # kazoo: only when registering
 
-            self._registration = Registration(self.address, self.zookeeper, self.namespace).start()
+            self._registration = Registration(
+                self.address,
+                self.zookeeper,
+                self.namespace,
+                # the shim answers getStatus by asking its upstream: that is what to check
+                hint="the shim relays the check to its upstream metastore: check --upstream "
+                "(hivewire.shim.upstream.uris) and that the metastore runs",
+            ).start()
         return self
 
     def _accept_loop(self) -> None:

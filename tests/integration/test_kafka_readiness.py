@@ -30,6 +30,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 from runtime_harness import PARTITIONS, stream, topic_size, wait_for
@@ -107,6 +108,7 @@ def fully_replicated(cluster: KafkaCluster, *topics: str) -> bool:
     )
 
 
+@pytest.mark.timeout(1800)  # ten broker restarts: a JVM start each, 15-50 s on a loaded machine
 def test_readiness_follows_the_cluster_not_one_broker(kafka_cluster: KafkaCluster, tmp_path: Path) -> None:
     cluster = kafka_cluster
     topic = f"ready-{uuid.uuid4().hex[:8]}"
@@ -162,6 +164,7 @@ def test_readiness_follows_the_cluster_not_one_broker(kafka_cluster: KafkaCluste
             victim.stop(kill=True)
             time.sleep(DOWN)
             victim.start()
+            print(f"  back; /health not ready so far: {sum(status != 200 for _, status, _ in poller.seen)}")
         seen = poller.stop()
         letters = topic_size(cluster.bootstrap_servers, dlq) - letters_before
         print(f"{len(seen)} /health answers over {KILLS} kills; {letters} dead letters meanwhile")

@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 from hmsclient import hmsclient
+from hmsclient.genthrift.fb303.ttypes import fb_status
 from hmsclient.genthrift.hive_metastore import ttypes as peer_types
 from pyiceberg.catalog.hive import HiveCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
-from hmsclient.genthrift.fb303.ttypes import fb_status
 from thrift.Thrift import TApplicationException
 from thrift.TSerialization import deserialize, serialize
 

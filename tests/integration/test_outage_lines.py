@@ -5,6 +5,7 @@
 are down: ports nothing listens on, as a dead service's are. (``bridge`` reads a metastore that is down and
 writes to the real broker, which it needs before it reads at all.) In the window each command writes at most
 :data:`MOST` lines, and each of its warnings and errors names what is down and the flag or key to check.
+``local`` runs its own services: its Kafka broker is killed -9 and the window starts then.
 Against a dead broker librdkafka retries every few milliseconds and logs each failure: 590 lines in 27 s from
 the shim before this was fixed. Later lines are at most one a minute: the same
 :class:`~hivewire._ratelimit.RateLimit` speaks for every outage (tests/unit/test_outages_and_secrets.py checks
@@ -14,6 +15,7 @@ its minutes on a clock it is given).
 from __future__ import annotations
 
 import datetime
+import os
 import re
 import signal
 import subprocess
@@ -130,3 +132,44 @@ def test_a_command_against_dead_services_says_what_is_down_in_a_few_lines(
             text = found["message"] if found else line  # the logger's name (hivewire.kafka) is no key
             assert CHECK.search(text), f"{command}: this line names no flag or key to check:\n{line}"
     assert warnings, f"{command} did not say that anything is down:\n" + "\n".join(lines)
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes ``pid`` started, and theirs."""
+    try:
+        children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+    return [p for c in children for p in (c, *descendants(c))]
+
+
+def test_local_says_in_a_few_lines_that_its_kafka_died(tmp_path: Path) -> None:
+    """``hivewire local`` (a metastore, ZooKeeper, a Kafka broker and the shim) whose broker is killed -9:
+    from the kill on, the same limits as the other commands (its shim's Kafka sink speaks for the outage)."""
+    out = tmp_path / "local.log"
+    with out.open("wb") as log:
+        proc = subprocess.Popen(
+            [HIVEWIRE, "--log-level", "INFO", "local", "--kafka", "broker"],
+            cwd=tmp_path,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for(lambda: "hivewire local: up" in out.read_text() or proc.poll() is not None, "local to be up", 600)
+        assert proc.poll() is None, out.read_text()[-3000:]
+        (broker,) = [p for p in descendants(proc.pid) if b"kafka.Kafka" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        before = out.read_text()
+        os.kill(broker, signal.SIGKILL)
+        time.sleep(WINDOW)
+        after = out.read_text()[len(before) :]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(180)
+    print(f"--- local after its broker was killed:\n{after}")
+    lines = list(in_window(after.splitlines(keepends=True)))
+    assert len(lines) <= MOST, "".join(lines)
+    warnings = [line for line in lines if (found := LINE.match(line)) and found["level"] in ("WARNING", "ERROR")]
+    assert warnings, f"local did not say that its Kafka is down:\n{after}"
+    for line in warnings:
+        found = LINE.match(line)
+        assert found is not None and CHECK.search(found["message"]), line

@@ -164,7 +164,8 @@ def test_readiness_follows_the_cluster_not_one_broker(kafka_cluster: KafkaCluste
             victim.stop(kill=True)
             time.sleep(DOWN)
             victim.start()
-            print(f"  back; /health not ready so far: {sum(status != 200 for _, status, _ in poller.seen)}")
+            bad = [(round(t - poller.seen[0][0], 1), status, up) for t, status, up in poller.seen if status != 200]
+            assert bad == [], f"kill {kill + 1}: /health not ready (seconds into the kills, status, reachable): {bad}"
         seen = poller.stop()
         letters = topic_size(cluster.bootstrap_servers, dlq) - letters_before
         print(f"{len(seen)} /health answers over {KILLS} kills; {letters} dead letters meanwhile")

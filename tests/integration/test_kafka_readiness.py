@@ -5,8 +5,8 @@ A three-node KRaft cluster (replication factor 3, ``min.insync.replicas=2``), ``
 dead-lettering every event (one listener always fails). ``/health`` is polled twice a second throughout:
 
 * started while one of the three bootstrap brokers is down, it becomes ready and logs no WARNING;
-* ten times over, the broker leading the dead-letter topic (the dead-letter producer's only connection) is
-  killed with SIGKILL and restarted: ``/health`` never says DOWN;
+* ten times over, the broker leading the dead-letter topic is killed with SIGKILL and restarted: ``/health``
+  never says DOWN (the first time it is the dead-letter producer's only broker: its bootstrap server);
 * every broker killed: ``/health`` says DOWN, ``"reachable": false``, within the documented time
   (:data:`OUTAGE_SEEN`, docs/runtime.md), and UP again once they are back.
 
@@ -120,11 +120,16 @@ def test_readiness_follows_the_cluster_not_one_broker(kafka_cluster: KafkaCluste
     log_path = tmp_path / "run.log"
     stopped_at_start = cluster.brokers[2]
     stopped_at_start.stop()
+    # The dead-letter producer's only bootstrap broker is the dead-letter topic's leader, the first victim: its
+    # one connection dies with it (what made readiness lie).
+    wait_for(lambda: leader_of(cluster, dlq) is not stopped_at_start, 60, "a leader for the dead letters")
+    first_victim = leader_of(cluster, dlq)
     with log_path.open("ab") as log:
         run = subprocess.Popen(
             [HIVEWIRE, "run", "readylisteners:app", "--bootstrap-servers", cluster.bootstrap_servers,
              "--topic", topic, "--group", f"g-{topic}", "--from-beginning", "--endpoint-port", str(port),
-             "--set", "hivewire.retry.max.attempts=1"],
+             "--set", "hivewire.retry.max.attempts=1",
+             "--set", f"hivewire.dead.letter.producer.bootstrap.servers={first_victim.bootstrap_servers}"],
             env={**os.environ, "PYTHONPATH": str(tmp_path)}, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5})

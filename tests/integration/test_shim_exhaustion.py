@@ -97,6 +97,15 @@ def eventually(check: Any, timeout: float = 60) -> bool:
     return bool(check())
 
 
+def served(shim: ShimProcess) -> bool:
+    """A client's call through ``shim`` is answered."""
+    try:
+        with hw.MetastoreClient(f"thrift://127.0.0.1:{shim.port}", timeout=30) as client:
+            return "default" in client.get_all_databases()
+    except hw.HivewireError:
+        return False
+
+
 def test_descriptor_exhaustion_logs_a_few_lines_reports_down_and_recovers(
     metastore: LocalMetastore, tmp_path: Path, processes: list[ShimProcess]
 ) -> None:
@@ -117,14 +126,7 @@ def test_descriptor_exhaustion_logs_a_few_lines_reports_down_and_recovers(
     for c in clients:
         c.close()
 
-    def served() -> bool:
-        try:
-            with hw.MetastoreClient(f"thrift://127.0.0.1:{shim.port}", timeout=30) as client:
-                return "default" in client.get_all_databases()
-        except hw.HivewireError:
-            return False
-
-    assert eventually(served, timeout=60)
+    assert eventually(lambda: served(shim), timeout=60)
     assert eventually(lambda: shim.health()[0] == 200)
     assert "accepting connections again" in (tmp_path / "shim.log").read_text()
 
@@ -154,14 +156,7 @@ def test_a_shim_out_of_threads_says_so_once_a_minute_with_the_limit_and_counts_t
     for c in clients:
         c.close()
 
-    def served() -> bool:
-        try:
-            with hw.MetastoreClient(f"thrift://127.0.0.1:{shim.port}", timeout=30) as client:
-                return "default" in client.get_all_databases()
-        except hw.HivewireError:
-            return False
-
-    assert eventually(served, timeout=60)
+    assert eventually(lambda: served(shim), timeout=60)
     assert eventually(lambda: shim.health()[0] == 200)
 
 

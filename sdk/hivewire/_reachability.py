@@ -51,6 +51,12 @@ class Reachability:
             return self._connected_once and self._down_since is None
 
     @property
+    def out(self) -> bool:
+        """An outage was said and the service has not answered since (other lines about it can keep quiet)."""
+        with self._lock:
+            return self._down_since is not None
+
+    @property
     def connected_once(self) -> bool:
         with self._lock:
             return self._connected_once

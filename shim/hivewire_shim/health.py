@@ -18,6 +18,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
+from prometheus_client import CONTENT_TYPE_LATEST
+
 __all__ = ["Health", "HealthEndpoint"]
 
 
@@ -30,6 +32,8 @@ class Health:
         self.since = 0.0
         #: Connections refused: accepted and closed at once (no room), counted since the start.
         self.refused = 0
+        #: Of those, the connections refused because no thread could be started for them.
+        self.refused_no_thread = 0
 
     def trouble(self, problem: str) -> bool:
         """Report that connections cannot be served (True: this starts a spell of trouble)."""
@@ -48,9 +52,10 @@ class Health:
             self.problem = None
             return time.monotonic() - self.since
 
-    def refuse(self) -> None:
+    def refuse(self, *, no_thread: bool = False) -> None:
         with self._lock:
             self.refused += 1
+            self.refused_no_thread += no_thread
 
     @property
     def up(self) -> bool:
@@ -96,20 +101,31 @@ def _spare() -> int | None:
 
 class HealthEndpoint:
     """Serves ``GET /health`` on ``host:port`` (port 0: a free one, see :attr:`port`) from ``report()``:
-    a dict with ``status`` ``"UP"`` (200) or anything else (503)."""
+    a dict with ``status`` ``"UP"`` (200) or anything else (503); and ``GET /metrics``, Prometheus's text
+    format, from ``metrics()``."""
 
-    def __init__(self, host: str, port: int, report: Callable[[], dict[str, Any]]) -> None:
+    def __init__(
+        self, host: str, port: int, report: Callable[[], dict[str, Any]], metrics: Callable[[], bytes] | None = None
+    ) -> None:
         class Handler(BaseHTTPRequestHandler):
             timeout = 5  # one request at a time (no thread per request: threads may be what ran out)
 
             def do_GET(self) -> None:
-                if self.path.split("?", 1)[0] not in ("/health", "/"):
+                path = self.path.split("?", 1)[0]
+                if path == "/metrics" and metrics is not None:
+                    self._answer(200, CONTENT_TYPE_LATEST, metrics())
+                    return
+                if path not in ("/health", "/"):
                     self.send_error(404)
                     return
                 state = report()
-                body = json.dumps(state).encode()
-                self.send_response(200 if state.get("status") == "UP" else 503)
-                self.send_header("Content-Type", "application/json")
+                self._answer(
+                    200 if state.get("status") == "UP" else 503, "application/json", json.dumps(state).encode()
+                )
+
+            def _answer(self, status: int, content_type: str, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)

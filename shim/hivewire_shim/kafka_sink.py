@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hivewire._ratelimit import RateLimit
+from hivewire._reachability import Reachability
 from hivewire.config._kafka import KafkaValue
 from hivewire.errors import ConfigError
 from hivewire.events import _apiary as apiary
@@ -108,8 +109,17 @@ class KafkaSink:
             refresh_ms = float(self._config.get("topic.metadata.refresh.interval.ms", _METADATA_REFRESH_MS))
             metadata_refresh = refresh_ms / 1000 if refresh_ms > 0 else float("inf")
         self._producer_factory: Callable[[dict[str, Any]], Any] = producer_factory or Producer
+        #: Whether the brokers answer: one line when none does (librdkafka's ``_ALL_BROKERS_DOWN``; one broker
+        #: failing is not an outage), a reminder at most once a minute, one line at the next delivery.
+        self.reachability = Reachability(
+            f"Kafka at {bootstrap_servers}",
+            "check apiary.bootstrap.servers (--bootstrap-servers), the network, and that the brokers run; "
+            "the shim's clients are not affected: their events wait in the spool",
+            log,
+        )
+        self._last_error = ""  # the last broker's connection error, said with the outage
         try:  # a bad setting is an error now, not a sender thread that dies later
-            first = _Producer(self._producer_factory, self._config, self._refusal)
+            first = _Producer(self._producer_factory, self._config, self._refusal, self._error)
         except KafkaException as e:
             raise ConfigError(
                 "Kafka producer",
@@ -128,7 +138,7 @@ class KafkaSink:
             timeout=metadata_timeout,
             refresh=metadata_refresh,
             on_refusal=self._refusal,
-            said=lambda: self.refused is not None,
+            said=lambda: self.refused is not None or self.reachability.out,
             pending=lambda: self.pending,
         )
         self.delivered = 0
@@ -277,7 +287,7 @@ class KafkaSink:
                         return
                     self._retry_overflow()
                 try:
-                    session = _Producer(self._producer_factory, self._config, self._refusal)
+                    session = _Producer(self._producer_factory, self._config, self._refusal, self._error)
                     break
                 except Exception:
                     log.exception("could not create a Kafka producer for %s; retrying", self.topic)
@@ -342,6 +352,7 @@ class KafkaSink:
                 if not session.open:
                     return  # a producer given up on: its record is sent again (a duplicate at worst)
                 if err is None:
+                    self.reachability.up()
                     if self.refused is not None:
                         self.refused = None
                         log.warning("Kafka takes the shim's events for %s again", self.topic)
@@ -432,6 +443,17 @@ class KafkaSink:
             self._advance(in_flight)
             self.spool.checkpoint(force=True)
             cursor.close()
+
+    def _error(self, err: Any) -> None:
+        """librdkafka's errors other than refusals: every broker down is an outage (said by
+        :attr:`reachability`); the rest is at DEBUG (the producer retries on its own)."""
+        from confluent_kafka import KafkaError
+
+        if err.code() == KafkaError._ALL_BROKERS_DOWN:
+            if self.refused is None:
+                self.reachability.down(f"{err.str()}; last: {self._last_error}" if self._last_error else err.str())
+        elif err.code() in (KafkaError._TRANSPORT, KafkaError._RESOLVE, KafkaError._TIMED_OUT):
+            self._last_error = err.str()
 
     def _refusal(self, err: Any) -> None:
         """Say once that Kafka refused the producer for good (credentials, a certificate, an ACL), and that

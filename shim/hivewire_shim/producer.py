@@ -13,8 +13,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hivewire._librdkafka_lines import quiet_transient
-from hivewire.runtime._kafka_refusal import RefusalLog
+from hivewire.runtime._kafka import LibrdkafkaLog
 
 __all__ = ["PRODUCER_DEFAULTS"]
 
@@ -64,8 +63,9 @@ def _producer_config(user: Mapping[str, Any], bootstrap_servers: str) -> dict[st
             "a broker error) can be overtaken by later events of its table, which then reach consumers "
             "first (each case is logged); keep enable.idempotence=true unless the brokers cannot do it"
         )
-    # librdkafka logs a refusal (credentials, certificates) on every retry: at DEBUG; the sink says it once
-    config.setdefault("logger", RefusalLog(logging.getLogger("hivewire_shim.kafka")))
+    # librdkafka logs a refusal (credentials, certificates) and a failed connection on every retry: at DEBUG;
+    # the sink says a refusal once, and an outage once a minute (its reachability)
+    config.setdefault("logger", LibrdkafkaLog(logging.getLogger("hivewire_shim.kafka")))
     return config
 
 
@@ -75,8 +75,6 @@ def _quiet_gapless_notice(record: logging.LogRecord) -> bool:
 
 
 logging.getLogger("hivewire_shim.kafka").addFilter(_quiet_gapless_notice)
-# The idempotent producer's "GETPID ... Coordinator load in progress: retrying" at every start: at DEBUG.
-quiet_transient(logging.getLogger("hivewire_shim.kafka"))
 
 
 def _refused_for_good() -> frozenset[int]:
@@ -109,9 +107,11 @@ class _Producer:
         factory: Callable[[dict[str, Any]], Any],
         config: dict[str, Any],
         on_refusal: Callable[[Any], None] = lambda _error: None,
+        on_error: Callable[[Any], None] = lambda _error: None,
     ) -> None:
         self.failure: list[str] = []
         self._on_refusal = on_refusal
+        self._on_other = on_error
         self.failed_partitions: set[int] = set()
         self.purging = False
         self.open = True
@@ -124,6 +124,8 @@ class _Producer:
                 self._user_error_cb(error)
         with contextlib.suppress(Exception):
             self._on_refusal(error)
+        with contextlib.suppress(Exception):
+            self._on_other(error)
         fatal = getattr(error, "fatal", None)
         if callable(fatal) and fatal():
             self.failure.append(f"fatal error: {error}")

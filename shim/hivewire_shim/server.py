@@ -23,8 +23,12 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 from hivewire._ratelimit import RateLimit
 from hivewire.config import _keys as keys
@@ -39,6 +43,7 @@ from hivewire_shim.intents import Intents
 from hivewire_shim.lookup import Lookup
 from hivewire_shim.settings import ShimOptions, ShimSettings
 from hivewire_shim.sinks import Sink, fan_out
+from hivewire_shim.threads import thread_limits
 from hivewire_shim.upstream import Upstream, discovery_of
 from hivewire_thrift.hive_metastore import ThriftHiveMetastore
 
@@ -54,6 +59,8 @@ log = logging.getLogger(__name__)
 #: The :attr:`Shim.calls` bucket of method names neither our IDL nor the upstream knows (a client's junk
 #: must not grow the counter without bound).
 UNKNOWN_METHOD = "(unknown)"
+#: How the accept loop's trouble starts when no thread could be started (said by its own line, not the generic one).
+_NO_THREAD = "could not start a thread"
 _IDL_METHODS = frozenset(name for name in dir(ThriftHiveMetastore.Iface) if not name.startswith("_"))
 
 
@@ -130,6 +137,7 @@ class Shim:
         self._health_endpoint: HealthEndpoint | None = None
         self._trouble_log = RateLimit(60)
         self._full_log = RateLimit(60)
+        self._no_thread_log = RateLimit(60)
         self._spare: int | None = None
 
     @classmethod
@@ -185,15 +193,24 @@ class Shim:
             self._spare = os.open(os.devnull, os.O_RDONLY)
         if self.options.health_port is not None:
             health_host = self.options.health_host
-            self._health_endpoint = HealthEndpoint(health_host, self.options.health_port, self.health_report)
-            log.info("shim health on http://%s:%d/health", health_host, self._health_endpoint.port)
+            self._health_endpoint = HealthEndpoint(
+                health_host, self.options.health_port, self.health_report, metrics=self.metrics_text
+            )
+            log.info("shim health on http://%s:%d/health (and /metrics)", health_host, self._health_endpoint.port)
         self._accept_thread = threading.Thread(target=self._accept_loop, name=f"hivewire-shim-{self.port}", daemon=True)
         self._accept_thread.start()
         log.info("hivewire shim listening on %s:%d, relaying to %s", self.host, self.port, self.upstream.describe())
         if self.zookeeper is not None:
             from hivewire.metastore._registration import Registration  # kazoo: only when registering
 
-            self._registration = Registration(self.address, self.zookeeper, self.namespace).start()
+            self._registration = Registration(
+                self.address,
+                self.zookeeper,
+                self.namespace,
+                # the shim answers getStatus by asking its upstream: that is what to check
+                hint="the shim relays the check to its upstream metastore: check --upstream "
+                "(hivewire.shim.upstream.uris) and that the metastore runs",
+            ).start()
         return self
 
     def _accept_loop(self) -> None:
@@ -216,7 +233,7 @@ class Shim:
             if self._stopping.is_set():
                 return
             self.health.trouble(trouble)
-            if count := self._trouble_log.due():
+            if not trouble.startswith(_NO_THREAD) and (count := self._trouble_log.due()):
                 log.error(
                     "cannot serve new connections (%s; %d time(s) since the last such line); refusing them "
                     "and retrying with backoff; /health reports DOWN until it recovers",
@@ -306,12 +323,25 @@ class Shim:
         except (RuntimeError, MemoryError, OSError) as e:  # "can't start new thread": pids or memory limit
             with self._lock:
                 self._connections.pop(conn, None)
-            self._refuse(sock)
-            return f"could not start a thread: {e}"
+            self._refuse(sock, no_thread=True)
+            if count := self._no_thread_log.due():
+                log.error(
+                    "cannot start a thread for the connection from %s (%s): refused; %d connection(s) refused "
+                    "for want of a thread since the last such line, %d in all (the metric "
+                    'hivewire_shim_connections_refused_total{reason="no_thread"}); %s. Raise that limit, or '
+                    "set --max-connections (%s) below what it allows",
+                    peer,
+                    e,
+                    count,
+                    self.health.refused_no_thread,
+                    thread_limits(),
+                    keys.SHIM_MAX_CONNECTIONS.name,
+                )
+            return f"{_NO_THREAD}: {e}"
         return None
 
-    def _refuse(self, sock: socket.socket) -> None:
-        self.health.refuse()
+    def _refuse(self, sock: socket.socket, *, no_thread: bool = False) -> None:
+        self.health.refuse(no_thread=no_thread)
         with contextlib.suppress(OSError):
             sock.close()
 
@@ -368,6 +398,12 @@ class Shim:
             "buffered_request_bytes": self.budget.held,
             "refused_requests": self.budget.refused,
         }
+
+    def metrics_text(self) -> bytes:
+        """``/metrics``: the shim's connections and refusals in Prometheus's text format."""
+        registry = CollectorRegistry()
+        registry.register(_ShimCollector(self))
+        return generate_latest(registry)
 
     @property
     def connections(self) -> int:
@@ -426,6 +462,26 @@ class Shim:
                 pass
         finally:
             self.stop()
+
+
+class _ShimCollector(Collector):
+    """The shim's connection counts, read when ``/metrics`` is asked."""
+
+    def __init__(self, shim: Shim) -> None:
+        self._shim = shim
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        health = self._shim.health
+        yield GaugeMetricFamily("hivewire_shim_connections", "Client connections open", value=self._shim.connections)
+        refused = CounterMetricFamily(
+            "hivewire_shim_connections_refused",
+            "Client connections refused: no_thread (a thread could not be started), other (descriptors, "
+            "--max-connections, TLS set-up)",
+            labels=["reason"],
+        )
+        refused.add_metric(["no_thread"], health.refused_no_thread)
+        refused.add_metric(["other"], health.refused - health.refused_no_thread)
+        yield refused
 
 
 def _refuse_discovery_loop(upstream: Upstream, zookeeper: str | DiscoveryConfig, namespace: str) -> None:

@@ -13,7 +13,8 @@ import time
 
 import pytest
 from click.testing import CliRunner
-from confluent_kafka import Producer
+from confluent_kafka import ConsumerGroupTopicPartitions, Producer
+from confluent_kafka.admin import AdminClient
 from waiting import wait_for
 
 import hivewire as hw
@@ -97,8 +98,10 @@ def test_tail_names_a_missing_topic(kafka: str, unique: str) -> None:
 def test_tail_says_when_it_reached_the_end_and_its_help_speaks_of_no_group(
     kafka: str, unique: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Issue 33, item 9: kcat says it reached the end of a topic; tail joins no group, and its help says so."""
+    """Issue 33, item 9: kcat says it reached the end of a topic; tail joins no group (the broker's own group
+    list, read while it reads, shows none reading or committing the topic), and its help says so."""
     assert testing.produce(kafka, unique, _events()) == 4
+    groups_before = _groups(kafka)
     stop = threading.Event()
     seen: list[str] = []
 
@@ -111,9 +114,13 @@ def test_tail_says_when_it_reached_the_end_and_its_help_speaks_of_no_group(
     reader.start()
     try:
         wait_for(lambda: any("reached the end" in r.getMessage() for r in caplog.records), "the end of the topic", 60)
+        # While it reads: no group the broker knows of has a member reading the topic or offsets committed on it.
+        new_groups = _groups(kafka) - groups_before
+        assert _groups_on(kafka, new_groups, unique) == [], "tail joined or committed as a consumer group"
     finally:
         stop.set()
         reader.join(60)
+    assert _groups_on(kafka, _groups(kafka) - groups_before, unique) == []
     (end,) = [r.getMessage() for r in caplog.records if "reached the end" in r.getMessage()]
     expected = rf"reached the end of {unique} \(\d+ partition\(s\), 4 message\(s\) read\); waiting for new events"
     assert re.fullmatch(expected + r" \(Ctrl-C stops\)", end), end
@@ -121,3 +128,29 @@ def test_tail_says_when_it_reached_the_end_and_its_help_speaks_of_no_group(
     help_text = " ".join(CliRunner().invoke(main, ["tail", "--help"]).output.split())
     assert "committed offset" not in help_text and "the group" not in help_text
     assert "Start from each partition's oldest retained message instead of its end." in help_text
+
+
+def _groups(kafka: str) -> set[str]:
+    """The consumer groups the broker knows of (its own list, as kafka-consumer-groups.sh --list shows)."""
+    admin = AdminClient({"bootstrap.servers": kafka})  # kept until the answer is in (else it is destroyed)
+    listed = admin.list_consumer_groups(request_timeout=30).result()
+    assert not listed.errors, listed.errors
+    return {g.group_id for g in listed.valid}
+
+
+def _groups_on(kafka: str, groups: set[str], topic: str) -> list[str]:
+    """Those of ``groups`` with a member assigned ``topic`` or offsets committed on it."""
+    if not groups:
+        return []
+    admin = AdminClient({"bootstrap.servers": kafka})
+    found = []
+    for group_id, future in admin.describe_consumer_groups(sorted(groups), request_timeout=30).items():
+        members = future.result().members
+        if any(tp.topic == topic for m in members for tp in (m.assignment.topic_partitions if m.assignment else [])):
+            found.append(f"{group_id} (a member reads {topic})")
+    for group_id in sorted(groups):
+        request = [ConsumerGroupTopicPartitions(group_id)]
+        committed = admin.list_consumer_group_offsets(request, request_timeout=30)[group_id].result()
+        if any(tp.topic == topic and tp.offset >= 0 for tp in committed.topic_partitions or []):
+            found.append(f"{group_id} (offsets committed on {topic})")
+    return found

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import struct
 import subprocess
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TMessageType
 from thrift.transport import TTransport
@@ -31,14 +33,16 @@ SCRIPT = Path(__file__).with_name("shim_process.py")
 
 
 class ShimProcess:
-    def __init__(self, upstream: str, log: Path, *, nofile: int = 0, max_buffered: int = 1 << 30) -> None:
+    def __init__(
+        self, upstream: str, log: Path, *, nofile: int = 0, max_buffered: int = 1 << 30, threads: int = 0
+    ) -> None:
         self.log = log
         self.proc = subprocess.Popen(
-            [sys.executable, str(SCRIPT), upstream, str(nofile), str(max_buffered)],
+            [sys.executable, str(SCRIPT), upstream, str(nofile), str(max_buffered), str(threads)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log.open("wb"),
-            env={**os.environ},
+            env={**os.environ, "MALLOC_ARENA_MAX": "2"},  # glibc's per-thread arenas would take the room
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().decode().split()
@@ -52,6 +56,16 @@ class ShimProcess:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read())
+
+    def metrics(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        url = f"http://127.0.0.1:{self.health_port}/metrics"
+        with urllib.request.urlopen(url, timeout=30) as r:
+            text = r.read().decode()
+        return {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        }
 
     def peak_rss(self) -> int:
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
@@ -83,6 +97,15 @@ def eventually(check: Any, timeout: float = 60) -> bool:
     return bool(check())
 
 
+def served(shim: ShimProcess) -> bool:
+    """A client's call through ``shim`` is answered."""
+    try:
+        with hw.MetastoreClient(f"thrift://127.0.0.1:{shim.port}", timeout=30) as client:
+            return "default" in client.get_all_databases()
+    except hw.HivewireError:
+        return False
+
+
 def test_descriptor_exhaustion_logs_a_few_lines_reports_down_and_recovers(
     metastore: LocalMetastore, tmp_path: Path, processes: list[ShimProcess]
 ) -> None:
@@ -103,16 +126,38 @@ def test_descriptor_exhaustion_logs_a_few_lines_reports_down_and_recovers(
     for c in clients:
         c.close()
 
-    def served() -> bool:
-        try:
-            with hw.MetastoreClient(f"thrift://127.0.0.1:{shim.port}", timeout=30) as client:
-                return "default" in client.get_all_databases()
-        except hw.HivewireError:
-            return False
-
-    assert eventually(served, timeout=60)
+    assert eventually(lambda: served(shim), timeout=60)
     assert eventually(lambda: shim.health()[0] == 200)
     assert "accepting connections again" in (tmp_path / "shim.log").read_text()
+
+
+def test_a_shim_out_of_threads_says_so_once_a_minute_with_the_limit_and_counts_the_refusals(
+    metastore: LocalMetastore, tmp_path: Path, processes: list[ShimProcess]
+) -> None:
+    """Room for a few more threads only (shim_process.py: the address space holds few more stacks): forty
+    clients connect, each would need a thread of its own; those beyond the room are refused, one ERROR line
+    says so naming the limit and the count, and ``/metrics`` counts them."""
+    shim = ShimProcess(metastore.uri, tmp_path / "shim.log", threads=6)
+    processes.append(shim)
+    clients = [socket.create_connection(("127.0.0.1", shim.port), timeout=30) for _ in range(40)]
+    refused = ("hivewire_shim_connections_refused_total", (("reason", "no_thread"),))
+    assert eventually(lambda: shim.metrics().get(refused, 0) > 0, timeout=60), (tmp_path / "shim.log").read_text()
+    time.sleep(3)  # refusals go on: still one line
+    log = (tmp_path / "shim.log").read_text()
+    lines = [line for line in log.splitlines() if "cannot start a thread" in line]
+    assert len(lines) == 1, log[-3000:]
+    assert "RLIMIT_AS" in lines[0] and "threads run in the shim" in lines[0], lines[0]
+    assert re.search(r"(\d+) connection\(s\) refused for want of a thread since the last such line", lines[0])
+    assert "hivewire.shim.max.connections" in lines[0] and "cannot serve new connections" not in log
+    count = shim.metrics()[refused]
+    status, report = shim.health()
+    assert status == 503 and "could not start a thread" in report["problem"]
+    assert report["refused_connections"] >= count > 0
+    for c in clients:
+        c.close()
+
+    assert eventually(lambda: served(shim), timeout=60)
+    assert eventually(lambda: shim.health()[0] == 200)
 
 
 def _big_request(size: int) -> bytes:

@@ -522,8 +522,8 @@ def use_fully(event: ListenerEvent) -> None:
         lambda: materialise(event),
         lambda: apiary.encode(event),
         event.to_dict,
-        lambda: event == event,
-        lambda: event.copy() == event,
+        lambda: equal(event, event, "an event equals itself"),
+        lambda: equal(event.copy(), event, "a copy equals its event"),
         lambda: hash(event),
         lambda: repr(event),
         event._repr_html_,
@@ -535,6 +535,12 @@ def use_fully(event: ListenerEvent) -> None:
             pass
     assert isinstance(event.db_name, str) and (event.table_name is None or isinstance(event.table_name, str))
     assert isinstance(event.status, bool) and all(isinstance(v, str) for v in event.parameters.values())
+
+
+def equal(one: ListenerEvent, other: ListenerEvent, what: str) -> None:
+    """Assert ``one == other`` (and the same hash): ``what`` says why it must hold."""
+    assert one == other, f"{what}: {one!r}"
+    assert hash(one) == hash(other), f"{what}, with the same hash: {one!r}"
 
 
 def decode_every_way(data: bytes) -> None:

@@ -77,3 +77,16 @@ def test_the_lines_of_keys_follow_each_format(tmp_path: Path) -> None:
     config = Config.load(file=properties, env={})
     assert config.provenance("instance.name").place == f"{properties}:4"
     assert config.read("instance.name") == "orders -sync"
+
+
+def test_static_membership_names_one_member_so_workers_refuse_it(tmp_path: Path) -> None:
+    (tmp_path / "staticapp.py").write_text("import hivewire as hw\napp = hw.App('static')\n")
+    args = ["run", "staticapp:app", "--bootstrap-servers", "127.0.0.1:1", "--topic", "t", "--workers", "2"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path)
+        result = CliRunner().invoke(main, [*args, "--group-instance-id", "pod-0"], env={})
+    assert result.exit_code == 2, result.output
+    assert (
+        "Error: --group-instance-id (apiary.messaging.consumer.group.instance.id): names one member: it cannot "
+        "be given with --workers above 1" in " ".join(result.output.split())
+    ), result.output

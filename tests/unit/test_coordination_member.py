@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import socket
 
 import pytest
 
@@ -22,7 +24,9 @@ def test_an_instance_announces_itself_and_leaves(memory: InMemoryCoordinator) ->
     member.start()
     ops = AppState(memory, "orders")
     assert list(ops.instances()) == [member.member]
-    assert member.member.endswith(member.member[-6:]) and f"-{os.getpid()}-" in member.member
+    host, pid, suffix = member.member.rsplit("-", 2)  # <host>-<pid>-<6 random hex digits>
+    assert (host, pid) == (socket.gethostname(), str(os.getpid())), member.member
+    assert re.fullmatch("[0-9a-f]{6}", suffix), member.member
     member.announce(partitions=("t:0", "t:2"), lag={"audit": 5})
     found = ops.instances()[member.member]
     assert (found.pid, found.listeners, found.partitions, found.lag) == (os.getpid(), ("audit",), ("t:0", "t:2"),

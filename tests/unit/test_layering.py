@@ -41,7 +41,6 @@ BASE_MODULES = {
     "hivewire._version",
     "hivewire._ratelimit",
     "hivewire._reachability",
-    "hivewire._librdkafka_lines",
 }
 FACE_MODULES = {"hivewire", "hivewire.__main__", "hivewire.apiary", "hivewire.arrow", "hivewire.iceberg",
                 "hivewire.spark", "hivewire.testing"}  # fmt: skip

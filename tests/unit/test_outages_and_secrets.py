@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from hivewire._ratelimit import RateLimit
 from hivewire._reachability import Reachability
 from hivewire.config import Config
 from hivewire.config import _keys as keys
@@ -220,3 +221,19 @@ def test_register_takes_the_configurations_zookeeper_credentials_and_does_not_sh
     )
     assert settings.zookeeper.auth_data == (("digest", "u:pa55word"),)
     assert "pa55word" not in repr(settings)
+
+
+def test_a_rate_limit_is_due_once_a_minute_and_counts_what_it_held_back() -> None:
+    """The limit every outage line goes through (Reachability's reminders, the bridge's and the sink's lines):
+    against a service down ten minutes, retried every 50 ms, one line a minute, none lost from the count."""
+    clock = Clock()
+    limit = RateLimit(60.0, clock)
+    lines: list[tuple[float, int]] = []
+    for i in range(12_000):
+        clock.now = i / 20
+        count = limit.due()
+        if count:
+            lines.append((clock.now, count))
+    assert [round(t, 2) for t, _ in lines] == [60.0 * i for i in range(10)]
+    assert lines[0][1] == 1 and all(count == 1200 for _, count in lines[1:])
+    assert sum(count for _, count in lines) == 12_000 - 1199  # the last minute's are held back still

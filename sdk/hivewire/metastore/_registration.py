@@ -123,6 +123,7 @@ class Registration:
     :func:`parse_acl`. ``check_timeout`` bounds a whole health check, connecting included (default: half of
     ``interval``; it must be less than ``interval``). ``client_options`` may set the metastore's
     ``transport``, ``protocol``, ``ugi`` and ``sasl``, as for :class:`~hivewire.metastore.MetastoreClient`.
+    ``hint`` says what to check when the metastore does not answer (the default names ``register``'s flag).
 
     Observability: :attr:`checks` counts health checks, :attr:`overruns` those that did not finish (with the
     ZooKeeper update they caused) within their interval, :attr:`history` lists the last
@@ -142,6 +143,7 @@ class Registration:
         interval: float = 5.0,
         check_timeout: float | None = None,
         client_options: Mapping[str, object] | None = None,
+        hint: str = "check that it runs and listens on that address (--metastore, hivewire.register.metastore)",
         **zk_options: Unpack[DiscoveryOptions],
     ) -> None:
         host, port = parse_uri(metastore)
@@ -177,7 +179,7 @@ class Registration:
         # One line when the metastore stops answering and one when it is back, not one per check.
         self.metastore = Reachability(
             f"metastore {self.address}",
-            "check that it runs and listens on that address; its node stays withdrawn meanwhile",
+            f"{hint}; its node stays withdrawn meanwhile",
             log,
         )
         self._zk = _kazoo_client(self.config, long_lived=True, extra_auth=acl_auth)

@@ -42,7 +42,8 @@ from hivewire.events import _apiary as apiary
 from hivewire.events._notification import from_notification
 from hivewire.events._types import TYPES
 from hivewire.metastore import MetastoreClient
-from hivewire.runtime._kafka_refusal import RefusalLog, refusal
+from hivewire.runtime._kafka import LibrdkafkaLog
+from hivewire.runtime._kafka_refusal import refusal
 from hivewire.runtime._notification_log import NotificationLogSettings, fetch
 from hivewire_thrift.hive_metastore.ttypes import NotificationEvent
 
@@ -196,7 +197,7 @@ class Bridge:
                 "group.id": f"hivewire-bridge-{uuid.uuid4().hex}",
                 "enable.auto.commit": False,
                 "isolation.level": "read_committed",
-                "logger": RefusalLog(logging.getLogger("hivewire.bridge.consumer")),
+                "logger": LibrdkafkaLog(logging.getLogger("hivewire.bridge.consumer")),
                 "error_cb": self._refusal,
                 **self._consumer_config,
             }
@@ -253,7 +254,7 @@ class Bridge:
                 "enable.idempotence": True,
                 "acks": "all",
                 "linger.ms": 5,
-                "logger": RefusalLog(logging.getLogger("hivewire.bridge.producer")),
+                "logger": LibrdkafkaLog(logging.getLogger("hivewire.bridge.producer")),
                 "error_cb": self._refusal,
                 **self._producer_config,
             }
@@ -274,8 +275,14 @@ class Bridge:
                 try:
                     entries = fetch(self.client, position, self.settings.batch_size)
                 except MetastoreError as e:  # the client already failed over and reconnected; ask again later
-                    if self._unreachable.due():
-                        log.warning("cannot read the notification log: %s", e)
+                    count = self._unreachable.due()
+                    if count:
+                        log.warning(
+                            "cannot read the notification log (%d time(s) since the last warning): %s; retrying; "
+                            "check --metastore-uris (metastore.thrift.uris) and that the metastore runs",
+                            count,
+                            e,
+                        )
                     stop.wait(self.settings.poll_interval)
                     continue
                 if not entries:

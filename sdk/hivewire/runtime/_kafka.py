@@ -16,10 +16,16 @@ partitions assigned while not paused are resumed (librdkafka keeps a partition's
 revocation, so one paused, revoked and assigned back later would otherwise never be read again).
 
 Outages: librdkafka retries on its own and logs every failed connection; its log lines go to
-``hivewire.kafka.librdkafka`` (connection failures at DEBUG) and its errors to :attr:`KafkaSource.reachability`,
-which says once that Kafka is unreachable, reminds at most once a minute, and says when it is back (known
-from librdkafka's statistics: a broker in state ``UP``). :meth:`KafkaSource.poll` raises a
-:class:`~hivewire.errors.SourceError` when Kafka was never reached within ``startup_timeout``.
+``hivewire.kafka.librdkafka`` (connection failures at DEBUG). :attr:`KafkaSource.reachability` (what readiness
+reads) says once that Kafka is unreachable, reminds at most once a minute, and says when it is back. Kafka is
+unreachable only when no broker of the cluster answers the *consumer*: librdkafka's ``_ALL_BROKERS_DOWN``
+error, or its statistics showing no broker ``UP`` in two reports in a row (:data:`STATISTICS_INTERVAL` apart,
+so a consumer moving its connections off a broker that died is not an outage). One broker failing
+(``_TRANSPORT``, ``_RESOLVE``, ... for one address: a bootstrap broker down at start, a broker killed) is
+not an outage of the cluster, and what the dead-letter producer sees never is: it connects only to the
+brokers it writes to, so losing its one connection says nothing about the cluster.
+:meth:`KafkaSource.poll` raises a :class:`~hivewire.errors.SourceError` when Kafka was never reached within
+``startup_timeout``.
 
 Refusals are not outages (wrong credentials, a certificate either side does not trust, a missing ACL, for the
 consumer or the dead-letter producer: :mod:`hivewire.runtime._kafka_refusal`): retrying cannot help, so the
@@ -41,8 +47,8 @@ is what ``/health`` shows. A subscribed topic that does not exist is said once, 
 (:attr:`KafkaSource.waiting_reason`, in ``/health`` too), and :meth:`KafkaSource.poll` raises it as a
 :class:`~hivewire.errors.SourceError` once ``startup_timeout`` has passed without the topic appearing.
 :meth:`KafkaSource.close` closes the consumer, which leaves the group at once, so a
-restart is not held up by the member it replaces. (Static membership, ``group.instance.id``, is the user's
-choice, not a default: docs/runtime.md says why.)
+restart is not held up by the member it replaces. (Static membership, ``group.instance.id``, which ``hivewire
+run --group-instance-id`` sets, is the user's choice, not a default: docs/runtime.md says why.)
 """
 
 from __future__ import annotations
@@ -62,14 +68,13 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from hivewire._librdkafka_lines import quiet_transient
 from hivewire._ratelimit import RateLimit
 from hivewire._reachability import Reachability
 from hivewire.config._kafka import CONSUMER_PREFIX, KafkaValue, consumer_settings
 from hivewire.errors import ConfigError, HivewireError, SourceError
 from hivewire.runtime._kafka_letters import DEFAULT_MAX_MESSAGE, DeadLetterProducer
 from hivewire.runtime._kafka_readers import KafkaReader, KafkaTail, reason
-from hivewire.runtime._kafka_refusal import Refusal, refusal
+from hivewire.runtime._kafka_refusal import Refusal, RefusalLog, refusal
 from hivewire.runtime._retention import RetentionWatch
 from hivewire.runtime._source import Assigned, Delivered, Record
 from hivewire.runtime._source import TopicPartition as TP
@@ -99,10 +104,15 @@ _CONNECTION_ERRORS = {
 }
 # librdkafka log facilities of connection failures: its errors reach Reachability, the lines go to DEBUG.
 _CONNECTION_FACILITIES = {"FAIL", "ERROR", "REQTMOUT", "BROKERFAIL", "CONNECT", "DISCONNECT", "SSL"}
+# ... and of what librdkafka retries while a broker takes over (an idempotent producer's id while the
+# coordinator loads after a broker died): a failure for good reaches the error callback.
+_RETRIED_FACILITIES = {"GETPID"}
 #: Seconds between the lines saying the consumer still waits for its partitions.
 ASSIGNMENT_REMINDER = 10.0
 # librdkafka's "Subscribed topic not available" (the topic does not exist, or not yet).
 _MISSING_TOPIC = {KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC}
+#: Seconds between librdkafka's statistics reports (unless the user sets ``statistics.interval.ms``).
+STATISTICS_INTERVAL = 5.0
 
 
 class KafkaSource:
@@ -165,6 +175,7 @@ class KafkaSource:
         )
         self._error_log = RateLimit(60.0)
         self._last_error = ""
+        self._none_up = False  # the last statistics report showed no broker UP
         #: Kafka refused this client for good (credentials, certificate, an ACL): poll() raises it.
         self.refused: Refusal | None = None
         max_message = int(str(self.producer_config.get("message.max.bytes", DEFAULT_MAX_MESSAGE)))
@@ -205,31 +216,37 @@ class KafkaSource:
         """librdkafka settings that turn its logging, errors and statistics into :attr:`reachability`, for a
         client named ``client`` (the archive's consumer uses them too)."""
         out: dict[str, object] = {
-            "logger": LibrdkafkaLog(quiet_transient(logging.getLogger(f"hivewire.kafka.librdkafka.{client}"))),
+            "logger": LibrdkafkaLog(logging.getLogger(f"hivewire.kafka.librdkafka.{client}")),
             "error_cb": self._producer_error if client == "producer" else self._client_error,
         }
+        if client == "producer":
+            return out  # the producer's brokers are not the cluster's (module docstring: Outages)
         if "statistics.interval.ms" not in self.consumer_config and "stats_cb" not in self.consumer_config:
             # The only news librdkafka gives of a broker coming back; also how the first contact is known.
-            out["statistics.interval.ms"] = 5000
+            out["statistics.interval.ms"] = int(STATISTICS_INTERVAL * 1000)
             out["stats_cb"] = self._statistics
         return out
 
     def _client_error(self, err: KafkaError) -> None:
-        """librdkafka's error callback (served by the consumer's poll and the dead-letter thread)."""
-        code = err.code()
+        """librdkafka's error callback for the consumers (the group's, the archive's, a singleton's tail)."""
         if self._refuse(err, "READ", self.topic) or self.refused is not None:
             return  # a refusal explains what follows ("all brokers are down"): poll() says it, once
-        if code in _MISSING_TOPIC and self._waiting_since is not None:
+        self._error(err, cluster=True)
+
+    def _error(self, err: KafkaError, *, cluster: bool) -> None:
+        """An error that is no refusal; ``cluster``: the client speaks for the cluster (a consumer does)."""
+        code = err.code()
+        if code in _MISSING_TOPIC and cluster and self._waiting_since is not None:
             self._topic_missing()
-            return
-        if code in _CONNECTION_ERRORS:
-            self._last_error = err.str()
-            if not self.reachability.connected_once:
-                self.reachability.down(err.str())
-            else:
-                # Errors are served late (a poll may deliver one from before a recovery): once connected, the
-                # statistics decide, which describe the brokers as they are now.
-                log.debug("Kafka: %s", err.str())
+        elif code == KafkaError._ALL_BROKERS_DOWN and cluster:
+            # Every broker this consumer knows is down. (Errors are served late, a poll may deliver one from
+            # before a recovery: the next statistics report with a broker UP says it is back.)
+            self.reachability.down(f"{err.str()}; last: {self._last_error}" if self._last_error else err.str())
+        elif code in _CONNECTION_ERRORS:
+            # One broker failing is not an outage of the cluster: librdkafka connects to the others.
+            if cluster:
+                self._last_error = err.str()
+            log.debug("Kafka: %s", err.str())
         elif err.fatal():
             log.error("fatal Kafka client error: %s", err.str())
         elif self._error_log.due():
@@ -241,9 +258,14 @@ class KafkaSource:
         except ValueError:
             return
         if any(b.get("state") == "UP" for b in brokers.values()):
+            self._none_up = False
             self.reachability.up()
         elif brokers and self.reachability.connected_once:
-            self.reachability.down(self._last_error or "no broker connection is up")
+            # No connection up at this report: an outage if the previous report had none either (a consumer
+            # whose broker just died connects to another within the interval).
+            if self._none_up:
+                self.reachability.down(self._last_error or "no broker connection is up")
+            self._none_up = True
 
     def open(self, on_assign: Assigned, on_revoke: Assigned) -> None:
         conf = {**self._consumer_conf(), "on_commit": self._committed}
@@ -370,9 +392,10 @@ class KafkaSource:
 
     # -- refusals (issue 28: credentials, certificates, ACLs) -------------------------------------------------
     def _producer_error(self, err: KafkaError) -> None:
-        """The dead-letter producer's error callback: as the consumer's, but it writes to the dead-letter topic."""
-        if not self.refuse_write(err):
-            self._client_error(err)
+        """The dead-letter producer's error callback: refusals as the consumer's (it writes to the dead-letter
+        topic); its lost connections are not the cluster's (module docstring: Outages)."""
+        if not self.refuse_write(err) and self.refused is None:
+            self._error(err, cluster=False)
 
     def refuse_write(self, err: KafkaError) -> bool:
         """:meth:`_refuse` for the dead-letter producer, which writes to the dead-letter topic."""
@@ -540,18 +563,17 @@ class KafkaSource:
 
 
 class LibrdkafkaLog:
-    """librdkafka's ``logger``: its lines under ``hivewire.kafka.librdkafka``, connection failures at DEBUG
-    (:attr:`KafkaSource.reachability` speaks for them, once)."""
+    """librdkafka's ``logger``: its lines to ``logger``, connection failures and refusals at DEBUG (a
+    :class:`~hivewire._reachability.Reachability` and the error callback speak for them, once; librdkafka
+    would log every retry: hundreds of lines a minute against a dead broker)."""
 
     def __init__(self, logger: logging.Logger) -> None:
-        self._logger = logger
+        self._out = RefusalLog(logger)
 
     def log(self, level: int, fmt: str, *args: object) -> None:
         facility = args[0] if args else ""
-        if facility in _CONNECTION_FACILITIES:
-            level = logging.DEBUG
-        if self._logger.isEnabledFor(level):
-            self._logger.log(level, fmt, *args)
+        quiet = facility in _CONNECTION_FACILITIES or facility in _RETRIED_FACILITIES
+        self._out.log(logging.DEBUG if quiet else level, fmt, *args)
 
 
 def _consumer_config_error(

@@ -282,7 +282,12 @@ class NotificationLogSource:
         except MetastoreError as e:  # the client already failed over and reconnected; ask again later
             count = self._unreachable.due()
             if count:
-                log.warning("cannot read the notification log (%d time(s) since the last warning): %s", count, e)
+                log.warning(
+                    "cannot read the notification log (%d time(s) since the last warning): %s; retrying; check "
+                    "metastore.thrift.uris (--metastore-uris) and that the metastore runs",
+                    count,
+                    e,
+                )
             self._closed.wait(min(timeout, self.poll_interval))
             return []
         if not entries:

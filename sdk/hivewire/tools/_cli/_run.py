@@ -22,6 +22,15 @@ EXIT_SIGNALLED = 128
 
 FLAGS: tuple[Flag, ...] = (
     *kafka_flags(),
+    Flag(
+        "--group-instance-id",
+        prefix=keys.CONSUMER_PREFIX,
+        under="group.instance.id",
+        metavar="ID",
+        help="Static group membership (KIP-345): a restart in place within session.timeout.ms gets its "
+        "partitions back at once, even after kill -9; a stable name per instance, such as a StatefulSet's pod "
+        "name (docs/runtime.md).",
+    ),
     Flag("--instance-name", keys.INSTANCE_NAME),
     Flag("--endpoint-port", keys.ENDPOINT_PORT, metavar="PORT"),
     Flag("--endpoint-address", keys.ENDPOINT_ADDRESS, metavar="ADDRESS"),
@@ -71,6 +80,13 @@ def run(target: str | None, listeners: tuple[str, ...], **params: object) -> Non
                 "current directory), or listeners with --listener PKG.MODULE:NAME or apiary.listener.list"
             )
         workers = config.read(keys.WORKERS)
+        static = f"{keys.CONSUMER_PREFIX.name}group.instance.id"
+        if workers > 1 and config.with_prefix(keys.CONSUMER_PREFIX.name).get("group.instance.id"):
+            raise ConfigError(
+                static,
+                "names one member: it cannot be given with --workers above 1 (each worker "
+                "is a member of the group; run one instance per name instead)",
+            )
         if workers > 1:
             from hivewire.tools._supervisor import Supervisor, worker_command
 

@@ -122,7 +122,8 @@ def _check_upstream(server: Shim) -> None:
     try:
         sock, uri = server.upstream.connect()
     except UpstreamUnavailable as e:
-        log.warning("at start: %s; serving anyway, clients' calls fail until it answers", e)
+        # The upstream's reachability said it (WARNING, with what to check): this only adds what it means.
+        log.info("at start: %s; serving anyway, clients' calls fail until it answers (--upstream)", e)
         return
     sock.close()
     log.info("at start: the upstream metastore %s accepts connections", uri)

@@ -1,0 +1,201 @@
+"""Readiness on a real three-broker cluster (issue 39, acceptance 1): Kafka is unreachable only when no broker
+of the cluster answers the consumer.
+
+A three-node KRaft cluster (replication factor 3, ``min.insync.replicas=2``), ``hivewire run`` consuming and
+dead-lettering every event (one listener always fails). ``/health`` is polled twice a second throughout:
+
+* started while one of the three bootstrap brokers is down, it becomes ready and logs no WARNING;
+* ten times over, the broker leading the dead-letter topic is killed with SIGKILL and restarted: ``/health``
+  never says DOWN (the first time it is the dead-letter producer's only broker: its bootstrap server);
+* every broker killed: ``/health`` says DOWN, ``"reachable": false``, within the documented time
+  (:data:`OUTAGE_SEEN`, docs/runtime.md), and UP again once they are back.
+
+Each kill keeps the broker down :data:`DOWN` seconds, longer than librdkafka's statistics interval, so a
+client's report of its own lost connection (what made readiness lie before) has its chance to count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient
+from runtime_harness import PARTITIONS, stream, topic_size, wait_for
+
+from hivewire.events import _apiary as apiary
+from hivewire.runtime._kafka import STATISTICS_INTERVAL
+from hivewire.tools._kafka_broker import KafkaBroker, KafkaCluster, create_topic
+from hivewire.tools._local import free_port
+
+HIVEWIRE = str(Path(sys.executable).with_name("hivewire"))
+#: Seconds each killed broker stays down.
+DOWN = 6.0
+#: How long after the last broker stops ``/health`` says DOWN at the latest, as docs/runtime.md says: two
+#: statistics reports in a row with no broker up (one interval, plus up to one until the first report).
+OUTAGE_SEEN = 3 * STATISTICS_INTERVAL
+KILLS = 10
+
+LISTENERS = textwrap.dedent("""
+    import hivewire as hw
+
+    app = hw.App("readiness")
+
+    @app.on_add_partition
+    def failing(event):
+        raise RuntimeError("always fails: every event is dead-lettered")
+""")
+
+
+def health(port: int) -> tuple[int, dict[str, Any]]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+    except OSError as e:  # not listening (yet): status 0
+        return 0, {"error": str(e)}
+
+
+class Poller:
+    """``/health`` twice a second on a thread; :attr:`seen` holds each answer's status and reachability."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.seen: list[tuple[float, int, bool]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            status, body = health(self.port)  # the endpoint not answering (status 0) is a failed probe too
+            self.seen.append((time.monotonic(), status, bool(body.get("reachable"))))
+
+    def stop(self) -> list[tuple[float, int, bool]]:
+        self._stop.set()
+        self._thread.join(10)
+        return self.seen
+
+
+def leader_of(cluster: KafkaCluster, topic: str) -> KafkaBroker:
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    leader = admin.list_topics(topic, timeout=10).topics[topic].partitions[0].leader
+    return next(b for b in cluster.brokers if b.node_id == leader)
+
+
+def fully_replicated(cluster: KafkaCluster, *topics: str) -> bool:
+    """Every partition of ``topics`` has all three replicas in sync (so the next kill leaves two)."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers, "socket.timeout.ms": 3000})
+    try:
+        found = admin.list_topics(timeout=5).topics
+    except Exception:  # KafkaException while the restarted broker rejoins
+        return False
+    return all(
+        t in found and all(len(p.isrs) == len(cluster.brokers) for p in found[t].partitions.values()) for t in topics
+    )
+
+
+@pytest.mark.timeout(1800)  # ten broker restarts: a JVM start each, 15-50 s on a loaded machine
+def test_readiness_follows_the_cluster_not_one_broker(kafka_cluster: KafkaCluster, tmp_path: Path) -> None:
+    cluster = kafka_cluster
+    topic = f"ready-{uuid.uuid4().hex[:8]}"
+    dlq = f"{topic}.dlq"
+    create_topic(cluster.bootstrap_servers, topic, PARTITIONS, 3)
+    create_topic(cluster.bootstrap_servers, dlq, 1, 3)  # one partition: the producer connects to its leader only
+    (tmp_path / "readylisteners.py").write_text(LISTENERS)
+    port = free_port()
+    log_path = tmp_path / "run.log"
+    stopped_at_start = cluster.brokers[2]
+    stopped_at_start.stop()
+    # The dead-letter producer's only bootstrap broker is the dead-letter topic's leader, the first victim: its
+    # one connection dies with it (what made readiness lie).
+    wait_for(lambda: leader_of(cluster, dlq) is not stopped_at_start, 60, "a leader for the dead letters")
+    first_victim = leader_of(cluster, dlq)
+    with log_path.open("ab") as log:
+        run = subprocess.Popen(
+            [HIVEWIRE, "run", "readylisteners:app", "--bootstrap-servers", cluster.bootstrap_servers,
+             "--topic", topic, "--group", f"g-{topic}", "--from-beginning", "--endpoint-port", str(port),
+             "--set", "hivewire.retry.max.attempts=1",
+             "--set", f"hivewire.dead.letter.producer.bootstrap.servers={first_victim.bootstrap_servers}"],
+            env={**os.environ, "PYTHONPATH": str(tmp_path)}, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5})
+    sending = threading.Event()
+    sent = [0]
+
+    payloads = stream(1000, tables=20)
+
+    def send() -> None:  # a steady stream (100 a second), so the run consumes and dead-letters throughout
+        while not sending.wait(0.05):
+            for _ in range(5):
+                i = sent[0] = sent[0] + 1
+                table = f"sales.t{i % 20:02d}"
+                producer.produce(topic, payloads[i % 1000], partition=apiary.partition_for(table, PARTITIONS))
+            producer.poll(0)
+
+    def outage_seen() -> bool:
+        status, body = health(port)
+        return status == 503 and body["reachable"] is False
+
+    sender = threading.Thread(target=send, daemon=True)
+    try:
+        wait_for(lambda: health(port)[0] == 200 if run.poll() is None else True, 120, "the run to be ready")
+        assert run.poll() is None, log_path.read_text()[-3000:]
+        started = log_path.read_text()
+        assert " WARNING " not in started, f"a start with one bootstrap broker down said:\n{started}"
+        stopped_at_start.start()
+
+        sender.start()
+        wait_for(lambda: topic_size(cluster.bootstrap_servers, dlq) > 0, 60, "the first dead letters")
+        poller = Poller(port)
+        letters_before = topic_size(cluster.bootstrap_servers, dlq)
+        for kill in range(KILLS):
+            wait_for(lambda: fully_replicated(cluster, topic, dlq), 120, "every replica in sync before a kill")
+            victim = leader_of(cluster, dlq)
+            print(f"kill {kill + 1}: broker {victim.node_id} (leader of {dlq})")
+            victim.stop(kill=True)
+            time.sleep(DOWN)
+            victim.start()
+            bad = [(round(t - poller.seen[0][0], 1), status, up) for t, status, up in poller.seen if status != 200]
+            assert bad == [], f"kill {kill + 1}: /health not ready (seconds into the kills, status, reachable): {bad}"
+        seen = poller.stop()
+        letters = topic_size(cluster.bootstrap_servers, dlq) - letters_before
+        print(f"{len(seen)} /health answers over {KILLS} kills; {letters} dead letters meanwhile")
+        assert letters > 0, "nothing was dead-lettered while brokers were killed"
+        not_ready = [(round(t - seen[0][0], 1), status, reachable) for t, status, reachable in seen if status != 200]
+        assert not_ready == [], f"/health was not ready (seconds into the kills, status, reachable): {not_ready}"
+        assert len(seen) >= KILLS * DOWN * 2 * 0.5, f"only {len(seen)} /health answers: the poller fell behind"
+        during = log_path.read_text()[len(started) :]
+        assert "unreachable" not in during, during[-3000:]
+
+        sending.set()
+        for broker in cluster.brokers:
+            broker.stop(kill=True)
+        stopped = time.monotonic()
+        wait_for(outage_seen, OUTAGE_SEEN + 1, "/health to say DOWN and unreachable")
+        print(f"/health said DOWN {time.monotonic() - stopped:.1f} s after the last broker stopped")
+        for broker in cluster.brokers:
+            broker.launch()
+        for broker in cluster.brokers:
+            broker.wait_ready()
+        wait_for(lambda: health(port)[0] == 200, 120, "/health to be ready again once the brokers are back")
+        assert health(port)[1]["reachable"] is True
+    finally:
+        sending.set()
+        run.send_signal(signal.SIGTERM)
+        code = run.wait(90)
+        producer.flush(10)
+    assert code == 0, log_path.read_text()[-3000:]

@@ -106,7 +106,7 @@ def test_when_threads_run_out_the_shim_refuses_reports_down_and_recovers(
     assert eventually(serves)
     assert eventually(lambda: health(shim)[0] == 200)
     lines = [r.getMessage() for r in caplog.records]
-    assert sum("cannot serve new connections" in m for m in lines) == 1  # rate-limited: one a minute
+    assert sum("cannot start a thread for the connection" in m for m in lines) == 1  # rate-limited: one a minute
     assert any("accepting connections again" in m for m in lines)
     for s in [*refused, *served]:
         s.close()

@@ -7,8 +7,9 @@ them, which the Apiary golden files check; INSERT is left out because Drone Fly 
 InsertEvent on Java 24+). Then, alternating over the rounds, each contender runs as its own process with a
 fresh consumer group, started from the same ``.properties`` file the way a user starts it:
 
-* Drone Fly 1.0.9 on Java 25 (``java -cp ... DroneFly --spring.config.location=file:bench.properties``), the
-  JVM's defaults as in Drone Fly's image, with a Java ``MetaStoreEventListener`` of this benchmark's own;
+* Drone Fly 1.0.9 on Java 25, started by the peer tests' harness (``tests/peers/dronefly.py``: ``java -Xmx1g
+  -XX:+UseSerialGC -cp ... DroneFly --spring.config.import=file:bench.properties``), with a Java
+  ``MetaStoreEventListener`` of this benchmark's own, compiled against Drone Fly's classpath;
 * ``hivewire run --config bench.properties``, with a Python listener of the same name (``apiary.listener.list``
   names ``hwbench.NoopListener`` or ``hwbench.WaitingListener``: a Java class on Drone Fly's classpath, a
   Python class in the working directory of ``hivewire run``).
@@ -26,12 +27,14 @@ every listener finished; both every 200 ms here, ``apiary.messaging.consumer.aut
 are a warm-up (until the group has committed ``--warmup`` events, or 10 s after its first commit, whichever
 comes first: the JIT compiler's and the caches' start); then the rate and CPU are measured up to the end of
 the topic or for ``--window`` seconds, whichever comes first. Resident memory is the processes' peak
-(VmHWM) at the end.
+(VmHWM) at the end. Each run is checked: Drone Fly's log has no error, and hivewire's listeners handled (its
+``/metrics``) at least what the group committed. The CPU of the live threads, by thread name, shows what each
+side spends it on. With ``--update-readme`` the headline in the top README.md is rewritten too.
 
-Usage: python bench/bench_dronefly.py [--events 50000] [--rounds 3] [--warmup 2000] [--window 30]
+Usage: python bench/bench_dronefly.py [--events 30000] [--rounds 3] [--warmup 2000] [--window 20]
        [--json] [--update-readme]
-(needs the peers' Maven repository: HIVEWIRE_PEERS_M2 or ../shared/peers/m2, and Java 21+ in
-HIVEWIRE_JAVA25 or /usr/lib/jvm/temurin-25-jdk-amd64)
+(needs the peers' Maven repository, HIVEWIRE_PEERS_M2 or ../shared/peers/m2, and a Java 21+: see
+tests/peers/dronefly.py)
 """
 
 from __future__ import annotations
@@ -45,19 +48,25 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "peers"))  # the peer tests' Drone Fly harness
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import Output, add_output_options
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from _common import Output, add_output_options, write_section  # noqa: E402
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
+from dronefly import DroneFly, compile_recorder, read_properties, write_properties  # noqa: E402
 
-from hivewire import apiary, testing
-from hivewire.events import ListenerEvent
-from hivewire.tools._jvm import peers_repository, resolve, version
-from hivewire.tools._kafka_broker import KafkaBroker
+from hivewire import apiary, testing  # noqa: E402
+from hivewire.events import ListenerEvent  # noqa: E402
+from hivewire.tools._jvm import peers_repository, version  # noqa: E402
+from hivewire.tools._kafka_broker import KafkaBroker  # noqa: E402
+from hivewire.tools._local import free_port  # noqa: E402
 
 TOPIC = "apiary"
 PARTITIONS = 4
@@ -65,7 +74,7 @@ TABLES = 200
 COMMIT_INTERVAL_MS = 200
 POLL_S = 0.1
 WARMUP_S = 10.0
-JAVA = os.environ.get("HIVEWIRE_JAVA25", "/usr/lib/jvm/temurin-25-jdk-amd64")
+RELEASE = "1.0.9"
 #: The callbacks of Hive's MetaStoreEventListener for the types Apiary publishes, Java and Python names.
 CALLBACKS = {
     "CreateTable": "on_create_table",
@@ -100,7 +109,7 @@ JAVA_LISTENERS = {
     ),
 }
 
-PYTHON_LISTENERS = f'''"""The benchmark's listeners, named as the Java ones on Drone Fly's classpath (hwbench.NoopListener, ...)."""
+PYTHON_LISTENERS = f'''"""The benchmark's listeners, named as the Java ones on Drone Fly's classpath."""
 import asyncio
 import time
 
@@ -130,13 +139,6 @@ NoopListener = listener("NoopListener", nothing)
 WaitingListener = listener("WaitingListener", awaits)  # async: tasks on the runtime's event loop
 SleepingListener = listener("SleepingListener", sleeps)  # a plain function: threads
 '''
-
-LOG4J = """log4j.rootLogger=WARN, out
-log4j.logger.com.expediagroup.dataplatform.dronefly=INFO
-log4j.appender.out=org.apache.log4j.ConsoleAppender
-log4j.appender.out.layout=org.apache.log4j.PatternLayout
-log4j.appender.out.layout.ConversionPattern=%d %p %c{1}: %m%n
-"""
 
 
 # -- the topic ----------------------------------------------------------------------------------------
@@ -221,6 +223,20 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / TICKS
 
 
+def thread_cpu(pids: list[int]) -> dict[str, float]:
+    """CPU seconds of the live threads of these processes, by thread name (digits dropped: "GC Thread#")."""
+    found: dict[str, float] = {}
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                with contextlib.suppress(OSError):
+                    name, rest = task.joinpath("stat").read_text().split("(", 1)[1].rsplit(")", 1)
+                    fields = rest.split()
+                    key = "".join(c for c in name if not c.isdigit()).strip()
+                    found[key] = found.get(key, 0.0) + (int(fields[11]) + int(fields[12])) / TICKS
+    return found
+
+
 def peak_rss_mib(pids: list[int]) -> float:
     total = 0
     for pid in pids:
@@ -239,6 +255,7 @@ class Result:
     events: int  # events in the window
     startup_s: float  # from start to the first commit
     processes: int
+    threads: dict[str, float]  # CPU seconds per 10,000 events in the window, by thread name
 
 
 @dataclass
@@ -251,96 +268,134 @@ class Contender:
 
 def properties(path: Path, bootstrap: str, listener: str) -> Path:
     """The one file both read: Drone Fly's keys, plus the commit interval in each one's terms."""
-    path.write_text(
-        f"apiary.bootstrap.servers={bootstrap}\n"
-        f"apiary.kafka.topic.name={TOPIC}\n"
-        f"apiary.listener.list=hwbench.{listener}\n"
-        "apiary.messaging.consumer.auto.offset.reset=earliest\n"
-        f"apiary.messaging.consumer.auto.commit.interval.ms={COMMIT_INTERVAL_MS}\n"
-        f"hivewire.commit.interval.ms={COMMIT_INTERVAL_MS}\n"
+    return write_properties(
+        path,
+        {
+            "apiary.bootstrap.servers": bootstrap,
+            "apiary.kafka.topic.name": TOPIC,
+            "apiary.listener.list": f"hwbench.{listener}",
+            "apiary.messaging.consumer.auto.offset.reset": "earliest",
+            "apiary.messaging.consumer.auto.commit.interval.ms": str(COMMIT_INTERVAL_MS),
+            "hivewire.commit.interval.ms": str(COMMIT_INTERVAL_MS),
+        },
     )
-    return path
 
 
 class Bench:
+    """Runs one contender at a time over the topic and measures it from outside (:meth:`run`)."""
+
     def __init__(self, tmp: Path, bootstrap: str, total: int, warmup: int, window: float) -> None:
         self.tmp, self.bootstrap, self.total, self.warmup, self.window = tmp, bootstrap, total, warmup, window
-        self.classes = tmp / "classes"
         self.python = tmp / "python"
         self.python.mkdir()
         (self.python / "hwbench.py").write_text(PYTHON_LISTENERS)
-        (tmp / "log4j").mkdir()
-        (tmp / "log4j" / "log4j.properties").write_text(LOG4J)
-        self.classpath = [str(jar) for jar in resolve("dronefly")]
-        self._compile()
+        self.classes = self._compile()
         self.runs = 0
 
-    def _compile(self) -> None:
+    def _compile(self) -> Path:
         sources = self.tmp / "java" / "hwbench"
         sources.mkdir(parents=True)
+        overrides = "".join(
+            f"\n  @Override public void on{cb}({cb}Event e) throws MetaException {{ handle(e); }}" for cb in CALLBACKS
+        )
         for name, (doc, body) in JAVA_LISTENERS.items():
-            overrides = "".join(
-                f"\n  @Override public void on{cb}({cb}Event e) throws MetaException {{ handle(e); }}"
-                for cb in CALLBACKS
-            )
             source = JAVA_LISTENER.format(name=name, doc=doc, body=body, overrides=overrides)
             (sources / f"{name}.java").write_text(source)
-        cmd = [f"{JAVA}/bin/javac", "-nowarn", "-d", str(self.classes), "-cp", os.pathsep.join(self.classpath)]
-        done = subprocess.run([*cmd, *map(str, sources.glob("*.java"))], capture_output=True, text=True, timeout=600)
-        if done.returncode != 0:
-            sys.exit(f"javac failed:\n{done.stdout}{done.stderr}")
-
-    def command(self, contender: Contender, config: Path, instance: str, port: int) -> tuple[list[str], Path]:
-        if contender.side == "dronefly":
-            classpath = os.pathsep.join([str(self.tmp / "log4j"), str(self.classes), *self.classpath])
-            main = "com.expediagroup.dataplatform.dronefly.app.DroneFly"
-            args = [f"--spring.config.location=file:{config}", f"--instance.name={instance}", f"--endpoint.port={port}"]
-            return [f"{JAVA}/bin/java", "-cp", classpath, main, *args], self.tmp
-        cmd = [sys.executable, "-m", "hivewire", "--log-level", "WARNING", "run", "--config", str(config)]
-        cmd += ["--instance-name", instance, "--endpoint-port", str(port), *contender.hivewire_args]
-        return cmd, self.python
+        return compile_recorder(RELEASE, self.tmp / "classes", sorted(sources.glob("*.java")))
 
     def run(self, contender: Contender) -> Result:
+        """Start the contender with a fresh consumer group, measure it, stop it; exit if it logged an error."""
         self.runs += 1
         instance = f"bench-{self.runs}-{contender.side}"
-        config = properties(self.tmp / f"{contender.listener}.properties", self.bootstrap, contender.listener)
-        log = self.tmp / f"{instance}.log"
-        cmd, cwd = self.command(contender, config, instance, 18000 + self.runs)
-        with open(log, "wb") as out, self.committed(f"apiary-kafka-metastore-receiver-{instance}") as committed:
-            began = time.monotonic()
-            proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-            try:
-                return self._measure(proc, committed, began, log)
-            finally:
-                os.killpg(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(60)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(60)
+        workdir = self.tmp / instance
+        workdir.mkdir()
+        config = properties(workdir / "bench.properties", self.bootstrap, contender.listener)
+        with self.committed(f"apiary-kafka-metastore-receiver-{instance}") as committed:
+            if contender.side == "dronefly":
+                return self._dronefly(config, workdir, instance, committed)
+            return self._hivewire(contender, config, workdir, instance, committed)
 
-    def _measure(self, proc: subprocess.Popen[bytes], committed: Committed, began: float, log: Path) -> Result:
-        start: tuple[float, int, float] | None = None  # time, committed, CPU at the end of the warm-up
+    def _dronefly(self, config: Path, workdir: Path, instance: str, committed: Committed) -> Result:
+        began = time.monotonic()
+        # The harness names its recorder as the listener unless told: tell it the file's own listener.
+        overrides = {"instance.name": instance, "apiary.listener.list": read_properties(config)["apiary.listener.list"]}
+        peer = DroneFly(RELEASE, config, workdir=workdir, classes=self.classes, overrides=overrides, record=False)
+        peer.launch()
+        try:
+            if peer.pid is None:
+                sys.exit("Drone Fly did not start")
+            result = self._measure(peer.pid, lambda: peer.running, committed, began, peer.log_path)
+        finally:
+            peer.stop()
+        if peer.errors():
+            sys.exit("Drone Fly logged errors:\n" + "\n".join(peer.errors()[:40]))
+        return result
+
+    def _hivewire(
+        self, contender: Contender, config: Path, workdir: Path, instance: str, committed: Committed
+    ) -> Result:
+        port = free_port()
+        cmd = [sys.executable, "-m", "hivewire", "--log-level", "WARNING", "run", "--config", str(config)]
+        cmd += ["--instance-name", instance, "--endpoint-port", str(port), *contender.hivewire_args]
+        log = workdir / "hivewire-run.log"
+        began = time.monotonic()
+        with log.open("wb") as out:
+            proc = subprocess.Popen(cmd, cwd=self.python, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            result = self._measure(proc.pid, lambda: proc.poll() is None, committed, began, log)
+            handled = self._handled(port, contender)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(120)
+        if handled < result.events:
+            sys.exit(f"hivewire run committed {result.events} events but its listeners handled {handled}")
+        errors = [line for line in log.read_text(errors="replace").splitlines() if "ERROR" in line]
+        if errors:
+            sys.exit("hivewire run logged errors:\n" + "\n".join(errors[:40]))
+        return result
+
+    @staticmethod
+    def _handled(port: int, contender: Contender) -> int:
+        """Events the listeners handled, from each worker's /metrics (a check that they were called)."""
+        workers = (
+            int(contender.hivewire_args[contender.hivewire_args.index("--workers") + 1])
+            if ("--workers" in contender.hivewire_args)
+            else 1
+        )
+        total = 0.0
+        for worker in range(workers):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port + worker}/metrics", timeout=10) as answer:
+                for line in answer.read().decode().splitlines():
+                    if line.startswith("hivewire_listener_events_handled_total{"):
+                        total += float(line.rsplit(" ", 1)[1])
+        return int(total)
+
+    def _measure(self, pid: int, alive: Callable[[], bool], committed: Committed, began: float, log: Path) -> Result:
+        start: tuple[float, int, float, dict[str, float]] | None = None  # time, committed, CPU at the warm-up's end
         first: float | None = None
         deadline = began + 900
         while time.monotonic() < deadline:
             time.sleep(POLL_S)
-            if proc.poll() is not None:
-                sys.exit(f"{proc.args[:6]} exited with {proc.returncode}:\n{tail(log)}")
+            if not alive():
+                sys.exit(f"{log.parent.name} exited:\n{tail(log)}")
             done = committed()
             now = time.monotonic()
-            pids = process_tree(proc.pid)
+            pids = process_tree(pid)
             cpu = cpu_seconds(pids)
             if done > 0 and first is None:
                 first = now
             if start is None:
                 if first is not None and (done >= self.warmup or now - first >= WARMUP_S):
-                    start = (now, done, cpu)
+                    start = (now, done, cpu, thread_cpu(pids))
                 continue
             if done >= self.total or now - start[0] >= self.window:
                 if done == start[1]:
-                    sys.exit(f"{proc.args[:6]} committed nothing in {now - start[0]:.0f} s:\n{tail(log)}")
+                    sys.exit(f"{log.parent.name} committed nothing in {now - start[0]:.0f} s:\n{tail(log)}")
                 seconds, events = now - start[0], done - start[1]
+                threads = {
+                    name: (spent - start[3].get(name, 0.0)) / events * 10_000
+                    for name, spent in thread_cpu(pids).items()
+                }
                 return Result(
                     rate=events / seconds,
                     cpu_per_10k=(cpu - start[2]) / events * 10_000,
@@ -348,8 +403,9 @@ class Bench:
                     events=events,
                     startup_s=(first or now) - began,
                     processes=len(pids),
+                    threads=threads,
                 )
-        sys.exit(f"{proc.args[:6]} did not finish in 900 s:\n{tail(log)}")
+        sys.exit(f"{log.parent.name} did not finish in 900 s:\n{tail(log)}")
 
     @contextlib.contextmanager
     def committed(self, group: str) -> Iterator[Committed]:
@@ -368,15 +424,17 @@ class Bench:
             consumer.close()
 
 
-
 def tail(log: Path, lines: int = 40) -> str:
-    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    """The log's last lines, without Java stack frames (their "Caused by" lines stay)."""
+    text = log.read_text(errors="replace").splitlines()
+    return "\n".join([line for line in text if not line.startswith(("\tat ", "\t..."))][-lines:])
 
 
 NOOP = [
     Contender("Drone Fly 1.0.9, no-op Java listener", "dronefly", "NoopListener"),
     Contender("hivewire run, no-op Python listener", "hivewire", "NoopListener"),
 ]
+SLEEPING = ["--set", "apiary.listener.list=hwbench.SleepingListener"]  # the sync Python listener, same file
 WAITING = [
     Contender("Drone Fly 1.0.9, Thread.sleep(10)", "dronefly", "WaitingListener"),
     Contender(
@@ -389,30 +447,29 @@ WAITING = [
         "hivewire, sync (threads), concurrency 200",
         "hivewire",
         "WaitingListener",
-        ["--set", "apiary.listener.list=hwbench.SleepingListener", "--set", "hivewire.listener.concurrency=200"],
+        [*SLEEPING, "--set", "hivewire.listener.concurrency=200"],
     ),
     Contender(
         "hivewire, sync, --workers 4 x concurrency 50",
         "hivewire",
         "WaitingListener",
-        ["--set", "apiary.listener.list=hwbench.SleepingListener", "--set", "hivewire.listener.concurrency=50"]
-        + ["--workers", "4"],
+        [*SLEEPING, "--set", "hivewire.listener.concurrency=50", "--workers", "4"],
     ),
 ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--events", type=int, default=50_000, help="events in the topic (at least 10,000)")
+    parser.add_argument("--events", type=int, default=30_000, help="events in the topic (at least 10,000)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=2_000, help="events of each run's warm-up (or 10 s)")
-    parser.add_argument("--window", type=float, default=30.0, help="seconds measured at most, after the warm-up")
+    parser.add_argument("--window", type=float, default=20.0, help="seconds measured at most, after the warm-up")
     add_output_options(parser)
     args = parser.parse_args()
+    if args.events < 10_000:
+        parser.error("--events: at least 10,000")
     if peers_repository() is None:
         sys.exit("bench_dronefly.py needs the peers' Maven repository: set HIVEWIRE_PEERS_M2 (Makefile: PEERS_M2)")
-    if not Path(JAVA, "bin", "javac").exists():
-        sys.exit(f"bench_dronefly.py runs Drone Fly 1.0.9 on Java 21+: no JDK at {JAVA} (set HIVEWIRE_JAVA25)")
     with Output(__file__, args) as out:
         run(args, out)
 
@@ -441,11 +498,15 @@ def run(args: argparse.Namespace, out: Output) -> None:
                     f"{result.rss_mib:6.0f} MiB  ({result.events:,} events measured)",
                     flush=True,
                 )
-    report(results, out)
+    headline = report(results, out)
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end; took {time.monotonic() - began:.0f} s")
+    if out.update_readme:
+        write_section(Path(__file__).name, headline, ROOT / "README.md")
 
 
-def report(results: dict[str, list[Result]], out: Output) -> None:
+def report(results: dict[str, list[Result]], out: Output) -> str:
+    """Print the medians, the ratios to Drone Fly and where the CPU went; return the README's headline."""
+
     def median(label: str, what: str) -> float:
         return statistics.median(getattr(r, what) for r in results[label])
 
@@ -457,16 +518,32 @@ def report(results: dict[str, list[Result]], out: Output) -> None:
         out.figure(f"{label}: events/s", rate, "events/s")
         out.figure(f"{label}: CPU s per 10,000 events", cpu, "s", "lower")
         out.figure(f"{label}: peak RSS", rss, "MiB", "lower")
+    print("\nwhere the CPU went in the last round (CPU s per 10,000 events, by thread name; the live threads)")
+    for label, rounds in results.items():
+        busiest = sorted(rounds[-1].threads.items(), key=lambda kv: -kv[1])[:4]
+        print(f"  {label:<46} " + ", ".join(f"{name} {cpu:.2f}" for name, cpu in busiest))
     df_noop, hw_noop = (c.label for c in NOOP)
     cpu_ratio = median(hw_noop, "cpu_per_10k") / median(df_noop, "cpu_per_10k")
     print(f"\nno-op: hivewire / Drone Fly events/s {median(hw_noop, 'rate') / median(df_noop, 'rate'):5.2f}")
     print(f"       hivewire / Drone Fly CPU per event {cpu_ratio:5.2f}   (goal <= 1, at most 2)")
     out.figure("no-op: hivewire / Drone Fly CPU per event", cpu_ratio, "ratio", "lower")
+    memory = median(hw_noop, "rss_mib") / median(df_noop, "rss_mib")
     df_wait = WAITING[0].label
+    waits = {}
     for contender in WAITING[1:]:
-        ratio = median(contender.label, "rate") / median(df_wait, "rate")
+        waits[contender.label] = ratio = median(contender.label, "rate") / median(df_wait, "rate")
         print(f"waiting 10 ms: {contender.label} / Drone Fly events/s {ratio:6.1f}x   (goal >= 20x)")
         out.figure(f"waiting 10 ms: {contender.label} / Drone Fly", ratio, "ratio")
+    return (
+        f"Against Drone Fly 1.0.9 on the same topic and broker, from the same properties file "
+        f"([bench/README.md](bench/README.md#bench_droneflypy-drone-fly-against-hivewire-run), "
+        f"{date.today().isoformat()}): a listener that waits 10 ms per event handles "
+        f"{waits[WAITING[1].label]:.0f}x as many events a second as an `async def` with `concurrency=200` "
+        f"({median(WAITING[1].label, 'rate'):,.0f} against {median(df_wait, 'rate'):,.0f}), and a no-op "
+        "listener "
+        f"runs {median(hw_noop, 'rate') / median(df_noop, 'rate'):.1f}x as fast on "
+        f"{cpu_ratio:.2f}x Drone Fly's CPU per event and {memory:.2f}x its memory."
+    )
 
 
 if __name__ == "__main__":

@@ -164,7 +164,9 @@ def table_events(i: int) -> list[ListenerEvent]:
 
 def fill(bootstrap: str, n: int) -> dict[str, int]:
     """Produce ``n`` messages to the topic, the tables' lives interleaved; return the count of each type."""
-    lives = [[apiary.encode(event) for event in table_events(i)] for i in range(TABLES)]
+    lives = [table_events(i) for i in range(TABLES)]
+    messages = [[apiary.encode(event) for event in life] for life in lives]
+    types = [type(event).__name__.removesuffix("Event") for event in lives[0]]
     producer = Producer(
         {
             "bootstrap.servers": bootstrap,
@@ -176,21 +178,18 @@ def fill(bootstrap: str, n: int) -> dict[str, int]:
     )
     counts: dict[str, int] = {}
     for k in range(n):
-        table, step = k % TABLES, (k // TABLES) % len(lives[0])
-        message = lives[table][step]
-        counts[step_type(step)] = counts.get(step_type(step), 0) + 1
+        table, step = k % TABLES, (k // TABLES) % len(types)
+        counts[types[step]] = counts.get(types[step], 0) + 1
         while True:
             try:
-                producer.produce(TOPIC, message, partition=apiary.partition_for(f"sales.orders_{table}", PARTITIONS))
+                producer.produce(
+                    TOPIC, messages[table][step], partition=apiary.partition_for(f"sales.orders_{table}", PARTITIONS)
+                )
                 break
             except BufferError:
                 producer.poll(0.1)
     producer.flush()
     return counts
-
-
-def step_type(step: int) -> str:
-    return [type(e).__name__ for e in table_events(0)][step].removesuffix("Event")
 
 
 # -- the processes ------------------------------------------------------------------------------------

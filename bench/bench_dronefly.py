@@ -534,14 +534,13 @@ def report(results: dict[str, list[Result]], out: Output) -> str:
         print(f"waiting 10 ms: {contender.label} / Drone Fly events/s {ratio:6.1f}x   (goal >= 20x)")
         out.figure(f"waiting 10 ms: {contender.label} / Drone Fly", ratio, "ratio")
     return (
-        f"Against Drone Fly 1.0.9 on the same topic and broker, from the same properties file "
-        f"([bench/README.md](bench/README.md#bench_droneflypy-drone-fly-against-hivewire-run), "
-        f"{date.today().isoformat()}): a listener that waits 10 ms per event handles "
-        f"{waits[WAITING[1].label]:.0f}x as many events a second as an `async def` with `concurrency=200` "
-        f"({median(WAITING[1].label, 'rate'):,.0f} against {median(df_wait, 'rate'):,.0f}), and a no-op "
-        "listener "
-        f"runs {median(hw_noop, 'rate') / median(df_noop, 'rate'):.1f}x as fast on "
-        f"{cpu_ratio:.2f}x Drone Fly's CPU per event and {memory:.2f}x its memory."
+        "Against Drone Fly 1.0.9 (same topic, broker and properties file; "
+        "[bench/README.md](bench/README.md#bench_droneflypy-drone-fly-against-hivewire-run), "
+        f"{date.today().isoformat()}): a listener that waits 10 ms per event, written as an `async def` with "
+        f"`concurrency=200`, handles {waits[WAITING[1].label]:.0f}x as many events a second "
+        f"({median(WAITING[1].label, 'rate'):,.0f} against {median(df_wait, 'rate'):,.0f}); a no-op listener runs "
+        f"{median(hw_noop, 'rate') / median(df_noop, 'rate'):.1f}x as fast, on {cpu_ratio:.2f}x Drone Fly's CPU "
+        f"per event and {memory:.2f}x its memory."
     )
 
 

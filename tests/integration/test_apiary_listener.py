@@ -110,14 +110,21 @@ RELEASES = ["2.3", "3.1", "4"]
 
 
 def start_apiary_metastore(
-    apiary_release: ApiaryRelease, release: str, workdir: Path, java_classes: Path, kafka: str
+    apiary_release: ApiaryRelease,
+    release: str,
+    workdir: Path,
+    java_classes: Path,
+    kafka: str,
+    topic: str | None = None,
 ) -> Iterator[ApiaryMetastore]:
-    """A metastore of Hive ``release`` with the oracle and ``apiary_release``'s listener publishing to a topic of
-    its own on ``kafka`` (the fixture of this module and of tests/peers/test_apiary8_listener.py)."""
-    topic = f"apiary-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": kafka})
-    for future in admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)]).values():
-        future.result(30)
+    """A metastore of Hive ``release`` with the oracle and ``apiary_release``'s listener publishing to ``topic``
+    (``PARTITIONS`` partitions) or a topic of its own on ``kafka`` (the fixture of this module and of
+    tests/peers' Apiary 8.2.2 tests)."""
+    if topic is None:
+        topic = f"apiary-{uuid.uuid4().hex[:8]}"
+        admin = AdminClient({"bootstrap.servers": kafka})
+        for future in admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)]).values():
+            future.result(30)
     recording = workdir / "events.jsonl"
     recording.touch()
     options = {
@@ -214,14 +221,21 @@ def run_workload(server: LocalMetastore, release: str, db: str, tmp_path: Path) 
 
 
 def fire_insert(
-    server: LocalMetastore, client: hw.MetastoreClient, db: str, values: list[str], checksums: list[str], release: str
+    server: LocalMetastore,
+    client: hw.MetastoreClient,
+    db: str,
+    values: list[str],
+    checksums: list[str],
+    release: str,
+    successful: bool = True,
 ) -> None:
-    """An INSERT event: on 2.3 through hmsclient, which speaks 2.3's InsertEventRequestData field ids."""
+    """An INSERT event (``successful``: the request's, the event's status): on 2.3 through hmsclient, which
+    speaks 2.3's InsertEventRequestData field ids."""
     if release != "2.3":
         data = hms.InsertEventRequestData(filesAdded=["file:/x/part-0"], filesAddedChecksum=checksums)
         client.fire_listener_event(
             hms.FireEventRequest(
-                successful=True,
+                successful=successful,
                 data=hms.FireEventRequestData(insertData=data),
                 dbName=db,
                 tableName="orders",
@@ -234,7 +248,7 @@ def fire_insert(
         insert = peer_types.InsertEventRequestData(filesAdded=["file:/x/part-0"], filesAddedChecksum=checksums)
         peer.fire_listener_event(
             peer_types.FireEventRequest(
-                successful=True,
+                successful=successful,
                 data=peer_types.FireEventRequestData(insertData=insert),
                 dbName=db,
                 tableName="orders",

@@ -171,8 +171,10 @@ def side_by_side(
 
 
 @pytest.mark.timeout(1800)  # the peers' start, PySpark's statements on a loaded machine
-def test_apiary_8_feeds_drone_fly_and_hivewire_alike(
-    apiary_feed: Feed,
+@pytest.mark.parametrize("feed_name", ["apiary_feed", "shim_feed"])
+def test_drone_fly_and_hivewire_receive_alike(
+    request: pytest.FixtureRequest,
+    feed_name: str,
     dronefly_109: DroneFly,
     dronefly_108: DroneFly,
     hivewire_run: HivewireRun,
@@ -181,21 +183,9 @@ def test_apiary_8_feeds_drone_fly_and_hivewire_alike(
     unique: str,
     tmp_path: Path,
 ) -> None:
-    side_by_side(apiary_feed, (dronefly_109, dronefly_108), hivewire_run, kafka, peers_topic, unique.lower(), tmp_path)
-
-
-@pytest.mark.timeout(1800)
-def test_the_shim_feeds_drone_fly_and_hivewire_alike(
-    shim_feed: Feed,
-    dronefly_109: DroneFly,
-    dronefly_108: DroneFly,
-    hivewire_run: HivewireRun,
-    kafka: str,
-    peers_topic: str,
-    unique: str,
-    tmp_path: Path,
-) -> None:
-    side_by_side(shim_feed, (dronefly_109, dronefly_108), hivewire_run, kafka, peers_topic, unique.lower(), tmp_path)
+    """(a) Apiary 8.2.2 inside the metastore, (b) the shim in front of one, feeding both Drone Flys and hivewire."""
+    feed: Feed = request.getfixturevalue(feed_name)
+    side_by_side(feed, (dronefly_109, dronefly_108), hivewire_run, kafka, peers_topic, unique.lower(), tmp_path)
 
 
 @pytest.mark.parametrize("feed_name", ["apiary_feed", "shim_feed"])

@@ -303,6 +303,11 @@ class HivewireRun:
         self.stop()
         raise HivewireError(f"hivewire run got no partition within {timeout:.0f} s:\n{self.log_tail()}")
 
+    @property
+    def pid(self) -> int | None:
+        """The ``hivewire run`` process's id (for /proc), while it runs."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
     def _assigned(self) -> bool:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as answer:

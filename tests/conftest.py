@@ -55,6 +55,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: ``make test`` runs two test processes (pytest-xdist, a file at a time): starting these first keeps one of
 #: them from starting last and running on alone.
 LONGEST_FIRST = (
+    "peers/test_dronefly_side_by_side.py",
+    "peers/test_apiary8_listener.py",
     "integration/test_docs_examples.py",
     "integration/test_spark_source.py",
     "integration/test_metastore_client.py",

@@ -16,7 +16,8 @@ A call the shim does not model has no plan: the connection relays it as it is. F
    relaying it yet;
 4. publishes the events (:meth:`Plan.publish`), still under the locks, reading back what the metastore
    stored. Failed calls publish nothing, or ``status=false`` events when ``publish_failures`` (as Apiary
-   does); a call whose outcome is unknown (the upstream failed after it was sent) publishes nothing;
+   does); a successful ``fire_listener_event`` publishes its INSERT whatever its status (as Apiary does); a
+   call whose outcome is unknown (the upstream failed after it was sent) publishes nothing;
 5. releases the locks and relays the reply: a client only sees its change succeed once the event is in
    the sinks (the Kafka sink's spool is on disk), and a slow client holds no lock.
 
@@ -195,8 +196,9 @@ class Plan:
                 log.exception("building the events of %s failed; none published", header)
                 events = []
             for event in events:
-                # A call that worked may fire status=false events too (what an ifNotExists add skipped).
-                if event.status or capture.options.publish_failures:
+                # A call that worked may fire status=false events too (what an ifNotExists add skipped; the
+                # INSERT of fire_listener_event(successful=false), which Apiary publishes, so the shim does).
+                if event.status or capture.options.publish_failures or (reply.ok and change.publishes_any_status):
                     capture.publish(event)
         elif reply.error:
             log.debug("%s failed (%s): no event", header, reply.error)

@@ -116,6 +116,10 @@ class Change:
     shared: tuple[str, ...] = ()
     #: Database changes are hivewire's extension to Apiary's event types and can be switched off.
     database_event = False
+    #: The events of a call that succeeded are published whatever their status, as Apiary's listener publishes
+    #: them (the INSERT of ``fire_listener_event(successful=false)``); otherwise a status=false event is
+    #: published only with ``publish_failures``.
+    publishes_any_status = False
     _incomplete_parts: set[str] | None = None
     #: What the upstream fills in (:meth:`prepare` sets it).
     release: Release = HIVE_2

@@ -163,7 +163,10 @@ class DropTable(Change):
 
 class Insert(Change):
     """fire_listener_event with insert data: an InsertEvent per insert (``status`` is the request's
-    ``successful``, as in ``HMSHandler.fire_listener_event``). Failed calls fire nothing."""
+    ``successful``, as in ``HMSHandler.fire_listener_event``), published whatever that status, as Apiary 8.2.2
+    publishes what the metastore fires. Failed calls fire nothing."""
+
+    publishes_any_status = True
 
     def __init__(
         self, db: str, table: str, inserts: list[tuple[list[str], list[str], list[str]]], successful: bool

@@ -13,6 +13,10 @@ empty), keyed by its message's timestamp as a big-endian long, on partition ``ab
 with the record's timestamp left to the producer (CreateTime at send). On 3.1 and 4.x it needs Hive's
 hive-common beside the standalone metastore (HiveVersionInfo), and its INSERT handling calls
 ``InsertEvent.getDb()``, which Hive 3.0 removed: the client's fire_listener_event fails there.
+
+The tests take the listener's release from the fixture (:class:`ApiaryRelease`): tests/peers/test_apiary8_listener.py
+runs the same tests on 8.2.2 (the ``all`` jar, from the peers' repository), which differs in one way: a
+rename's ALTER_TABLE goes to the old name's partition.
 """
 
 from __future__ import annotations
@@ -78,22 +82,49 @@ class ApiaryMetastore:
     oracle: RecordedMetastore
     topic: str
     bootstrap: str
+    apiary: ApiaryRelease
 
 
-#: The releases Apiary is loaded into, and what else each needs: Apiary 6.0.2 reads HiveVersionInfo from Hive's
+@dataclass(frozen=True)
+class ApiaryRelease:
+    """A release of Apiary's Kafka listener and what the tests expect of it.
+
+    ``component`` is its pom profile; ``renames_on_old_name``: an ALTER_TABLE goes to the partition of the *old*
+    table's name (8.1.15 on: "to keep ordering"), so a rename stays behind the table's earlier events, while
+    its message's ``qualifiedTableName`` is the new name; ``golden`` the golden files checked against what it
+    wrote, and whether their nested objects' fields are too (files recorded from the same listener and Hive).
+    """
+
+    version: str
+    component: str
+    renames_on_old_name: bool
+    golden: str
+    nested_golden: bool = False
+
+
+APIARY_6 = ApiaryRelease("6.0.2", "apiary-listener", renames_on_old_name=False, golden="5.0.2-ON_*.json")
+
+#: The releases Apiary is loaded into, and what else each needs: Apiary reads HiveVersionInfo from Hive's
 #: hive-common, which a standalone metastore (3.1, 4.x) does not carry.
 RELEASES = ["2.3", "3.1", "4"]
 
 
-@pytest.fixture(scope="module", params=RELEASES)
-def apiary_metastore(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, java_classes: Path, kafka: str
+def start_apiary_metastore(
+    apiary_release: ApiaryRelease,
+    release: str,
+    workdir: Path,
+    java_classes: Path,
+    kafka: str,
+    topic: str | None = None,
 ) -> Iterator[ApiaryMetastore]:
-    topic = f"apiary-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": kafka})
-    for future in admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)]).values():
-        future.result(30)
-    workdir = tmp_path_factory.mktemp(f"apiary-metastore-{request.param}")
+    """A metastore of Hive ``release`` with the oracle and ``apiary_release``'s listener publishing to ``topic``
+    (``PARTITIONS`` partitions) or a topic of its own on ``kafka`` (the fixture of this module and of
+    tests/peers' Apiary 8.2.2 tests)."""
+    if topic is None:
+        topic = f"apiary-{uuid.uuid4().hex[:8]}"
+        admin = AdminClient({"bootstrap.servers": kafka})
+        for future in admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)]).values():
+            future.result(30)
     recording = workdir / "events.jsonl"
     recording.touch()
     options = {
@@ -106,18 +137,25 @@ def apiary_metastore(
             f"{PREFIX}client.id": "hivewire-test-apiary",
         },
     }
-    apiary_jars = _jvm.resolve("apiary-listener")
+    apiary_jars = _jvm.resolve(apiary_release.component)
     server: LocalMetastore
-    if request.param == "2.3":
+    if release == "2.3":
         server = LocalMetastore(classpath=[java_classes, *apiary_jars], **options)  # type: ignore[arg-type]
     else:
-        release = request.param[0]
-        oracle = compile_java_for(release, [JAVA / "RecordingListener.java"], workdir / "oracle")
-        classpath = [oracle, *apiary_jars, *hive_common_jars(release)]
-        server = HiveMetastore(release, classpath=classpath, **options)  # type: ignore[arg-type]
+        oracle = compile_java_for(release[0], [JAVA / "RecordingListener.java"], workdir / "oracle")
+        classpath = [oracle, *apiary_jars, *hive_common_jars(release[0])]
+        server = HiveMetastore(release[0], classpath=classpath, **options)  # type: ignore[arg-type]
     server.start()
-    yield ApiaryMetastore(request.param, RecordedMetastore(server, recording), topic, kafka)
+    yield ApiaryMetastore(release, RecordedMetastore(server, recording), topic, kafka, apiary_release)
     server.close()
+
+
+@pytest.fixture(scope="module", params=RELEASES)
+def apiary_metastore(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, java_classes: Path, kafka: str
+) -> Iterator[ApiaryMetastore]:
+    workdir = tmp_path_factory.mktemp(f"apiary-metastore-{request.param}")
+    yield from start_apiary_metastore(APIARY_6, request.param, workdir, java_classes, kafka)
 
 
 def read_topic(bootstrap: str, topic: str, expected: int, timeout: float = 120) -> list[Message]:
@@ -183,14 +221,21 @@ def run_workload(server: LocalMetastore, release: str, db: str, tmp_path: Path) 
 
 
 def fire_insert(
-    server: LocalMetastore, client: hw.MetastoreClient, db: str, values: list[str], checksums: list[str], release: str
+    server: LocalMetastore,
+    client: hw.MetastoreClient,
+    db: str,
+    values: list[str],
+    checksums: list[str],
+    release: str,
+    successful: bool = True,
 ) -> None:
-    """An INSERT event: on 2.3 through hmsclient, which speaks 2.3's InsertEventRequestData field ids."""
+    """An INSERT event (``successful``: the request's, the event's status): on 2.3 through hmsclient, which
+    speaks 2.3's InsertEventRequestData field ids."""
     if release != "2.3":
         data = hms.InsertEventRequestData(filesAdded=["file:/x/part-0"], filesAddedChecksum=checksums)
         client.fire_listener_event(
             hms.FireEventRequest(
-                successful=True,
+                successful=successful,
                 data=hms.FireEventRequestData(insertData=data),
                 dbName=db,
                 tableName="orders",
@@ -203,7 +248,7 @@ def fire_insert(
         insert = peer_types.InsertEventRequestData(filesAdded=["file:/x/part-0"], filesAddedChecksum=checksums)
         peer.fire_listener_event(
             peer_types.FireEventRequest(
-                successful=True,
+                successful=successful,
                 data=peer_types.FireEventRequestData(insertData=insert),
                 dbName=db,
                 tableName="orders",
@@ -236,8 +281,10 @@ def as_apiary_writes(event: Recorded, message: dict[str, Any]) -> Recorded:
     return Recorded(event.event_type, event.status, event.parameters, values)
 
 
-def qualified(event: Recorded) -> str:
-    table = event.values.get("table") or event.values.get("newTable")
+def qualified(event: Recorded, renames_on_old_name: bool = False) -> str:
+    """The table whose partition the event's message goes to: the new name of a renamed table, or with
+    ``renames_on_old_name`` (Apiary 8.1.15 on) the old one."""
+    table = event.values.get("table") or event.values.get("oldTable" if renames_on_old_name else "newTable")
     if table is not None:
         return f"{table.dbName}.{table.tableName}"
     return f"{event.values['databaseName']}.{event.values['tableName']}"
@@ -257,10 +304,11 @@ def test_apiary_listener_events_reach_hivewire_as_the_metastore_fired_them(
 
     # Per table, the messages are in the order the metastore fired the events (one partition per table).
     report: list[str] = []
-    for name in dict.fromkeys(qualified(e) for e in fired):
-        theirs = [e for e in fired if qualified(e) == name]
+    old_name = apiary_metastore.apiary.renames_on_old_name
+    for name in dict.fromkeys(qualified(e, old_name) for e in fired):
+        theirs = [e for e in fired if qualified(e, old_name) == name]
         partition = apiary.partition_for(name, PARTITIONS)
-        ours = [m for m in messages if m.partition == partition and _names(m) & {name}]
+        ours = [m for m in messages if m.partition == partition and _names(m, old_name) & {name}]
         if len(ours) != len(theirs):
             report.append(f"{name}: {len(ours)} messages on partition {partition}, {len(theirs)} events fired")
         for i, (message, event) in enumerate(zip(ours, theirs, strict=False)):
@@ -292,9 +340,8 @@ def test_apiary_listener_events_reach_hivewire_as_the_metastore_fired_them(
         raise AssertionError(f"{e}: the app received {len(received)} of {len(messages)} messages") from e
     assert sorted(e.raw or b"" for e in received) == sorted(m.value for m in messages)  # each one, once
     if apiary_metastore.release != "2.3":
-        # Apiary 6.0.2 was built for Hive 2.3 and calls InsertEvent.getDb(), which 3.0 removed: the metastore's
-        # handler thread dies and the client's connection with it (the release this registry serves; 8.x,
-        # built for 3.x events, is refused by Maven Central).
+        # Apiary 6.0.2 and 8.2.2 were built against Hive 2.3 and call InsertEvent.getDb(), which 3.0 removed: the
+        # metastore's handler thread dies and the client's connection with it.
         server = oracle.server
         with hw.MetastoreClient(server.uri, timeout=120) as client:
             db = f"{unique.lower()}_insert"
@@ -313,17 +360,24 @@ def test_apiary_listener_events_reach_hivewire_as_the_metastore_fired_them(
         assert event.table_name == hw.apiary.decode(by_raw[event.raw or b""].value).table_name
 
 
-def _names(message: Message) -> set[str]:
-    """The table a message is about: Apiary's ``qualifiedTableName`` (the new name, for a rename)."""
-    return {json.loads(message.value).get("qualifiedTableName", "")}
+def _names(message: Message, renames_on_old_name: bool = False) -> set[str]:
+    """The table a message is about: Apiary's ``qualifiedTableName`` (the new name, for a rename), or with
+    ``renames_on_old_name`` the old table's name of an ALTER_TABLE."""
+    data = json.loads(message.value)
+    if renames_on_old_name and data.get("eventType") == "ON_ALTER_TABLE":
+        return {f"{data['oldTable']['dbName']}.{data['oldTable']['tableName']}"}
+    return {data.get("qualifiedTableName", "")}
 
 
 def test_golden_files_have_the_shape_the_real_listener_writes(
     apiary_metastore: ApiaryMetastore, unique: str, tmp_path: Path
 ) -> None:
-    """The top-level fields of each event type in the golden files of the nearest release (5.0.2) against
-    what Apiary 6.0.2 wrote for the same type; every golden file also decodes."""
-    bootstrap, topic = apiary_metastore.bootstrap, apiary_metastore.topic
+    """The fields of each event type in the golden files of the release (6.0.2: the nearest, 5.0.2's, top-level
+    only; 8.2.2: its own, nested fields too on Hive 2.3, where they were recorded) against what the real listener
+    wrote for the same type; every golden file also decodes."""
+    bootstrap, topic, release = apiary_metastore.bootstrap, apiary_metastore.topic, apiary_metastore.apiary
+    # The golden files were recorded in Hive 2.3 metastores: only there do the nested objects have their fields.
+    nested = release.nested_golden and apiary_metastore.release == "2.3"
     # the whole topic to its end: a first batch may hold only some partitions, so only some event types
     values = [value for value, _ in read_to_end(bootstrap, topic)]
     if not values:  # this test alone: make the workload's messages first
@@ -333,19 +387,39 @@ def test_golden_files_have_the_shape_the_real_listener_writes(
     written: dict[str, set[str]] = {}
     for value in values:
         data = json.loads(value)
-        written.setdefault(data["eventType"], set()).update(data)
+        written.setdefault(data["eventType"], set()).update(shape(data, nested))
     types = PUBLISHED if apiary_metastore.release == "2.3" else PUBLISHED - {"INSERT"}
     assert set(written) == {f"ON_{t}" for t in types}
-    report = []
-    for path in sorted(GOLDEN.glob("5.0.2-ON_*.json")):
-        event_type = path.stem.removeprefix("5.0.2-").split("-")[0]
-        if event_type not in written:
-            continue
-        golden = json.loads(path.read_text())
+    golden: dict[str, set[str]] = {}
+    paths = sorted(GOLDEN.glob(release.golden))
+    assert paths, f"no golden files {release.golden} in {GOLDEN}"
+    for path in paths:
         hw.apiary.decode(path.read_bytes())
-        if set(golden) != written[event_type]:
-            report.append(
-                f"{path.name}: golden only {sorted(set(golden) - written[event_type])}, "
-                f"6.0.2 only {sorted(written[event_type] - set(golden))}"
-            )
+        data = json.loads(path.read_text())
+        golden.setdefault(data["eventType"], set()).update(shape(data, nested))
+    report = [
+        f"{event_type}: golden only {sorted(golden[event_type] - fields)}, "
+        f"{release.version} only {sorted(fields - golden[event_type])}"
+        for event_type, fields in written.items()
+        if event_type in golden and golden[event_type] != fields
+    ]
     assert not report, "\n".join(report)
+
+
+#: Keys whose values are maps of the user's keys (not fields): a shape stops there.
+MAPS = {"parameters", "properties", "partitionKeyValues", "userPrivileges", "groupPrivileges", "rolePrivileges"}
+
+
+def shape(data: dict[str, Any], nested: bool, prefix: str = "") -> set[str]:
+    """The field paths of a message (``table.sd.location``; a list's items under ``[]``), or its top-level keys."""
+    out: set[str] = set()
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        out.add(path)
+        if not nested or key in MAPS:
+            continue
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if isinstance(item, dict):
+                out |= shape(item, nested, f"{path}{'[]' if isinstance(value, list) else ''}.")
+    return out

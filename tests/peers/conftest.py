@@ -17,12 +17,17 @@ and reads only that database's records (:func:`of_database`).
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
+
+# The peer tests reuse the integration tests' machinery (the workload, the oracle's comparisons).
+sys.path.append(str(Path(__file__).resolve().parents[1] / "integration"))
+
 from dronefly import DroneFly, HivewireRun, write_properties
 
 PEERS_PARTITIONS = 4

@@ -75,6 +75,10 @@ log4j.logger.org.datanucleus=WARN
 ERROR_LINE = re.compile(r"\bERROR\b|Cannot unmarshal|\b[\w.$]+(Exception|Error)\b[:\s]|^\s+at [\w.$]+\(", re.M)
 
 
+#: The start of a log line of either release (1.0.9's log4j pattern above; 1.0.8's Spring Boot default).
+LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[.,]\d{3} ")
+
+
 def _java_major(java: str) -> int:
     out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
     match = re.search(r'version "(\d+)', out.stderr + out.stdout)
@@ -225,6 +229,25 @@ class DroneFly(LocalService):
         text = self.log()[since : self._stopped_at]
         return [line for line in text.splitlines() if ERROR_LINE.search(line)]
 
+    def error_blocks(self, since: int = 0) -> list[str]:
+        """Each logged error from character ``since`` on (up to a :meth:`stop`) with the lines that follow it
+        up to the next log line (its stack trace, its causes): an ERROR line, or a line :meth:`errors` finds
+        outside any such block."""
+        blocks: list[str] = []
+        inside = False
+        for line in self.log()[since : self._stopped_at].splitlines():
+            starts = bool(LOG_LINE.match(line))
+            if starts and re.search(r"\bERROR\b", line):
+                blocks.append(line)
+                inside = True
+            elif inside and not starts:
+                blocks[-1] += "\n" + line
+            else:
+                inside = False
+                if ERROR_LINE.search(line):
+                    blocks.append(line)
+        return blocks
+
     def stop(self, *, kill: bool = False) -> None:
         """Stop Drone Fly (SIGTERM: Spring's shutdown hooks run) and remember where its log was then."""
         if self.running:
@@ -279,6 +302,11 @@ class HivewireRun:
             time.sleep(0.5)
         self.stop()
         raise HivewireError(f"hivewire run got no partition within {timeout:.0f} s:\n{self.log_tail()}")
+
+    @property
+    def pid(self) -> int | None:
+        """The ``hivewire run`` process's id (for /proc), while it runs."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
 
     def _assigned(self) -> bool:
         try:

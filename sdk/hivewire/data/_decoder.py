@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import msgspec.inspect as mi
@@ -31,6 +31,7 @@ from hivewire.data._rows import KEY_ROLES, SUMMARY_COUNTS, Message
 from hivewire.data._schema import SCHEMA
 from hivewire.events._apiary import MAX_MESSAGE_BYTES
 from hivewire.events._changes import VOLATILE_PARAMETERS
+from hivewire.events._event import Origin
 from hivewire.events._iceberg import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION, TABLE_TYPE
 from hivewire.events._types import TYPES
 
@@ -43,7 +44,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
         "hivewire.arrow needs pyarrow, which is not installed: pip install 'hivewire[arrow]'"
     ) from e
 
-__all__ = ["ACCELERATED", "BATCH_ROWS", "decode", "description"]
+__all__ = ["ACCELERATED", "BATCH_ROWS", "columns_of", "decode", "decode_messages", "description"]
 
 # -- The description the native decoder reads -----------------------------------------------------------------
 
@@ -153,16 +154,41 @@ ACCELERATED: bool = _NATIVE is not None
 _INDEX = {name: i for i, name in enumerate(SCHEMA.names)}
 
 
+def columns_of(names: Iterable[str]) -> list[str]:
+    """``names`` in :data:`SCHEMA`'s order (the order of the columns of every batch :func:`decode` makes)."""
+    wanted = set(names)
+    unknown = wanted - _INDEX.keys()
+    if unknown:
+        raise ValueError(f"no such columns in hivewire.arrow.SCHEMA: {sorted(unknown)}")
+    return [n for n in SCHEMA.names if n in wanted]
+
+
 def decode(
+    values: list[bytes | None],
+    origins: list[Origin | None],
+    row: Callable[[int], tuple[object, ...]],
+    columns: Sequence[str] | None = None,
+) -> pa.RecordBatch:
+    """One record batch of :data:`SCHEMA` (only ``columns``, in the schema's order, when given), one row per
+    item: ``values[i]``/``origins[i]`` are item ``i``'s raw message and origin (None, None when it has none: an
+    event, a message known not to decode) and ``row(i)`` is its row as the per-event path makes it. The native
+    decoder calls ``row`` only for the items it does not decode itself; the Python fallback for every item."""
+    names = None if columns is None else columns_of(columns)
+    if _NATIVE is None:
+        made = batch([row(i) for i in range(len(values))])
+        return made if names is None else made.select(names)
+    picked = None if names is None else [_INDEX[n] for n in names]
+    schema, array, _ = _NATIVE.decode(values, origins, picked, row)
+    return pa.RecordBatch._import_from_c_capsule(schema, array)
+
+
+def decode_messages(
     messages: Sequence[Message], on_error: str, columns: Sequence[str] | None = None
 ) -> pa.RecordBatch:
-    """One record batch of ``messages``' rows (all of :data:`SCHEMA`'s columns, or only ``columns``, in
-    :data:`SCHEMA`'s order): the native decoder's when present, else the Python one's."""
-    if _NATIVE is None:
-        made = batch([message_row(m, on_error) for m in messages])
-        return made if columns is None else made.select([n for n in SCHEMA.names if n in set(columns)])
-    values = [m.value for m in messages]
-    origins = [m.origin for m in messages]
-    picked = None if columns is None else sorted(_INDEX[c] for c in columns)
-    schema, array, _ = _NATIVE.decode(values, origins, picked, lambda i: message_row(messages[i], on_error))
-    return pa.RecordBatch._import_from_c_capsule(schema, array)
+    """:func:`decode` of raw messages, each message's row being :func:`~hivewire.data._columnar.message_row`'s."""
+    return decode(
+        [m.value for m in messages],
+        [m.origin for m in messages],
+        lambda i: message_row(messages[i], on_error),
+        columns,
+    )

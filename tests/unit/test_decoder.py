@@ -93,7 +93,9 @@ def test_without_the_native_module_the_python_decoder_makes_the_same_table(how: 
     env = dict(os.environ)
     if how == "HIVEWIRE_NATIVE=0":
         env["HIVEWIRE_NATIVE"] = "0"
-    script = _FALLBACK.format(block=_BLOCK if how == "import blocked" else "", tests=str(ROOT / "tests/unit"), out=str(out))
+    script = _FALLBACK.format(
+        block=_BLOCK if how == "import blocked" else "", tests=str(ROOT / "tests/unit"), out=str(out)
+    )
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(script)], env=env, capture_output=True, text=True, timeout=300
     )

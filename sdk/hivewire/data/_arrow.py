@@ -33,7 +33,17 @@ except ImportError as e:  # pragma: no cover - depends on the environment
         "hivewire.arrow needs pyarrow, which is not installed: pip install 'hivewire[arrow]'"
     ) from e
 
-__all__ = ["ACCELERATED", "COLUMNS", "SCHEMA", "Message", "Undecodable", "batch", "paused_gc", "schema_markdown", "to_arrow"]
+__all__ = [
+    "ACCELERATED",
+    "COLUMNS",
+    "SCHEMA",
+    "Message",
+    "Undecodable",
+    "batch",
+    "paused_gc",
+    "schema_markdown",
+    "to_arrow",
+]
 
 #: What :func:`to_arrow` converts: events, raw messages (with or without where they came from), and messages
 #: already known not to decode.

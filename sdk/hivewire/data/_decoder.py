@@ -18,6 +18,7 @@ during the same call, in its place, so ``on_error`` keeps its meaning (``"raise"
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -26,8 +27,14 @@ from typing import Any
 import msgspec.inspect as mi
 
 from hivewire.data._columnar import _DECODER, BATCH_ROWS, batch, message_row
-from hivewire.data._rows import CURRENT_SNAPSHOT_ID, CURRENT_SNAPSHOT_SUMMARY, CURRENT_SNAPSHOT_TIMESTAMP
-from hivewire.data._rows import KEY_ROLES, SUMMARY_COUNTS, Message
+from hivewire.data._rows import (
+    CURRENT_SNAPSHOT_ID,
+    CURRENT_SNAPSHOT_SUMMARY,
+    CURRENT_SNAPSHOT_TIMESTAMP,
+    KEY_ROLES,
+    SUMMARY_COUNTS,
+    Message,
+)
 from hivewire.data._schema import SCHEMA
 from hivewire.events._apiary import MAX_MESSAGE_BYTES
 from hivewire.events._changes import VOLATILE_PARAMETERS
@@ -89,9 +96,7 @@ class _Models:
         index = self._index[t.cls] = len(self.models)
         entry: dict[str, Any] = {"name": t.cls.__name__.lstrip("_"), "envelope": envelope}
         self.models.append(entry)
-        entry["fields"] = [
-            {"key": f.encode_name, "type": self.type_(f.type), "required": f.required} for f in t.fields
-        ]
+        entry["fields"] = [{"key": f.encode_name, "type": self.type_(f.type), "required": f.required} for f in t.fields]
         return index
 
 
@@ -102,8 +107,10 @@ def description() -> str:
 
     models = _Models()
     union = mi.type_info(_DECODER.type)
+    assert isinstance(union, mi.UnionType)
     events = []
     for info in union.types:
+        assert isinstance(info, mi.StructType)
         plan = _PLANS[info.cls]
         spec = TYPES[plan.event_type]
         events.append(
@@ -140,10 +147,10 @@ def _native() -> Any:
     if os.environ.get("HIVEWIRE_NATIVE", "1") == "0":
         return None
     try:
-        from hivewire.data import _native  # type: ignore[attr-defined]
+        native: Any = importlib.import_module("hivewire.data._native")
     except ImportError:
         return None
-    return _native.Decoder(description(), SCHEMA.__arrow_c_schema__())
+    return native.Decoder(description(), SCHEMA.__arrow_c_schema__())
 
 
 _NATIVE = _native()
@@ -182,9 +189,7 @@ def decode(
     return pa.RecordBatch._import_from_c_capsule(schema, array)
 
 
-def decode_messages(
-    messages: Sequence[Message], on_error: str, columns: Sequence[str] | None = None
-) -> pa.RecordBatch:
+def decode_messages(messages: Sequence[Message], on_error: str, columns: Sequence[str] | None = None) -> pa.RecordBatch:
     """:func:`decode` of raw messages, each message's row being :func:`~hivewire.data._columnar.message_row`'s."""
     return decode(
         [m.value for m in messages],

@@ -602,7 +602,7 @@ def requested_columns(schema: Any) -> list[str] | None:
             "schema",
             f"format('{NAME}').schema(...) names columns of hivewire.arrow.SCHEMA, with their types, in the "
             f"schema's order; these are not: {wrong or list(asked.names)}. Leave the schema out to read every "
-            "column, or select() the columns you need from the full schema"
+            "column, or select() the columns you need from the full schema",
         )
     return list(asked.names)
 

@@ -205,7 +205,7 @@ def candidate(name: str, n: int) -> dict[str, float]:
             con.register("source", source)
             # json_transform errors on the whole query at the first malformed message: guard each row
             sql = f"SELECT CASE WHEN json_valid(v::VARCHAR) THEN json_transform(v::VARCHAR, '{_DUCK}') END FROM source"
-            rows = con.execute(sql).to_arrow_table().num_rows
+            rows = con.sql(sql).to_arrow_table().num_rows
         elif name == "pyarrow":
             import pyarrow.json as pj
 

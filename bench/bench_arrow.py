@@ -230,7 +230,7 @@ def candidate(name: str, n: int) -> dict[str, float]:
     return {"cpu": cpu, "rows": rows, "peak_mb": (peak - base) / 1024}
 
 
-def candidates(n: int) -> None:
+def candidates(n: int, out: Output | None = None) -> None:
     """Each candidate in a process of its own, alternating, three rounds: messages/CPU second, peak memory."""
     names = ["rust", "python", "duckdb", "pyarrow"]
     results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
@@ -295,6 +295,7 @@ def run(args: argparse.Namespace, out: Output) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     schema = hw_spark.SPARK_SCHEMA
 
+    candidates(min(n, 20_000), out)
     messages = mixed_messages(n)
     raw_vs_json(messages, args.rounds, out)
     start = time.perf_counter()

@@ -30,6 +30,7 @@ Usage: python bench/bench_arrow.py [--events 100000] [--rounds 3] [--json] [--up
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -64,14 +65,17 @@ def python_rows(events: list[Any]) -> list[Any]:
     from pyspark.sql import Row
 
     names = arrow.SCHEMA.names
-    time_at, date_at = names.index("event_time"), names.index("event_date")
+    date_at = names.index("event_date")
+    stamps = [i for i, t in enumerate(arrow.SCHEMA.types) if pa.types.is_timestamp(t)]
     maps = [names.index("parameters"), names.index("table_parameters")]
     make = Row(*names)
     rows = []
     for event in events:
         values = list(_event_row(event, "raise"))
-        if values[time_at] is not None:
-            values[time_at] = datetime.fromtimestamp(values[time_at] / 1e6, tz=timezone.utc)
+        for i in stamps:
+            if values[i] is not None:
+                values[i] = datetime.fromtimestamp(values[i] / 1e6, tz=timezone.utc)
+        if values[date_at] is not None:
             values[date_at] = date.fromordinal(date(1970, 1, 1).toordinal() + values[date_at])
         for i in maps:
             if values[i] is not None:
@@ -182,11 +186,12 @@ def _arrow_type(duck: Any) -> Any:
 def candidate(name: str, n: int) -> dict[str, float]:
     """One candidate on ``n`` mixed messages (1% malformed), in this process: CPU seconds and peak RSS."""
     import io
+    import pickle
 
-    from test_columnar import messages_with_origins
-
-    messages = messages_with_origins(n, bad_share=0.01, seed=38)
+    with open(os.environ["BENCH_MESSAGES"], "rb") as f:  # made once by candidates(): no generator's peak here
+        messages = [arrow.Message(o, v) for o, v in pickle.load(f)][:n]
     values = [m.value for m in messages]
+    gc.collect()
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.process_time()
     with paused_gc():
@@ -194,7 +199,9 @@ def candidate(name: str, n: int) -> dict[str, float]:
             table = arrow.to_arrow(messages, on_error="record")
             rows = table.num_rows
         elif name == "python":
-            os.environ["HIVEWIRE_NATIVE"] = "0"
+            from hivewire.data import _decoder
+
+            _decoder._NATIVE = None  # the fallback, as without the native module
             table = arrow.to_arrow(messages, on_error="record")
             rows = table.num_rows
         elif name == "duckdb":
@@ -232,8 +239,17 @@ def candidate(name: str, n: int) -> dict[str, float]:
 
 def candidates(n: int, out: Output | None = None) -> None:
     """Each candidate in a process of its own, alternating, three rounds: messages/CPU second, peak memory."""
+    import pickle
+    import tempfile
+
+    from test_columnar import messages_with_origins
+
     names = ["rust", "python", "duckdb", "pyarrow"]
     results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    made = tempfile.NamedTemporaryFile(suffix=".pickle", delete=False)  # noqa: SIM115
+    with made:
+        pickle.dump([tuple(m) for m in messages_with_origins(n, bad_share=0.01, seed=38)], made)
+    env = {**os.environ, "BENCH_MESSAGES": made.name}
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     for r in range(3):
         for name in names if r % 2 == 0 else reversed(names):
@@ -242,8 +258,10 @@ def candidates(n: int, out: Output | None = None) -> None:
                 capture_output=True,
                 text=True,
                 check=True,
+                env=env,
             )
             results[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    os.unlink(made.name)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     print(f"{n:,} mixed messages, 1% malformed; median of 3 alternating rounds, one process per run")
     for name in names:

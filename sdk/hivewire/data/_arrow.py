@@ -17,6 +17,7 @@ raises :class:`~hivewire.errors.PrerequisiteError`.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
 from typing import Literal
 
 from hivewire.data._columnar import BATCH_ROWS, batch, message_row
@@ -73,19 +74,9 @@ def to_arrow(
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     batches = []
-    chunk: list[Convertible] = []
+    items = iter(events)
     with paused_gc():
-        for item in events:
-            if not isinstance(item, _CONVERTIBLE):
-                raise TypeError(
-                    "to_arrow() takes events, messages (bytes or hivewire.arrow.Message) or Undecodable "
-                    f"messages, not {type(item).__name__}"
-                )
-            chunk.append(item)
-            if len(chunk) >= batch_size:
-                batches.append(_batch(chunk, on_error))
-                chunk = []
-        if chunk:
+        while chunk := list(islice(items, batch_size)):
             batches.append(_batch(chunk, on_error))
     return pa.Table.from_batches(batches, schema=SCHEMA)
 
@@ -95,15 +86,25 @@ _CONVERTIBLE = (ListenerEvent, Message, Undecodable, bytes)
 
 def _batch(items: list[Convertible], on_error: str) -> pa.RecordBatch:
     """The batch of ``items``: raw messages through the columnar decoder, the others' rows made here."""
-    values: list[bytes | None] = []
-    origins: list[Origin | None] = []
-    for item in items:
-        if isinstance(item, Message):
-            values.append(item.value)
-            origins.append(item.origin)
-        else:
-            values.append(item if isinstance(item, bytes) else None)
-            origins.append(None)
+    values: list[bytes | None]
+    origins: list[Origin | None]
+    if all(type(item) is Message for item in items):  # the common case: two list comprehensions
+        values = [item.value for item in items]  # type: ignore[union-attr]
+        origins = [item.origin for item in items]  # type: ignore[union-attr]
+    else:
+        values, origins = [], []
+        for item in items:
+            if not isinstance(item, _CONVERTIBLE):
+                raise TypeError(
+                    "to_arrow() takes events, messages (bytes or hivewire.arrow.Message) or Undecodable "
+                    f"messages, not {type(item).__name__}"
+                )
+            if isinstance(item, Message):
+                values.append(item.value)
+                origins.append(item.origin)
+            else:
+                values.append(item if isinstance(item, bytes) else None)
+                origins.append(None)
 
     def row(i: int) -> tuple[object, ...]:
         item = items[i]

@@ -3,11 +3,14 @@
 The same 100,000 mixed Apiary messages (every type, 200 tables, renames, multi-partition events; the
 generator of tests/unit/test_arrow.py), with Kafka origins. First, interleaved over ``--rounds``:
 
-* ``json.loads loop``: ``[json.loads(m) for m in messages]``, what a user writes by hand (nothing but parsing);
+* ``json.loads loop``: ``[json.loads(m) for m in messages]`` and ``list(map(json.loads, messages))``, what a
+  user writes by hand (nothing but parsing; the better of the two is the anchor);
+* ``pyarrow.json.read_json``: Arrow's own JSON reader on the same bytes, one message per line, schema inferred;
 * ``to_arrow, raw messages``: ``hivewire.arrow.to_arrow`` of ``hivewire.arrow.Message`` (origin, value) items:
-  the columnar decoder, straight from the bytes to the table (target: at least 4 times the json.loads loop);
-* ``decode + to_arrow, per event``: ``apiary.decode`` of each message, then ``to_arrow`` of the events (every
-  object converted): what read_events, the archive and the Spark source did before the columnar decoder.
+  the columnar decoder, straight from the bytes to the table (target: at least 4 times the best json.loads loop).
+
+All with the garbage collector paused, alternating rounds, CPU seconds of the process compared (the load
+average is printed before and after).
 
 Then, from the events decoded once, interleaved over ``--rounds``:
 
@@ -27,8 +30,12 @@ Usage: python bench/bench_arrow.py [--events 100000] [--rounds 3] [--json] [--up
 from __future__ import annotations
 
 import argparse
+import gc
+import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -44,7 +51,7 @@ import pyarrow as pa  # noqa: E402
 from _common import Output, add_output_options, hivewire_module  # noqa: E402
 from test_arrow import decode_all, mixed_messages  # noqa: E402
 
-from hivewire import apiary, arrow  # noqa: E402
+from hivewire import arrow  # noqa: E402
 from hivewire import spark as hw_spark  # noqa: E402
 
 # The rows moved from data/_arrow.py to data/_rows.py with the columnar decoder; older commits have them there.
@@ -58,14 +65,17 @@ def python_rows(events: list[Any]) -> list[Any]:
     from pyspark.sql import Row
 
     names = arrow.SCHEMA.names
-    time_at, date_at = names.index("event_time"), names.index("event_date")
+    date_at = names.index("event_date")
+    stamps = [i for i, t in enumerate(arrow.SCHEMA.types) if pa.types.is_timestamp(t)]
     maps = [names.index("parameters"), names.index("table_parameters")]
     make = Row(*names)
     rows = []
     for event in events:
         values = list(_event_row(event, "raise"))
-        if values[time_at] is not None:
-            values[time_at] = datetime.fromtimestamp(values[time_at] / 1e6, tz=timezone.utc)
+        for i in stamps:
+            if values[i] is not None:
+                values[i] = datetime.fromtimestamp(values[i] / 1e6, tz=timezone.utc)
+        if values[date_at] is not None:
             values[date_at] = date.fromordinal(date(1970, 1, 1).toordinal() + values[date_at])
         for i in maps:
             if values[i] is not None:
@@ -84,50 +94,201 @@ def timed(fn: Callable[[], Any], rounds: int) -> tuple[float, Any]:
     return statistics.median(seconds), result
 
 
+def _cpu() -> float:
+    """CPU seconds of this process, every thread (pyarrow's JSON reader and the native decoder's callers)."""
+    return time.process_time()
+
+
 def raw_vs_json(messages: list[bytes], rounds: int, out: Output) -> None:
-    """The columnar decoder against a json.loads loop and the per-event path, same messages, one run."""
+    """The columnar decoder against the best json.loads loop and pyarrow's JSON reader, same bytes, one run.
+
+    Every contender runs with the garbage collector paused (to_arrow pauses it itself; the loops and the reader
+    are run inside the same ``paused_gc``), in alternating rounds; CPU seconds are what is compared."""
+    import io
     import json
+
+    import pyarrow.json as pj
 
     n = len(messages)
     items = [arrow.Message(e.origin, e.raw) for e in decode_all(messages)]
-    origins = [m.origin for m in items]
+    lines = b"\n".join(messages)
+    assert lines.count(b"\n") == n - 1, "a message holds a newline: pyarrow's reader needs one per line"
 
-    def per_event() -> Any:
-        decode = apiary.decode
-        with paused_gc():
-            events = [decode(m.value, origin=o) for m, o in zip(items, origins, strict=True)]
-        return arrow.to_arrow(events, on_error="record")
+    def loads_comprehension() -> Any:
+        loads = json.loads
+        return [loads(m) for m in messages]
 
-    seconds: dict[str, list[float]] = {"json.loads loop": [], "to_arrow, raw messages": [], "decode + to_arrow": []}
-    for _ in range(rounds):
-        for name, fn in (
-            ("json.loads loop", lambda: [json.loads(m) for m in messages]),
-            ("to_arrow, raw messages", lambda: arrow.to_arrow(items, on_error="record")),
-            ("decode + to_arrow", per_event),
-        ):
-            start = time.perf_counter()
-            fn()
-            seconds[name].append(time.perf_counter() - start)
-    medians = {name: statistics.median(values) for name, values in seconds.items()}
-    loads, columnar, per = medians["json.loads loop"], medians["to_arrow, raw messages"], medians["decode + to_arrow"]
-    print(f"{n:,} raw messages, {sum(map(len, messages)) / n:,.0f} bytes on average; median of {rounds} rounds")
+    def loads_map() -> Any:
+        return list(map(json.loads, messages))
+
+    def pyarrow_reader() -> Any:  # schema inferred, as a user would call it
+        return pj.read_json(io.BytesIO(b"\n".join(messages)))
+
+    contenders: dict[str, Callable[[], Any]] = {
+        "json.loads loop, list comprehension": loads_comprehension,
+        "json.loads loop, map": loads_map,
+        "pyarrow.json.read_json, schema inferred": pyarrow_reader,
+        "to_arrow, raw messages": lambda: arrow.to_arrow(items, on_error="record"),
+    }
+    cpu: dict[str, list[float]] = {name: [] for name in contenders}
+    wall: dict[str, list[float]] = {name: [] for name in contenders}
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    for r in range(rounds):
+        order = list(contenders.items())
+        if r % 2:
+            order.reverse()  # alternate who goes first
+        for name, fn in order:
+            with paused_gc():
+                start, start_cpu = time.perf_counter(), _cpu()
+                fn()
+                cpu[name].append(_cpu() - start_cpu)
+                wall[name].append(time.perf_counter() - start)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    medians = {name: statistics.median(values) for name, values in cpu.items()}
+    print(f"{n:,} raw messages, {sum(map(len, messages)) / n:,.0f} bytes on average; garbage collector paused for")
+    print(f"every contender; median CPU seconds of {rounds} alternating rounds (one process; wall seconds after)")
     for name, value in medians.items():
-        print(f"  {name:<46}{value:8.2f} s  ({n / value:>10,.0f}/s)")
-        out.figure(name, n / value, "events/s")
-    print(f"  to_arrow of raw messages / json.loads loop: {loads / columnar:.2f}   (target >= 4)")
-    print(f"  to_arrow of raw messages / decode + to_arrow per event: {per / columnar:.2f}\n")
-    out.figure("to_arrow raw messages / json.loads loop", loads / columnar, "ratio")
-    out.figure("to_arrow raw messages / decode + to_arrow per event", per / columnar, "ratio")
+        print(f"  {name:<46}{value:8.2f} s CPU  ({n / value:>10,.0f}/s)  {statistics.median(wall[name]):6.2f} s wall")
+        out.figure(f"{name}, events per CPU second", n / value, "events/s")
+    best = min(medians["json.loads loop, list comprehension"], medians["json.loads loop, map"])
+    columnar = medians["to_arrow, raw messages"]
+    reader = medians["pyarrow.json.read_json, schema inferred"]
+    print(f"  native decoder in use (hivewire.arrow.ACCELERATED): {arrow.ACCELERATED}")
+    print(f"  to_arrow of raw messages / best json.loads loop: {best / columnar:.2f}   (target >= 4)")
+    print(f"  to_arrow of raw messages / pyarrow.json.read_json: {reader / columnar:.2f}\n")
+    out.figure("to_arrow raw messages / best json.loads loop (CPU)", best / columnar, "ratio")
+    out.figure("to_arrow raw messages / pyarrow.json.read_json (CPU)", reader / columnar, "ratio")
+
+
+# -- The decoder candidates (docs/architecture.md, "The columnar decoder") -----------------------------------
+
+#: The message fields the columns read, as each candidate is told them (the derived columns, ALTER changes and
+#: Iceberg values, are left to code after the parse: what is timed is the parse into typed columns).
+_TABLE = '{"sd": {"location": "VARCHAR", "cols": [{"name": "VARCHAR", "type": "VARCHAR", "comment": "VARCHAR"}]}, '
+_TABLE += '"partitionKeys": [{"name": "VARCHAR", "type": "VARCHAR"}], "tableType": "VARCHAR", '
+_TABLE += '"parameters": "MAP(VARCHAR, VARCHAR)"}'
+_DUCK = (
+    '{"eventType": "VARCHAR", "databaseName": "VARCHAR", "tableName": "VARCHAR", "status": "BOOLEAN", '
+    f'"parameters": "MAP(VARCHAR, VARCHAR)", "table": {_TABLE}, "oldTable": {_TABLE}, "newTable": {_TABLE}, '
+    '"partitions": [{"values": ["VARCHAR"], "sd": {"location": "VARCHAR"}}]}'
+)
+
+
+def _arrow_type(duck: Any) -> Any:
+    """The pyarrow type of one of _DUCK's types; maps become structs (pyarrow's JSON reader has no maps)."""
+    if isinstance(duck, dict):
+        return pa.struct([(k, _arrow_type(v)) for k, v in duck.items()])
+    if isinstance(duck, list):
+        return pa.list_(_arrow_type(duck[0]))
+    return {"VARCHAR": pa.string(), "BOOLEAN": pa.bool_()}.get(duck, pa.struct([]))
+
+
+def candidate(name: str, n: int) -> dict[str, float]:
+    """One candidate on ``n`` mixed messages (1% malformed), in this process: CPU seconds and peak RSS."""
+    import io
+    import pickle
+
+    with open(os.environ["BENCH_MESSAGES"], "rb") as f:  # made once by candidates(): no generator's peak here
+        messages = [arrow.Message(o, v) for o, v in pickle.load(f)][:n]
+    values = [m.value for m in messages]
+    gc.collect()
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.process_time()
+    with paused_gc():
+        if name == "rust":
+            table = arrow.to_arrow(messages, on_error="record")
+            rows = table.num_rows
+        elif name == "python":
+            from hivewire.data import _decoder
+
+            _decoder._NATIVE = None  # the fallback, as without the native module
+            table = arrow.to_arrow(messages, on_error="record")
+            rows = table.num_rows
+        elif name == "duckdb":
+            import duckdb
+
+            con = duckdb.connect()
+            source = pa.table({"v": pa.array([v or b"" for v in values], pa.binary())})
+            con.register("source", source)
+            # json_transform errors on the whole query at the first malformed message: guard each row
+            sql = f"SELECT CASE WHEN json_valid(v::VARCHAR) THEN json_transform(v::VARCHAR, '{_DUCK}') END FROM source"
+            rows = con.sql(sql).to_arrow_table().num_rows
+        elif name == "pyarrow":
+            import pyarrow.json as pj
+
+            schema = _arrow_type(json.loads(_DUCK))
+            options = pj.ParseOptions(explicit_schema=pa.schema(list(schema)), unexpected_field_behavior="ignore")
+            parts, rows, block = [], 0, 4096
+            for i in range(0, len(values), block):
+                chunk = [v or b"" for v in values[i : i + block]]
+                try:
+                    parts.append(pj.read_json(io.BytesIO(b"\n".join(chunk)), parse_options=options))
+                except pa.ArrowInvalid:  # one malformed line fails its block: read each line alone
+                    for v in chunk:
+                        try:
+                            parts.append(pj.read_json(io.BytesIO(v), parse_options=options))
+                        except pa.ArrowInvalid:
+                            parts.append(pa.table({f.name: pa.nulls(1, f.type) for f in schema}))
+            rows = sum(p.num_rows for p in parts)
+        else:
+            raise SystemExit(f"no candidate {name!r}")
+    cpu = time.process_time() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"cpu": cpu, "rows": rows, "peak_mb": (peak - base) / 1024}
+
+
+def candidates(n: int, out: Output | None = None) -> None:
+    """Each candidate in a process of its own, alternating, three rounds: messages/CPU second, peak memory."""
+    import pickle
+    import tempfile
+
+    from test_columnar import messages_with_origins
+
+    names = ["rust", "python", "duckdb", "pyarrow"]
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    made = tempfile.NamedTemporaryFile(suffix=".pickle", delete=False)  # noqa: SIM115
+    with made:
+        pickle.dump([tuple(m) for m in messages_with_origins(n, bad_share=0.01, seed=38)], made)
+    env = {**os.environ, "BENCH_MESSAGES": made.name}
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    for r in range(3):
+        for name in names if r % 2 == 0 else reversed(names):
+            done = subprocess.run(
+                [sys.executable, __file__, "--candidate", name, "--events", str(n)],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+            )
+            results[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    os.unlink(made.name)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(f"{n:,} mixed messages, 1% malformed; median of 3 alternating rounds, one process per run")
+    for name in names:
+        cpu = statistics.median(r["cpu"] for r in results[name])
+        peak = statistics.median(r["peak_mb"] for r in results[name])
+        rows = results[name][0]["rows"]
+        print(
+            f"  {name:<8} {n / cpu:>10,.0f} messages per CPU second   peak RSS growth {peak:6.0f} MB   rows {rows:,.0f}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--candidates", action="store_true", help="only the decoder candidates' table")
+    parser.add_argument("--candidate", help=argparse.SUPPRESS)  # one candidate, in a process of its own
     add_output_options(parser)
     args = parser.parse_args()
     # The Row route's Python workers unpickle hivewire's values: they must run this Python, not python3's.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if args.candidate:
+        print(json.dumps(candidate(args.candidate, args.events)))
+        return
+    if args.candidates:
+        candidates(args.events)
+        return
     with Output(__file__, args) as out:
         run(args, out)
 
@@ -152,6 +313,7 @@ def run(args: argparse.Namespace, out: Output) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     schema = hw_spark.SPARK_SCHEMA
 
+    candidates(min(n, 20_000), out)
     messages = mixed_messages(n)
     raw_vs_json(messages, args.rounds, out)
     start = time.perf_counter()

@@ -1,27 +1,27 @@
-"""The Spark source's events/s with 1 and 2 executor cores, against Spark's own Kafka source + ``from_json``.
+"""``format("hivewire")`` per executor core, against a plain Python source + Spark's own ``from_json``.
 
 One real Kafka broker (Apache Kafka 4.x, KRaft, from Maven Central: ``hivewire.tools._kafka_broker``), one
 topic of ``--events`` mixed Apiary messages on 4 partitions (the generator of tests/unit/test_arrow.py;
-zstd-compressed), and a Spark standalone master and worker (2 cores) started from the pyspark wheel. Each
-application is limited to N executor cores (``spark.cores.max``) and materialises every column
-(``write.format("noop")``), reading the whole topic in as many input partitions (16) each way:
+zstd-compressed), and a Spark standalone master and worker started from the pyspark wheel; the application is
+limited to one executor core (``spark.cores.max=1``). Every read is materialised (``write.format("noop")``)
+over the same 16 input partitions:
 
-* ``hivewire source``: ``spark.read.format("hivewire")``: each executor core reads its Kafka ranges with
-  confluent-kafka and decodes them with the columnar decoder into Arrow record batches;
-* ``hivewire.spark.read``: the same ranges read by the ``hivewire_raw`` source (records only, as Arrow
-  batches: no decoding in Python), decoded in the JVM by ``hivewire.spark.from_kafka`` (``from_json`` and one
-  SQL expression per column: the anchor's projection);
-* ``kafka + from_json``: Spark's own Kafka source (spark-sql-kafka-0-10 for the installed Spark, from Maven
-  Central through ``hivewire.tools._jvm``) and ``from_json`` with a hand-made Apiary schema, projected in
-  Spark SQL onto the same columns (``_spark_kafka_anchor.py``): all per-event work in the JVM;
-* ``read_events + to_dataframe``: one process reads the topic with ``hivewire.data.read_events`` and hands
-  the table to Spark with ``hivewire.spark.to_dataframe`` (in the 2-core application, whose driver reads).
+* ``hivewire, full row``: ``spark.read.format("hivewire").load()``: each task reads its Kafka range with
+  confluent-kafka and decodes it with the columnar decoder (native when ``hivewire.arrow.ACCELERATED``) into
+  Arrow record batches of every column;
+* ``hivewire, 3 columns``: the same with ``.schema("event_type string, db_name string, table_name string")``:
+  only those columns are decoded;
+* ``anchor, full row``: a plain Python data source that yields only the value bytes (``_spark_kafka_anchor.py``,
+  no hivewire code), then ``from_json`` with the schema Spark infers from the values, every top-level field;
+* ``anchor, 3 columns``: the same, selecting ``eventType``, ``databaseName``, ``tableName`` (Spark prunes the
+  ``from_json`` schema to them).
 
-The applications' first actions (starting the executor and its Python workers) are not counted: they count
-each contender's rows and decoded events, and the run stops unless every one has all ``--events``. Each runs
-``--rounds`` timed reads of every contender, alternating. Rates are events/s, the median of the rounds.
+Warm-up is identical: each contender's first read (starting the executor's Python workers) is a full count,
+not timed. Then ``--rounds`` rounds, the order of the contenders alternating. For each read the wall seconds
+and the CPU seconds of every process of the run (this driver, the Spark master, worker, executor JVM and its
+Python workers, the broker: all descendants of this process) are recorded; the load average is printed.
 
-Usage: python bench/bench_spark_source.py [--events 200000] [--rounds 3] [--json] [--update-readme]
+Usage: python bench/bench_spark_source.py [--events 100000] [--rounds 3] [--json] [--update-readme]
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import Output, add_output_options  # noqa: E402
-from _spark_kafka_anchor import kafka_frame  # noqa: E402
+from _spark_kafka_anchor import anchor_frame, inferred_schema  # noqa: E402
 from confluent_kafka import Producer  # noqa: E402
 from test_arrow import mixed_messages  # noqa: E402
 
@@ -72,17 +72,16 @@ def produce(bootstrap: str, topic: str, messages: list[bytes]) -> None:
         raise SystemExit("the mock broker did not take every message")
 
 
-def session(master: str, cores: int, jars: list[str]) -> Any:
+def session(master: str, jars: list[str]) -> Any:
+    from _spark_kafka_anchor import ValueSource
     from pyspark.sql import SparkSession
-
-    import hivewire.spark
 
     spark = (
         SparkSession.Builder()
         .master(master)
-        .appName(f"bench-spark-source-{cores}")
-        .config("spark.cores.max", str(cores))
-        .config("spark.executor.cores", str(cores))
+        .appName("bench-spark-source")
+        .config("spark.cores.max", "1")
+        .config("spark.executor.cores", "1")
         .config("spark.executor.memory", "2g")
         .config("spark.driver.memory", "2g")
         .config("spark.ui.enabled", "false")
@@ -90,141 +89,161 @@ def session(master: str, cores: int, jars: list[str]) -> Any:
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.executorEnv.PYTHONPATH", os.environ.get("PYTHONPATH", ""))
         .config("spark.python.authenticate.socketTimeout", "300s")  # slow Python worker starts under load
-        .config("spark.jars", ",".join(jars))  # spark-sql-kafka-0-10 and its dependencies
         .getOrCreate()
     )
+    spark.dataSource.register(ValueSource)
+    import hivewire.spark
+
     return hivewire.spark.register(spark)
 
 
-def spark_frame(spark: Any, bootstrap: str, topic: str, n: int) -> Any:
+THREE = "event_type string, db_name string, table_name string"
+
+
+def hivewire_frame(spark: Any, bootstrap: str, topic: str, n: int, schema: str | None = None) -> Any:
+    reader = spark.read.format("hivewire")
+    if schema is not None:
+        reader = reader.schema(schema)
     return (
-        spark.read.format("hivewire")
-        .option("kafka.bootstrap.servers", bootstrap)
+        reader.option("kafka.bootstrap.servers", bootstrap)
         .option("topic", topic)
         .option("maxEventsPerSplit", str(max(1, -(-n // SPLITS))))
         .load()
     )
 
 
-def spark_read(spark: Any, bootstrap: str, topic: str, n: int) -> int:
-    spark_frame(spark, bootstrap, topic, n).write.format("noop").mode("overwrite").save()
-    return n
+def _ticks(pid: int) -> int:
+    """utime + stime + cutime + cstime of one process, in clock ticks (0 if it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return sum(int(f) for f in fields[11:15])
 
 
-def kafka_read(spark: Any, bootstrap: str, topic: str, n: int) -> int:
-    kafka_frame(spark, bootstrap, topic, SPLITS).write.format("noop").mode("overwrite").save()
-    return n
+def _descendants(root: int) -> list[int]:
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo += parents.get(pid, [])
+    return out
 
 
-def fast_frame(spark: Any, bootstrap: str, topic: str, n: int) -> Any:
-    import hivewire.spark
-
-    split = str(max(1, -(-n // SPLITS)))
-    return hivewire.spark.read(spark, bootstrap_servers=bootstrap, topic=topic, options={"maxEventsPerSplit": split})
-
-
-def fast_read(spark: Any, bootstrap: str, topic: str, n: int) -> int:
-    fast_frame(spark, bootstrap, topic, n).write.format("noop").mode("overwrite").save()
-    return n
+def tree_cpu() -> float:
+    """CPU seconds of this process and every descendant alive now (processes that ended before the call and
+    were waited for count in their parent's ``cutime``)."""
+    return sum(_ticks(pid) for pid in _descendants(os.getpid())) / os.sysconf("SC_CLK_TCK")
 
 
-def check_rows(name: str, df: Any, n: int) -> None:
-    """Every message read and decoded (the generator makes no malformed message): else the run stops."""
+def check(name: str, df: Any, n: int, column: str) -> None:
+    """The warm-up: every message read and decoded (the generator makes no malformed message)."""
     from pyspark.sql import functions as F
 
-    rows, decoded = df.agg(F.count("*"), F.count("event_type")).first()
+    rows, decoded = df.agg(F.count("*"), F.count(column)).first()
     if (rows, decoded) != (n, n):
-        raise SystemExit(f"{name}: {rows:,} rows, {decoded:,} decoded events; expected {n:,} of each")
-
-
-def single_process(spark: Any, bootstrap: str, topic: str, n: int) -> int:
-    import hivewire.spark
-    from hivewire.data import read_events
-
-    events = read_events(bootstrap_servers=bootstrap, topic=topic, progress=False, timeout=120)
-    table = events.to_arrow(include_failures=True)
-    hivewire.spark.to_dataframe(spark, table).write.format("noop").mode("overwrite").save()
-    assert table.num_rows == n
-    return n
-
-
-def timed(fn: Any, *args: Any) -> float:
-    start = time.perf_counter()
-    units = fn(*args)
-    return float(units / (time.perf_counter() - start))
+        raise SystemExit(f"{name}: {rows:,} rows, {decoded:,} decoded; expected {n:,} of each")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
     add_output_options(parser)
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    here = str(Path(__file__).parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [here, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    )
     with Output(__file__, args) as out:
         run(args, out)
 
 
 def run(args: argparse.Namespace, out: Output) -> None:
-    from hivewire.tools._jvm import resolve
+    from hivewire.arrow import ACCELERATED
     from hivewire.tools._kafka_broker import KafkaBroker
     from hivewire.tools._local import LocalSparkCluster
 
     n = args.events
     pythonpath = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    jars = [str(jar) for jar in resolve("spark-kafka")]
-    names = ("hivewire source", "hivewire.spark.read", "kafka + from_json")
-    rates: dict[str, list[float]] = {f"{name}, {c} core{'s' if c > 1 else ''}": [] for c in (1, 2) for name in names}
-    rates["read_events + to_dataframe"] = []
+    wall: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
+    print(f"load average before: {os.getloadavg()[0]:.2f}; native decoder (hivewire.arrow.ACCELERATED): {ACCELERATED}")
     with (
         tempfile.TemporaryDirectory(prefix="bench-spark-") as work,
         KafkaBroker(workdir=f"{work}/kafka") as broker,
-        LocalSparkCluster(work, cores=2, pythonpath=pythonpath) as cluster,
+        LocalSparkCluster(work, cores=1, pythonpath=pythonpath) as cluster,
     ):
         bootstrap = broker.bootstrap_servers
         topic = f"bench_{uuid.uuid4().hex[:8]}"
         broker.create_topic(topic, PARTITIONS)
         produce(bootstrap, topic, mixed_messages(n, seed=2024))
-        for cores in (1, 2):
-            spark = session(cluster.url, cores, jars)
-            suffix = f"{cores} core{'s' if cores > 1 else ''}"
-            try:
-                # the first actions start the executor and check the rows: not counted
-                check_rows("hivewire source", spark_frame(spark, bootstrap, topic, n), n)
-                check_rows("hivewire.spark.read", fast_frame(spark, bootstrap, topic, n), n)
-                check_rows("kafka + from_json", kafka_frame(spark, bootstrap, topic, SPLITS), n)
-                for _ in range(args.rounds):
-                    rates[f"hivewire source, {suffix}"].append(timed(spark_read, spark, bootstrap, topic, n))
-                    rates[f"hivewire.spark.read, {suffix}"].append(timed(fast_read, spark, bootstrap, topic, n))
-                    rates[f"kafka + from_json, {suffix}"].append(timed(kafka_read, spark, bootstrap, topic, n))
-                    if cores == 2:
-                        rates["read_events + to_dataframe"].append(timed(single_process, spark, bootstrap, topic, n))
-            finally:
-                spark.stop()
-    medians = {name: statistics.median(values) for name, values in rates.items()}
-    one, two = medians["hivewire source, 1 core"], medians["hivewire source, 2 cores"]
-    f1, f2 = medians["hivewire.spark.read, 1 core"], medians["hivewire.spark.read, 2 cores"]
-    k1, k2 = medians["kafka + from_json, 1 core"], medians["kafka + from_json, 2 cores"]
-    single = medians["read_events + to_dataframe"]
-    print(f"\n{n:,} events on {PARTITIONS} partitions ({SPLITS} input partitions), median of {args.rounds} rounds")
-    for name, rate in medians.items():
-        print(f"  {name:<44} {rate:>10,.0f}")
-        out.figure(name, rate, "events/s")
+        spark = session(cluster.url, [])
+        try:
+            schema = inferred_schema(spark, bootstrap, topic, SPLITS)
+            frames = {
+                "hivewire, full row": lambda: hivewire_frame(spark, bootstrap, topic, n),
+                "anchor, full row": lambda: anchor_frame(spark, bootstrap, topic, SPLITS, schema),
+                "hivewire, 3 columns": lambda: hivewire_frame(spark, bootstrap, topic, n, THREE),
+                "anchor, 3 columns": lambda: anchor_frame(spark, bootstrap, topic, SPLITS, schema).select(
+                    "eventType", "databaseName", "tableName"
+                ),
+            }
+            firsts = {"hivewire, full row": "event_type", "anchor, full row": "eventType"}
+            firsts |= {"hivewire, 3 columns": "event_type", "anchor, 3 columns": "eventType"}
+            for name, frame in frames.items():  # identical warm-up: a full count of each
+                check(name, frame(), n, firsts[name])
+            for r in range(args.rounds):
+                order = list(frames.items())
+                for name, frame in order if r % 2 == 0 else reversed(order):
+                    start, start_cpu = time.perf_counter(), tree_cpu()
+                    frame().write.format("noop").mode("overwrite").save()
+                    wall.setdefault(name, []).append(time.perf_counter() - start)
+                    cpu.setdefault(name, []).append(tree_cpu() - start_cpu)
+        finally:
+            spark.stop()
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(
+        f"\n{n:,} events on {PARTITIONS} partitions ({SPLITS} input partitions), 1 executor core, "
+        f"median of {args.rounds} alternating rounds"
+    )
+    rate = {name: n / statistics.median(values) for name, values in wall.items()}
+    cpu_rate = {name: n / statistics.median(values) for name, values in cpu.items()}
+    for name in wall:
+        print(
+            f"  {name:<24} {rate[name]:>10,.0f} events/s   "
+            f"{cpu_rate[name]:>10,.0f} events per CPU second (all processes)"
+        )
+        out.figure(f"{name}, events/s", rate[name], "events/s")
+        out.figure(f"{name}, events per CPU second", cpu_rate[name], "events/s")
     for label, value, target in (
-        ("hivewire.spark.read / kafka + from_json, 1 core", f1 / k1, "   (target >= 1)"),
-        ("hivewire.spark.read / kafka + from_json, 2 cores", f2 / k2, ""),
-        ("hivewire.spark.read, 2 cores / 1 core", f2 / f1, "   (target >= 1.6)"),
-        ("hivewire.spark.read / hivewire source, 1 core", f1 / one, ""),
-        ("hivewire source / kafka + from_json, 1 core", one / k1, ""),
-        ("hivewire source / kafka + from_json, 2 cores", two / k2, ""),
-        ("hivewire source, 2 cores / 1 core", two / one, ""),
-        ("kafka + from_json, 2 cores / 1 core", k2 / k1, ""),
-        ("hivewire.spark.read, 2 cores / read_events + to_dataframe", f2 / single, "   (target > 1)"),
+        (
+            "hivewire / anchor, full row, 1 core",
+            rate["hivewire, full row"] / rate["anchor, full row"],
+            "   (target >= 1.0)",
+        ),
+        (
+            "hivewire / anchor, 3 columns, 1 core",
+            rate["hivewire, 3 columns"] / rate["anchor, 3 columns"],
+            "   (target >= 2)",
+        ),
+        ("hivewire / anchor, full row, CPU", cpu_rate["hivewire, full row"] / cpu_rate["anchor, full row"], ""),
+        ("hivewire / anchor, 3 columns, CPU", cpu_rate["hivewire, 3 columns"] / cpu_rate["anchor, 3 columns"], ""),
     ):
         print(f"  {label}: {value:.2f}{target}")
         out.figure(label, value, "ratio")
-    print(f"  rounds: { {k: [round(v) for v in vs] for k, vs in rates.items()} }")
+    print(f"  wall seconds: { {k: [round(v, 1) for v in vs] for k, vs in wall.items()} }")
+    print(f"  CPU seconds: { {k: [round(v, 1) for v in vs] for k, vs in cpu.items()} }")
 
 
 if __name__ == "__main__":

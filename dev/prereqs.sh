@@ -8,7 +8,8 @@
 #   javac      a JDK 17+, only for the tests (--with-thrift): they compile a Java MetaStoreEventListener, the
 #              oracle of what the metastore itself fires
 # As root on Debian/Ubuntu a missing one is installed with apt-get; otherwise this fails and says what to do.
-# A missing C compiler or Python headers is only a warning: thrift then runs without its C extension.
+# A missing C compiler or Python headers is only a warning: thrift then runs without its C extension; a missing
+# cargo too: hivewire's native event decoder is not built and the Python one decodes.
 set -euo pipefail
 want_thrift=0 only_python=0 want_maven=0
 [ "${1:-}" = "--with-thrift" ] && want_thrift=1 && want_maven=1
@@ -58,6 +59,15 @@ if ! command -v cc >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1 \
   echo "prereqs: warning: no C compiler or no Python headers: pip cannot build thrift's C extension, so" >&2
   echo "         hivewire will run its Thrift (de)serialisation in pure Python, several times slower." >&2
   echo "         On Debian/Ubuntu: 'sudo apt-get install gcc python3-dev', then reinstall (see README)." >&2
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "prereqs: warning: no cargo (Rust): pip cannot build hivewire's native event decoder (native/), so" >&2
+  echo "         hivewire.arrow decodes messages in Python, several times slower (hivewire.arrow.ACCELERATED)." >&2
+  if [ -x "$HOME/.cargo/bin/cargo" ]; then
+    echo "         rustup's cargo is in ~/.cargo/bin: 'export PATH=\"\$HOME/.cargo/bin:\$PATH\"', then reinstall." >&2
+  else
+    echo "         Install Rust with rustup (https://rustup.rs), then reinstall (see README)." >&2
+  fi
 fi
 [ "$only_python" = 1 ] && exit 0
 

@@ -106,7 +106,15 @@ SURFACE["hivewire.apiary"] = {
     "read",
     "to_json_dict",
 }
-SURFACE["hivewire.arrow"] = {"COLUMNS", "SCHEMA", "Message", "Undecodable", "schema_markdown", "to_arrow"}
+SURFACE["hivewire.arrow"] = {
+    "ACCELERATED",
+    "COLUMNS",
+    "SCHEMA",
+    "Message",
+    "Undecodable",
+    "schema_markdown",
+    "to_arrow",
+}
 SURFACE["hivewire.spark"] = {
     "METASTORE_URIS_CONF",
     "HistorySettings",

@@ -6,9 +6,9 @@ that do not apply to an event's type are null; an empty list means "applies, and
 
 :func:`to_arrow` takes decoded events, raw Kafka messages (:class:`Message`, or plain ``bytes``) and
 :class:`Undecodable` messages, in any mix. Raw messages go through the columnar decoder
-(:mod:`hivewire.data._columnar`): no event and no Thrift object is made for them, and the table is the one the
-events of the same messages would give. Every row becomes a tuple of plain values and the columns are built
-``batch_size`` rows at a time.
+(:mod:`hivewire.data._decoder`: native, or :mod:`hivewire.data._columnar` where the native part is absent, as
+:data:`ACCELERATED` tells): no event and no Thrift object is made for them, and the table is the one the events
+of the same messages would give. The columns are built ``batch_size`` rows at a time.
 
 ``pyarrow`` is an optional dependency (``pip install 'hivewire[arrow]'``); importing this module without it
 raises :class:`~hivewire.errors.PrerequisiteError`.
@@ -17,13 +17,15 @@ raises :class:`~hivewire.errors.PrerequisiteError`.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
 from typing import Literal
 
 from hivewire.data._columnar import BATCH_ROWS, batch, message_row
+from hivewire.data._decoder import ACCELERATED, decode
 from hivewire.data._rows import Message, Undecodable, event_row, paused_gc, undecodable_row
 from hivewire.data._schema import COLUMNS, SCHEMA, schema_markdown
 from hivewire.errors import PrerequisiteError
-from hivewire.events._event import ListenerEvent
+from hivewire.events._event import ListenerEvent, Origin
 
 try:
     import pyarrow as pa
@@ -32,7 +34,17 @@ except ImportError as e:  # pragma: no cover - depends on the environment
         "hivewire.arrow needs pyarrow, which is not installed: pip install 'hivewire[arrow]'"
     ) from e
 
-__all__ = ["COLUMNS", "SCHEMA", "Message", "Undecodable", "batch", "paused_gc", "schema_markdown", "to_arrow"]
+__all__ = [
+    "ACCELERATED",
+    "COLUMNS",
+    "SCHEMA",
+    "Message",
+    "Undecodable",
+    "batch",
+    "paused_gc",
+    "schema_markdown",
+    "to_arrow",
+]
 
 #: What :func:`to_arrow` converts: events, raw messages (with or without where they came from), and messages
 #: already known not to decode.
@@ -62,25 +74,46 @@ def to_arrow(
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     batches = []
-    rows: list[tuple[object, ...]] = []
+    items = iter(events)
     with paused_gc():
-        for item in events:
-            if isinstance(item, ListenerEvent):
-                rows.append(event_row(item, on_error))
-            elif isinstance(item, Message):
-                rows.append(message_row(item, on_error))
-            elif isinstance(item, Undecodable):
-                rows.append(undecodable_row(item))
-            elif isinstance(item, bytes):
-                rows.append(message_row(Message(None, item), on_error))
-            else:
+        while chunk := list(islice(items, batch_size)):
+            batches.append(_batch(chunk, on_error))
+    return pa.Table.from_batches(batches, schema=SCHEMA)
+
+
+_CONVERTIBLE = (ListenerEvent, Message, Undecodable, bytes)
+
+
+def _batch(items: list[Convertible], on_error: str) -> pa.RecordBatch:
+    """The batch of ``items``: raw messages through the columnar decoder, the others' rows made here."""
+    values: list[bytes | None]
+    origins: list[Origin | None]
+    if all(type(item) is Message for item in items):  # the common case: two list comprehensions
+        values = [item.value for item in items]  # type: ignore[union-attr]
+        origins = [item.origin for item in items]  # type: ignore[union-attr]
+    else:
+        values, origins = [], []
+        for item in items:
+            if not isinstance(item, _CONVERTIBLE):
                 raise TypeError(
                     "to_arrow() takes events, messages (bytes or hivewire.arrow.Message) or Undecodable "
                     f"messages, not {type(item).__name__}"
                 )
-            if len(rows) >= batch_size:
-                batches.append(batch(rows))
-                rows = []
-        if rows:
-            batches.append(batch(rows))
-    return pa.Table.from_batches(batches, schema=SCHEMA)
+            if isinstance(item, Message):
+                values.append(item.value)
+                origins.append(item.origin)
+            else:
+                values.append(item if isinstance(item, bytes) else None)
+                origins.append(None)
+
+    def row(i: int) -> tuple[object, ...]:
+        item = items[i]
+        if isinstance(item, ListenerEvent):
+            return event_row(item, on_error)
+        if isinstance(item, Message):
+            return message_row(item, on_error)
+        if isinstance(item, Undecodable):
+            return undecodable_row(item)
+        return message_row(Message(None, item), on_error)
+
+    return decode(values, origins, row)

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal, SupportsIndex
 
 from hivewire.config._kafka import KafkaValue
 from hivewire.data._arrow import SCHEMA, to_arrow
-from hivewire.data._columnar import BATCH_ROWS, batch, message_row
+from hivewire.data._columnar import BATCH_ROWS
+from hivewire.data._decoder import decode_messages
 from hivewire.data._offsets import MissingRange, TimeBound, _Reader, report_missing, to_millis
 from hivewire.data._rows import NO_VALUE, Message, Undecodable, event_row, paused_gc
 from hivewire.data._svg import stacked_bars
@@ -46,7 +47,6 @@ log = logging.getLogger("hivewire.notebook")
 HTML_ROWS = 20
 #: Rows per record batch of a table made from messages.
 _BATCH_ROWS = BATCH_ROWS
-ERROR_COLUMN = SCHEMA.names.index("decode_error")
 
 
 class EventList(list[ListenerEvent]):
@@ -132,22 +132,22 @@ class EventList(list[ListenerEvent]):
     ) -> pa.Table:
         """The table of the messages not decoded yet, as :meth:`to_arrow` of their events and failures."""
         import pyarrow as pa
+        import pyarrow.compute as pc
 
-        batches, rows = [], []
+        batches = []
         with paused_gc():
-            for message in messages:
-                row = message_row(message, "record")
-                if row[0] is None:  # did not decode: a failure
-                    if not include_failures:
-                        continue
-                elif on_error == "raise" and row[ERROR_COLUMN] is not None:
-                    event_row(apiary.decode(message.value or b"", origin=message.origin), "raise")  # raises
-                rows.append(row)
-                if len(rows) >= _BATCH_ROWS:
-                    batches.append(batch(rows))
-                    rows = []
-            if rows:
-                batches.append(batch(rows))
+            for start in range(0, len(messages), _BATCH_ROWS):
+                chunk = messages[start : start + _BATCH_ROWS]
+                made = decode_messages(chunk, "record")
+                failed = made.column("event_type").is_null()
+                if on_error == "raise":
+                    broken = pc.and_(pc.invert(failed), made.column("decode_error").is_valid())
+                    if pc.any(broken).as_py():
+                        first = chunk[pc.index(broken, True).as_py()]
+                        event_row(apiary.decode(first.value or b"", origin=first.origin), "raise")  # raises
+                if not include_failures and pc.any(failed).as_py():
+                    made = made.filter(pc.invert(failed))
+                batches.append(made)
         return pa.Table.from_batches(batches, schema=SCHEMA)
 
     def to_pandas(self, *, include_failures: bool = False) -> pd.DataFrame:

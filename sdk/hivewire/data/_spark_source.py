@@ -40,7 +40,7 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 
 from hivewire.config._kafka import resolve_secrets
 from hivewire.data._columnar import BATCH_ROWS as COLUMNAR_BATCH_ROWS
-from hivewire.data._columnar import batch, message_row
+from hivewire.data._decoder import decode_messages
 from hivewire.data._rows import Message, paused_gc
 from hivewire.errors import ConfigError, HivewireError
 from hivewire.events._event import Origin
@@ -419,21 +419,21 @@ def _records(options: SourceOptions, part: KafkaRange) -> Iterator[list[Any]]:
         consumer.close()
 
 
-def read_range(options: SourceOptions, part: KafkaRange) -> Iterator[Any]:
-    """Executor side: the messages of ``part`` as Arrow record batches of hivewire.arrow.SCHEMA, in offset order."""
-    rows: list[tuple[object, ...]] = []
+def read_range(options: SourceOptions, part: KafkaRange, columns: list[str] | None = None) -> Iterator[Any]:
+    """Executor side: the messages of ``part`` as Arrow record batches of hivewire.arrow.SCHEMA (only
+    ``columns`` when given: the others are not decoded), in offset order."""
+    messages: list[Message] = []
     topic, partition = part.topic, part.partition
     for records in _records(options, part):
         with paused_gc():
             for msg in records:
                 kind, ts = msg.timestamp()
-                origin = Origin(topic, partition, msg.offset(), ts if kind else None)
-                rows.append(message_row(Message(origin, msg.value()), "record"))
-        if len(rows) >= BATCH_ROWS:
-            yield batch(rows)
-            rows = []
-    if rows:
-        yield batch(rows)
+                messages.append(Message(Origin(topic, partition, msg.offset(), ts if kind else None), msg.value()))
+        while len(messages) >= BATCH_ROWS:
+            yield decode_messages(messages[:BATCH_ROWS], "record", columns)
+            del messages[:BATCH_ROWS]
+    if messages:
+        yield decode_messages(messages, "record", columns)
 
 
 def read_raw_range(options: SourceOptions, part: KafkaRange) -> Iterator[Any]:
@@ -464,20 +464,23 @@ def read_raw_range(options: SourceOptions, part: KafkaRange) -> Iterator[Any]:
         yield pa.RecordBatch.from_arrays(arrays, names=list(names))
 
 
-def _read(options: SourceOptions, partition: InputPartition, *, raw: bool) -> Iterator[Any]:
-    """The rows of ``partition``; none for the one partition Spark plans, without ours, when there is nothing
+def _read(options: SourceOptions, partition: InputPartition, *, raw: bool, columns: list[str] | None) -> Iterator[Any]:
+    """The batches of ``partition``; none for the one partition Spark plans, without ours, when there is nothing
     to read (an empty topic or range: :meth:`BatchReader.partitions` returned no range)."""
     if not isinstance(partition, KafkaRange):
         return iter(())
-    return (read_raw_range if raw else read_range)(options, partition)
+    if raw:
+        return read_raw_range(options, partition)
+    return read_range(options, partition, columns)
 
 
 class BatchReader(DataSourceReader):
     """``spark.read.format("hivewire")``: the range is fixed when the query is planned."""
 
-    def __init__(self, options: SourceOptions, raw: bool = False) -> None:
+    def __init__(self, options: SourceOptions, raw: bool = False, columns: list[str] | None = None) -> None:
         self.source = options
         self.raw = raw
+        self.columns = columns
 
     def partitions(self) -> list[KafkaRange]:
         options = self.source
@@ -495,15 +498,16 @@ class BatchReader(DataSourceReader):
         return _split(options, ranges, timed=True)
 
     def read(self, partition: KafkaRange) -> Iterator[Any]:
-        return _read(self.source, partition, raw=self.raw)
+        return _read(self.source, partition, raw=self.raw, columns=self.columns)
 
 
 class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """``spark.readStream.format("hivewire")``: offsets are ``{"<partition>": next offset}`` (JSON keys are strings)."""
 
-    def __init__(self, options: SourceOptions, raw: bool = False) -> None:
+    def __init__(self, options: SourceOptions, raw: bool = False, columns: list[str] | None = None) -> None:
         self.source = options
         self.raw = raw
+        self.columns = columns
         self.target: dict[str, int] | None = None
 
     def initialOffset(self) -> dict[str, int]:
@@ -546,7 +550,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return _split(options, ranges, timed=False)
 
     def read(self, partition: KafkaRange) -> Iterator[Any]:
-        return _read(self.source, partition, raw=self.raw)
+        return _read(self.source, partition, raw=self.raw, columns=self.columns)
 
     def commit(self, end: dict[str, int]) -> None:
         """Nothing to do: the checkpoint is the truth, and the source never commits to Kafka."""
@@ -582,10 +586,31 @@ class HivewireDataSource(DataSource):
         return _events_schema()
 
     def reader(self, schema: Any) -> BatchReader:
-        return BatchReader(SourceOptions.parse(self.options))
+        return BatchReader(SourceOptions.parse(self.options), columns=requested_columns(schema))
 
     def streamReader(self, schema: Any) -> StreamReader:
-        return StreamReader(SourceOptions.parse(self.options))
+        return StreamReader(SourceOptions.parse(self.options), columns=requested_columns(schema))
+
+
+def requested_columns(schema: Any) -> list[str] | None:
+    """The columns a schema given to the reader asks for (``spark.read.format("hivewire").schema(...)``): None
+    for all of them; only those are decoded. Each must be a column of hivewire.arrow.SCHEMA, with its type."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from hivewire.data._schema import SCHEMA
+
+    asked = to_arrow_schema(schema, timezone="UTC")
+    if asked.equals(SCHEMA):
+        return None
+    wrong = [f"{f.name} {f.type}" for f in asked if f.name not in SCHEMA.names or SCHEMA.field(f.name).type != f.type]
+    if wrong or list(asked.names) != [n for n in SCHEMA.names if n in set(asked.names)]:
+        raise ConfigError(
+            "schema",
+            f"format('{NAME}').schema(...) names columns of hivewire.arrow.SCHEMA, with their types, in the "
+            f"schema's order; these are not: {wrong or list(asked.names)}. Leave the schema out to read every "
+            "column, or select() the columns you need from the full schema",
+        )
+    return list(asked.names)
 
 
 class HivewireRawDataSource(HivewireDataSource):

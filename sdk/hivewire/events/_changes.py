@@ -74,7 +74,8 @@ def _parameter(p: ParameterChange) -> str:
 
 def _columns(obj: Table | Partition | None) -> list[FieldSchema]:
     sd = getattr(obj, "sd", None)
-    return list(getattr(sd, "cols", None) or ())
+    # a null item (Java's list held one: Apiary's JSON keeps it) names no column
+    return [c for c in getattr(sd, "cols", None) or () if c is not None]
 
 
 def changes(old: Table | Partition | None, new: Table | Partition | None) -> Changes:

@@ -71,7 +71,8 @@ class ValueReader(DataSourceReader):
             consumer.assign([TopicPartition(partition.topic, partition.partition, partition.start)])
             offset = partition.start
             while offset < partition.end:
-                records = consumer.consume(10_000, timeout=10)
+                # no more than the range holds: consume() waits for as many as it is asked for
+                records = consumer.consume(min(10_000, partition.end - offset), timeout=10)
                 values = []
                 for msg in records:
                     if msg.error() or msg.offset() >= partition.end:

@@ -14,6 +14,11 @@ ifneq ($(PEERS_M2),)
 export HIVEWIRE_PEERS_M2 := $(abspath $(PEERS_M2))
 endif
 BENCH ?=
+# rustup puts cargo in ~/.cargo/bin, which a non-login shell (CI) may not have on PATH: pip needs it to build the
+# native event decoder (native/), so it is added when it is there.
+ifneq ($(wildcard $(HOME)/.cargo/bin/cargo),)
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+endif
 
 .PHONY: help install jvm demo test unit integration lint format generate thrift thrift-check bench bench-compare clean
 

@@ -57,6 +57,11 @@ class Health:
             self.refused += 1
             self.refused_no_thread += no_thread
 
+    def refusals(self) -> tuple[int, int]:
+        """The connections refused for want of a thread and for any other reason, read together."""
+        with self._lock:
+            return self.refused_no_thread, self.refused - self.refused_no_thread
+
     @property
     def up(self) -> bool:
         return self.problem is None

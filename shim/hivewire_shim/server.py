@@ -479,8 +479,9 @@ class _ShimCollector(Collector):
             "--max-connections, TLS set-up)",
             labels=["reason"],
         )
-        refused.add_metric(["no_thread"], health.refused_no_thread)
-        refused.add_metric(["other"], health.refused - health.refused_no_thread)
+        no_thread, other = health.refusals()
+        refused.add_metric(["no_thread"], no_thread)
+        refused.add_metric(["other"], other)
         yield refused
 
 

@@ -293,7 +293,7 @@ class Config(Mapping[str, str]):
             for k, (_, p) in self._entries.items()
             if find_key(k) is None
             and passed_through(k) is None
-            and (k.startswith(CHECKED_NAMESPACES) or (p.source == "flag" and _closest(k, 0.6, anywhere=True)))
+            and (k.startswith(CHECKED_NAMESPACES) or (p.source == "flag" and _closest(k, 0.8, anywhere=True)))
         )
 
     @staticmethod
@@ -301,7 +301,8 @@ class Config(Mapping[str, str]):
         out = []
         for key, provenance in unknown:
             if provenance.source != "environment":
-                close = _closest(key, 0.6, anywhere=not key.startswith(CHECKED_NAMESPACES))
+                checked = key.startswith(CHECKED_NAMESPACES)
+                close = _closest(key, 0.6 if checked else 0.8, anywhere=not checked)
                 hint = f"; did you mean {close.name}?" if close else "; docs/configuration.md lists the keys"
                 out.append((provenance, "unknown setting" + hint))
         return out

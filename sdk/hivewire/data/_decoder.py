@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -150,7 +151,15 @@ def _native() -> Any:
         native: Any = importlib.import_module("hivewire.data._native")
     except ImportError:
         return None
-    return native.Decoder(description(), SCHEMA.__arrow_c_schema__())
+    try:
+        return native.Decoder(description(), SCHEMA.__arrow_c_schema__())
+    except (ValueError, TypeError) as e:  # a native module built from another source tree than this one
+        logging.getLogger("hivewire.arrow").warning(
+            "hivewire's native decoder does not fit this hivewire (%s): the Python decoder decodes; reinstall "
+            "hivewire (make install) to rebuild it",
+            e,
+        )
+        return None
 
 
 _NATIVE = _native()

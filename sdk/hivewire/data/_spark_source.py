@@ -430,10 +430,14 @@ def read_range(options: SourceOptions, part: KafkaRange, columns: list[str] | No
                 kind, ts = msg.timestamp()
                 messages.append(Message(Origin(topic, partition, msg.offset(), ts if kind else None), msg.value()))
         while len(messages) >= BATCH_ROWS:
-            yield decode_messages(messages[:BATCH_ROWS], "record", columns)
+            with paused_gc():
+                decoded = decode_messages(messages[:BATCH_ROWS], "record", columns)
+            yield decoded
             del messages[:BATCH_ROWS]
     if messages:
-        yield decode_messages(messages, "record", columns)
+        with paused_gc():
+            decoded = decode_messages(messages, "record", columns)
+        yield decoded
 
 
 def read_raw_range(options: SourceOptions, part: KafkaRange) -> Iterator[Any]:

@@ -279,6 +279,7 @@ class NotificationLogSource:
             return []
         try:
             entries = fetch(self._client, self._next - 1, min(max_records, self.batch_size), self.filter)
+            gaps = self._past_filtered_tail() if not entries and not self.filter.empty else []
         except MetastoreError as e:  # the client already failed over and reconnected; ask again later
             count = self._unreachable.due()
             if count:
@@ -291,7 +292,6 @@ class NotificationLogSource:
             self._closed.wait(min(timeout, self.poll_interval))
             return []
         if not entries:
-            gaps = self._past_filtered_tail() if not self.filter.empty else []
             self._latest = max(self._latest, self._next - 1)
             self._at_end = not gaps
             if not gaps:

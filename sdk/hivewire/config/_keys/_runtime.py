@@ -32,7 +32,8 @@ STARTUP_TIMEOUT = _key(
     RUNTIME,
     "hivewire.startup.timeout.ms",
     Duration("ms"),
-    "How long `run` and `archive` wait to reach Kafka for the first time before failing with a clear error; "
+    "How long `run` and `archive` wait to reach Kafka for the first time (and `run` for its topic to exist) "
+    "before failing with a clear error; "
     "0 waits for ever. Later outages are waited out (readiness is DOWN meanwhile).",
     default="60000",
 )

@@ -42,6 +42,9 @@ _RANK: dict[Source, int] = {"default": 0, "code": 1, "file": 2, "environment": 3
 
 # What Kubernetes sets for every Service: never a typo of ours.
 _KUBERNETES = re.compile(r".+_(SERVICE_HOST|SERVICE_PORT(_\w+)?|PORT(_\d+_(TCP|UDP|SCTP)(_(PORT|PROTO|ADDR))?)?)")
+#: Environment variables of hivewire's tools, not settings (the Java components' cache and the peers'
+#: repository of hivewire.tools._jvm, the native decoder's switch, the Drone Fly tests' JDK): never read as keys.
+TOOL_VARIABLES = frozenset({"HIVEWIRE_JVM_CACHE", "HIVEWIRE_PEERS_M2", "HIVEWIRE_NATIVE", "HIVEWIRE_DRONEFLY_JAVA"})
 # An environment variable this close to a key's is reported as a likely typo.
 _TYPO_CUTOFF = 0.9
 
@@ -146,7 +149,7 @@ class Config(Mapping[str, str]):
             )
         for name, value in (os.environ if env is None else env).items():
             key = key_of_env(name)
-            if key.startswith(ENV_PREFIXES):
+            if key.startswith(ENV_PREFIXES) and name not in TOOL_VARIABLES:
                 entries[key] = (value, Provenance("environment", key, written=name))
         named = flags or {}
         for key, value in flatten(overrides or {}).items():

@@ -57,6 +57,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LONGEST_FIRST = (
     "peers/test_dronefly_side_by_side.py",
     "peers/test_apiary8_listener.py",
+    "integration/test_kafka_readiness.py",
+    "peers/test_dronefly_notification_log.py",
+    "peers/test_dronefly_harness.py",
     "integration/test_docs_examples.py",
     "integration/test_spark_source.py",
     "integration/test_metastore_client.py",

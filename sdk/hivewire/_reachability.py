@@ -70,6 +70,8 @@ class Reachability:
 
     def up(self) -> None:
         """The service answered."""
+        if self._connected_once and self._down_since is None:
+            return  # already up: no lock on the hot path (a delivery report per message in the shim's sink)
         with self._lock:
             down_since, first = self._down_since, not self._connected_once
             self._connected_once = True

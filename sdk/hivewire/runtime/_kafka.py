@@ -320,7 +320,7 @@ class KafkaSource:
         return self._no_topic_message() if self.missing_topic is not None and self._waiting_since is not None else None
 
     def _no_topic_message(self) -> str:
-        return f"topic {self.topic} does not exist on {self.bootstrap_servers}: check --topic (apiary.kafka.topic.name)"
+        return f"{no_such_topic(self.topic, self.bootstrap_servers)} (apiary.kafka.topic.name)"
 
     def _topic_missing(self) -> None:
         """librdkafka says the subscribed topic does not exist: say it once, in ``tail``'s words; :meth:`poll`
@@ -560,6 +560,11 @@ class KafkaSource:
             self._consumer = None
             log.info("left consumer group %s", self.group_id)
         self.letters.close()
+
+
+def no_such_topic(topic: str, bootstrap_servers: str) -> str:
+    """What ``run`` and ``tail`` say of a topic the cluster does not have."""
+    return f"topic {topic} does not exist on {bootstrap_servers}: check --topic"
 
 
 class LibrdkafkaLog:

@@ -20,6 +20,7 @@ from hivewire.config._kafka import KafkaValue, consumer_settings
 from hivewire.errors import ConfigError, DecodeError, HivewireError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import EventType, ListenerEvent, Origin
+from hivewire.runtime._kafka import no_such_topic
 
 if TYPE_CHECKING:
     from confluent_kafka import Consumer
@@ -233,5 +234,5 @@ def _partitions(consumer: Consumer, bootstrap_servers: str, topic: str, refused:
         refused.error(found.error)
         refused.check()
     if found is None or found.error is not None or not found.partitions:
-        raise NoSuchTopic(f"topic {topic} does not exist on {bootstrap_servers}: check --topic")
+        raise NoSuchTopic(no_such_topic(topic, bootstrap_servers))
     return sorted(found.partitions)

@@ -8,8 +8,6 @@ defaulting to the app's name, as ``hivewire run`` does.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Sequence
 
 import click
@@ -71,8 +69,6 @@ def check_config(command: str | None, target: str | None, as_json: bool, **param
             raise click.UsageError("MODULE:APP goes with the run command: check-config run MODULE:APP")
         from hivewire.tools._cli._run import load_app
 
-        if os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
         app = load_app(target)
     config = load(FLAGS, params, base=app.config if app is not None else None)
     rows = config.effective()

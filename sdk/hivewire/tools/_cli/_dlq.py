@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 
@@ -67,8 +66,6 @@ def replay(
     from hivewire.tools._tail import Filter, NoSuchTopic, tail
 
     try:
-        if os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
         app = load_app(target)
         config = load(FLAGS, params, base=app.config)
         bootstrap_servers = config.read(keys.BOOTSTRAP_SERVERS)

@@ -157,15 +157,12 @@ def options(flags: Sequence[Flag]) -> Callable[[_F], _F]:
     return decorate
 
 
-def load(
-    flags: Sequence[Flag], params: dict[str, object], base: SettingMap | None = None, *, check: bool = True
-) -> Config:
+def load(flags: Sequence[Flag], params: dict[str, object], base: SettingMap | None = None) -> Config:
     """The command's configuration: ``--config``, the environment, ``--set`` and the flags (which win).
 
     Unknown keys in hivewire's namespaces and invalid values of declared keys are refused here (all of them at
     once, each with its ``file:line``, unknown keys with a "did you mean": :func:`validate`), before the command
-    starts anything, as a usage error that names a flag only for a value that came from one; ``check=False``
-    leaves that to the caller."""
+    starts anything, as a usage error that names a flag only for a value that came from one."""
     overrides: dict[str, str] = {}
     named: dict[str, str] = {}
     for item in _strings(params.pop("settings", ())):
@@ -195,11 +192,10 @@ def load(
         named[flag.key.name] = flag.option
     file = params.pop("config_file", None)
     config = Config.load(base=base, file=file if isinstance(file, str) else None, overrides=overrides, flags=named)
-    if check:
-        try:
-            validate(config)
-        except ConfigError as e:  # each problem already names the key as written, and where (file:line, flag)
-            raise click.UsageError(str(e)) from e
+    try:
+        validate(config)
+    except ConfigError as e:  # each problem already names the key as written, and where (file:line, flag)
+        raise click.UsageError(str(e)) from e
     return config
 
 

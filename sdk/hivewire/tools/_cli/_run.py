@@ -67,8 +67,6 @@ def run(target: str | None, listeners: tuple[str, ...], **params: object) -> Non
     from hivewire.runtime._app import App
 
     try:
-        if os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
         app = load_app(target) if target else None
         config = load(FLAGS, params, base=app.config if app else None)
         if listeners:
@@ -110,11 +108,14 @@ def run(target: str | None, listeners: tuple[str, ...], **params: object) -> Non
 
 def load_app(target: str) -> App:
     """The App (or app factory's App) that ``target``, as typed on the command line, names; an error in the
-    user's module is a message naming ``target`` with the user's own frames (the whole traceback at DEBUG)."""
+    user's module is a message naming ``target`` with the user's own frames (the whole traceback at DEBUG). The
+    current directory is importable, as for ``python -m``."""
     from hivewire.runtime._app import App
     from hivewire.runtime._frames import user_place, user_traceback
     from hivewire.runtime._listener import load_object
 
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     path = target if ":" in target else f"{target}:app"
     try:
         app = load_object(path)

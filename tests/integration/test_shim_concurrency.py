@@ -40,6 +40,7 @@ SECONDS = float(os.environ.get("HIVEWIRE_SHIM_SOAK_SECONDS", "60"))
 PARTITIONS = 4
 SHARED = 3  # tables every contender writes too
 CONTENDERS = 15  # clients 0..14 write shared table i % SHARED as well as their own
+MIN_STEPS = 3  # every client makes at least this many steps, however slow the machine: contention is certain
 
 
 @pytest.fixture
@@ -116,14 +117,15 @@ def client_loop(
     client_id: int = 0,
     shared_writes: list[Write] | None = None,
 ) -> None:
-    """Three reads, then one write (alternately an alter and an add_partition), until ``until``; with
+    """Three reads, then one write (alternately an alter and an add_partition), until ``until`` and at least
+    MIN_STEPS times (a loaded machine must not turn the contention off); with
     ``shared``, also one write to that table per step: an alter, an add_partition, an alter_partition of the
     partition added last, in turn. Each shared write marks what it changed with ``c<client>:<step>``."""
     try:
         with hw.MetastoreClient(uri, timeout=120) as client:
             step = 0
             added: Any = None
-            while time.monotonic() < until:
+            while step < MIN_STEPS or time.monotonic() < until:
                 assert client.get_table(table.dbName, table.tableName).tableName == table.tableName
                 client.get_partition_names(table.dbName, table.tableName)
                 client.get_all_databases()

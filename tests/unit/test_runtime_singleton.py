@@ -4,7 +4,8 @@ the listener, over every partition; when its session is lost another takes over 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import cast
 
 import pytest
 import waiting
@@ -12,14 +13,14 @@ import waiting
 import hivewire as hw
 from hivewire.config import Config
 from hivewire.coordination import AppState, Coordinator, InMemoryCoordinator
-from hivewire.errors import ConfigError
+from hivewire.errors import ConfigError, SourceError
 from hivewire.events import _apiary as apiary
 from hivewire.runtime._listener import RetryPolicy
 from hivewire.runtime._membership import Membership
 from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._runner import Runner
-from hivewire.runtime._singleton import Singleton
-from hivewire.runtime._source import MemorySource, Source
+from hivewire.runtime._singleton import Singleton, SingletonSource
+from hivewire.runtime._source import MemorySource, Record, Source, Tail, TopicPartition, partition_name
 
 
 def events(first: int, n: int) -> list[bytes]:
@@ -157,3 +158,40 @@ def test_a_singleton_without_coordination_is_refused_at_start() -> None:
     assert "Compaction" in str(e.value)
     # dispatch() (tests, notebooks) still calls it
     assert app.dispatch(hw.testing.drop_table_event("sales", "orders")) == ["Compaction"]
+
+
+def test_a_leader_reads_nothing_until_the_groups_offsets_are_known() -> None:
+    """A partition without progress starts at the group's committed offset *as read when the leader adds it*:
+    when that read fails (the group's coordinator moving, say), nothing is assigned and the leader asks again,
+    rather than leaving librdkafka to look the offset up later, after the group may have committed past it."""
+    source = MemorySource(partitions=2, stop_when_idle=False)
+    source.send_all(events(0, 20))
+    source.committed[(source.topic, 0)] = 3
+
+    class Unreachable:
+        """The memory tail, whose first two ``add`` calls fail as KafkaTail's does without the offsets."""
+
+        def __init__(self, tail: Tail) -> None:
+            self.tail, self.failures = tail, 2
+
+        def add(self, positions: Mapping[TopicPartition, int | None]) -> dict[TopicPartition, int | None]:
+            if self.failures:
+                self.failures -= 1
+                raise SourceError("could not read the committed offsets of apiary: Broker: Not coordinator")
+            return self.tail.add(positions)
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.tail, name)
+
+    tail = Unreachable(source.tail())
+    state = AppState(InMemoryCoordinator(), "orders")
+    single = SingletonSource(source, cast(Tail, tail), state, "compaction")
+    assigned: list[TopicPartition] = []
+    single.open(assigned.extend, lambda tps: None)
+    assert assigned == [] and single.poll(100, 0) == [] and tail.failures == 1
+    records: list[Record] = []
+    wait(lambda: bool(records.extend(single.poll(100, 0.1)) or len(records) >= 17), "the retried assignment")
+    assert tail.failures == 0 and sorted(assigned) == [(source.topic, 0), (source.topic, 1)]
+    # Partition 0 from the group's offset 3, partition 1 (no offset) from its start; the starts became progress.
+    assert sorted((r.partition(), r.offset()) for r in records)[0] == (0, 3)
+    assert state.progress("compaction") == {partition_name((source.topic, 0)): 3, partition_name((source.topic, 1)): 0}

@@ -111,12 +111,19 @@ class KafkaTail:
         starts = dict(positions)
         unknown = [TopicPartition(t, p) for (t, p), o in positions.items() if o is None]
         if unknown:  # the group's committed offsets, asked now so that the caller knows where reading starts
+            # Not assigned before they are known: librdkafka would look them up later (OFFSET_STORED), when the
+            # group's members may have committed past what this reader must still read.
             try:
-                for found in self._consumer.committed(unknown, timeout=10):
-                    if found.error is None and found.offset >= 0:
-                        starts[(found.topic, found.partition)] = found.offset
+                committed = self._consumer.committed(unknown, timeout=10)
             except KafkaException as e:
-                log.info("could not read the committed offsets of %s (%s); reading from them", self._topic, reason(e))
+                raise SourceError(f"could not read the committed offsets of {self._topic}: {reason(e)}") from e
+            for found in committed:
+                if found.error is not None:
+                    raise SourceError(
+                        f"could not read the committed offset of {found.topic}/{found.partition}: {found.error}"
+                    )
+                if found.offset >= 0:
+                    starts[(found.topic, found.partition)] = found.offset
         tps = [TopicPartition(t, p, OFFSET_STORED if o is None else o) for (t, p), o in starts.items()]
         self._consumer.incremental_assign(tps)
         if self._paused:

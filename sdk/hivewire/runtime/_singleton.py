@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from hivewire._ratelimit import RateLimit
 from hivewire.coordination._member import AppMember
 from hivewire.coordination._state import AppState
-from hivewire.errors import ConfigError, CoordinationError
+from hivewire.errors import ConfigError, CoordinationError, SourceError
 from hivewire.runtime._listener import Listener
 from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._runner import Runner
@@ -86,7 +86,12 @@ class SingletonSource:
             log.info("could not read the progress of %s (%s); trying again", self._listener, e)
             self._next_refresh = time.monotonic() + 1.0
             return
-        starts = self._tail.add({tp: progress.get(partition_name(tp)) for tp in found})
+        try:
+            starts = self._tail.add({tp: progress.get(partition_name(tp)) for tp in found})
+        except SourceError as e:  # the group's offsets are not known yet (its coordinator is moving, say)
+            log.info("singleton %s: %s; trying again", self._listener, e)
+            self._next_refresh = time.monotonic() + 1.0
+            return
         self._unrecorded.update(
             {partition_name(tp): o for tp, o in starts.items() if o is not None and partition_name(tp) not in progress}
         )

@@ -70,7 +70,8 @@ class Tail(Protocol):
     def add(self, positions: Mapping[TopicPartition, int | None]) -> dict[TopicPartition, int | None]:
         """Start reading these partitions at these offsets (None: at the group's committed offset, or where the
         consumer's ``auto.offset.reset`` says when the group has none); where each starts (None: not known,
-        the group having no offset)."""
+        the group having no offset). Raises :class:`~hivewire.errors.SourceError`, having added nothing, when
+        the group's offsets cannot be read now."""
 
     def poll(self, max_records: int, timeout: float) -> Sequence[Record]: ...
     def pause(self) -> None: ...

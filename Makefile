@@ -6,6 +6,8 @@ PYTEST_ARGS ?=
 # Two test processes, each with its own services, a file's tests kept together (module fixtures start once):
 # most integration tests wait on services or subprocesses, so two overlap their waits on a 2-core machine.
 TEST_WORKERS ?= -n 2 --dist loadfile
+# The suite must stay well under CI's time: its 30 slowest tests are printed at the end of every run.
+TEST_REPORT ?= --durations=30
 BASE ?= HEAD
 # The Maven repository of the test peers Maven Central does not serve (Drone Fly, Apiary 8.x): make jvm resolves
 # them from it and tests/peers runs beside them. Default: ../shared/peers/m2 beside this checkout, when it exists.
@@ -54,7 +56,7 @@ demo: $(BIN)/python  ## install hivewire and run the demo: shim -> Kafka -> list
 test: install  ## install and run the whole test suite (unit + integration against real services)
 	./dev/prereqs.sh --with-thrift
 	$(MAKE) jvm
-	$(BIN)/python -m pytest $(TEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(TEST_WORKERS) $(TEST_REPORT) $(PYTEST_ARGS)
 
 unit: install  ## only the fast unit tests
 	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)

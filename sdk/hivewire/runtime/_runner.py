@@ -36,12 +36,15 @@ from hivewire.events._model import EventType
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._collector import collector_tuned
 from hivewire.runtime._delivery import dead_letter_headers, send_dead_letter
-from hivewire.runtime._intake import Backlog, Item
+from hivewire.runtime._event_loop import EventLoop
+from hivewire.runtime._intake import Backlog
+from hivewire.runtime._item import Item
 from hivewire.runtime._lane import Lane, Watchdog
-from hivewire.runtime._listener import Listener, RetryPolicy
+from hivewire.runtime._listener import Listener
 from hivewire.runtime._metrics import Metrics
-from hivewire.runtime._scheduler import EventLoop
 from hivewire.runtime._services import LaneServices
+from hivewire.runtime._settings import RuntimeSettings
+from hivewire.runtime._share import Share
 from hivewire.runtime._source import (
     Record,
     Source,
@@ -66,35 +69,22 @@ class Runner:
 
     def __init__(
         self,
-        *,
         app_name: str,
         listeners: Sequence[Listener],
         source: Source,
+        settings: RuntimeSettings,
         metrics: Metrics,
-        retry: RetryPolicy,
-        timeout: float,
-        queue_events: int,
-        queue_bytes: int,
-        batch_size: int,
-        commit_interval: float,
-        shutdown_timeout: float,
         metastore: Callable[[], MetastoreClient | None],
-        max_abandoned: int = 8,
-        tune_gc: bool = True,
-        reread: bool = True,
-        concurrency: int = 1,
         membership: Membership | None = None,
     ) -> None:
+        """``settings`` are the run's (read whole: bounds, timeouts, retries, poll size); ``metrics``, the
+        factory of metastore clients and, with coordination, the ``membership`` are the services built from
+        them."""
         self.app_name = app_name
+        self.settings = settings
         self.membership = membership
         self.source = source
         self.metrics = metrics
-        self.batch_size = batch_size
-        self.pace_bound = 4 * batch_size
-        self.room = threading.Event()
-        self.commit_interval = commit_interval
-        self.shutdown_timeout = shutdown_timeout
-        self.tune_gc = tune_gc
         self.tracker = CommitTracker()
         self.stopping = threading.Event()
         self.forced = threading.Event()
@@ -107,33 +97,26 @@ class Runner:
             tracker=self.tracker,
             source=source,
             metrics=metrics,
-            retry=retry,
-            timeout=timeout,
-            queue_events=queue_events,
-            queue_bytes=queue_bytes,
+            retry=settings.retry,
+            timeout=settings.listener_timeout,
+            queue_events=settings.queue_size,
+            queue_bytes=settings.queue_bytes,
             app_name=app_name,
             stopping=self.stopping,
             metastore=metastore,
             fatal=self.fatal,
-            max_abandoned=max_abandoned,
-            failing_bound=batch_size,
-            pace_bound=self.pace_bound,
-            room=self.room,
+            max_abandoned=settings.max_abandoned_threads,
+            failing_bound=settings.batch_size,
+            pace_bound=4 * settings.batch_size,
         )
-        self.reread = reread
+        self.services = services
+        self.room = services.room
         self.failures = services.failures
-        # A plain lane (one thread, events one after another) for a sync listener of concurrency 1; a
-        # scheduled one (N in flight, ordered per table, on the event loop) for the others.
-        self.loop: EventLoop | None = None
-        self.routes: list[tuple[Listener, Lane]] = []
-        for listener in listeners:
-            n = listener.concurrency or concurrency
-            if n == 1 and not listener.async_types:
-                self.routes.append((listener, Lane(listener, 0, services)))
-                continue
-            if self.loop is None:
-                self.loop = EventLoop()
-            self.routes.append((listener, Lane(listener, 0, services, self.loop, n)))
+        self.loop: EventLoop | None = None  # made for the first lane that needs it
+        self.routes = [
+            (listener, Lane(listener, 0, services, self._loop, listener.concurrency or settings.listener_concurrency))
+            for listener in listeners
+        ]
         self.lanes = [lane for _, lane in self.routes]
         self.watchdog = Watchdog(self.lanes, self.stopping)
         self.paused = False
@@ -143,13 +126,13 @@ class Runner:
         self.positions: dict[TopicPartition, int] = {}  # the next offset to read, per partition polled
         self.committed: dict[TopicPartition, int] = {}  # the last offset committed (or read from), per partition
         # Undecodable records dead-lettered and not yet acknowledged: bounded like a listener's backlog.
-        self.undelivered = Backlog(DECODER, queue_events, queue_bytes)
+        self.undelivered = Backlog(DECODER, settings.queue_size, settings.queue_bytes)
         # Any of these full pauses consumption: dead letters in flight (their records are held for resending),
         # and the lanes' queues unless lanes spill beyond their bounds.
-        self.backlogs = [*(lane.letters for lane in self.lanes), self.undelivered]
-        if not reread:
-            self.backlogs += [lane.backlog for lane in self.lanes]
-        self.queues = [lane.backlog for lane in self.lanes]
+        self.pausing = [*(lane.letters for lane in self.lanes), self.undelivered]
+        if not settings.reread:
+            self.pausing += [lane.backlog for lane in self.lanes]
+        self.lane_queues = [lane.backlog for lane in self.lanes]
         # With coordination: each lane's sidelines, and those of the lanes that have some (empty: no cost).
         self.sidelinings: dict[Lane, Sidelining] = {}
         self.skipping: dict[Lane, Sidelining] = {}
@@ -157,13 +140,20 @@ class Runner:
             from hivewire.runtime._sidelining import Sidelining
 
             self.sidelinings = {
-                lane: Sidelining(lane, self.tracker, membership, queue_events // 2, metrics) for lane in self.lanes
+                lane: Sidelining(lane, self.tracker, membership, settings.queue_size // 2, metrics)
+                for lane in self.lanes
             }
             for lane, sidelining in self.sidelinings.items():
                 lane.skipped = sidelining.skipped
         metrics.pending_age.set_function(self.tracker.oldest_pending_age)
         if isinstance(source, SupportsMetrics):
             source.attach_metrics(metrics)
+
+    def _loop(self) -> EventLoop:
+        """The runner's event loop, made on first use (only lanes that schedule their calls need one)."""
+        if self.loop is None:
+            self.loop = EventLoop()
+        return self.loop
 
     # -- control --------------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -182,7 +172,7 @@ class Runner:
 
     def run(self) -> None:
         """Poll and dispatch until stopped; then shut down cleanly. Raises the fatal error, if any."""
-        with collector_tuned(self.tune_gc):
+        with collector_tuned(self.settings.tune_gc):
             self._run()
         if self.fatal_error is not None:
             raise self.fatal_error
@@ -202,7 +192,7 @@ class Runner:
         next_commit = next_lag = time.monotonic()
         try:
             while not self.stopping.is_set():
-                records = self.source.poll(self.batch_size, 0.2)
+                records = self.source.poll(self.settings.batch_size, 0.2)
                 self.last_poll = now = time.monotonic()
                 if self.membership is not None and self.membership.switched.is_set():
                     self._obey()
@@ -212,7 +202,7 @@ class Runner:
                 self._apply_backpressure()
                 if now >= next_commit:
                     self._commit(wait=False)
-                    next_commit = now + self.commit_interval
+                    next_commit = now + self.settings.commit_interval
                 if now >= next_lag:
                     self._update_lag()
                     next_lag = now + 5.0
@@ -234,7 +224,7 @@ class Runner:
         costs more (page faults, cache misses), the listener threads fall further behind, and a one-listener
         app settled at 0.6-0.75 of its rate in some runs. The fetcher keeps prefetching meanwhile.
         """
-        room, bound = self.room, self.pace_bound
+        room, bound = self.room, self.services.pace_bound
         room.clear()
         for lane in self.lanes:
             if lane.backlog.depth < bound and not lane.spilling and not lane.paused:
@@ -251,7 +241,7 @@ class Runner:
                 groups[tp] = [record]
             else:
                 group.append(record)
-        may_spill = self.reread and not self._all_behind()
+        may_spill = self.settings.reread and not self._all_behind()
         for tp, group in groups.items():
             self._dispatch_partition(tp, group, may_spill)
         self.metrics.consumed.inc(len(records))
@@ -295,10 +285,9 @@ class Runner:
                         sizes[lane] = 0
                     share.append(item)
                     sizes[lane] += size
-        for lane, share in shares.items():
-            tracker.hold(batch)
-            lane.submit(batch, share, sizes[lane], may_spill)
-        tracker.release(batch)  # the dispatcher's own hold
+        for lane, items in shares.items():
+            lane.submit(Share.hand_out(tracker, batch, items, sizes[lane]), may_spill)
+        Share.dispatched(tracker, batch)
         for event_type, count in types.items():
             self.metrics.by_type.labels(event_type.value).inc(count)
 
@@ -322,13 +311,13 @@ class Runner:
         )
 
     def _apply_backpressure(self) -> None:
-        backlogs = self.backlogs
+        pausing = self.pausing
         if not self.paused:
-            full = [backlog for backlog in backlogs if backlog.full]
-            if not full and self.reread and all(queue.full for queue in self.queues):
-                full = self.queues
+            full = [backlog for backlog in pausing if backlog.full]
+            if not full and self.settings.reread and all(queue.full for queue in self.lane_queues):
+                full = self.lane_queues
             if not full and all(lane.paused for lane in self.lanes):
-                full = self.queues  # every listener is switched off: reading ahead is for nobody
+                full = self.lane_queues  # every listener is switched off: reading ahead is for nobody
             if full:
                 self.source.pause()
                 self.paused = True
@@ -339,8 +328,8 @@ class Runner:
                     ", ".join(f"{b.name}={b.depth} events/{b.bytes} bytes" for b in full),
                 )
         elif (
-            all(backlog.drained for backlog in backlogs)
-            and (not self.reread or any(queue.drained for queue in self.queues))
+            all(backlog.drained for backlog in pausing)
+            and (not self.settings.reread or any(queue.drained for queue in self.lane_queues))
             and not all(lane.paused for lane in self.lanes)
         ):
             self.source.resume()
@@ -482,7 +471,7 @@ class Runner:
         self.stopping.set()
         for lane in self.lanes:
             lane.wake()
-        deadline = time.monotonic() + self.shutdown_timeout
+        deadline = time.monotonic() + self.settings.shutdown_timeout
         for lane in self.lanes:
             busy, current = lane.busy_since, lane.current
             if busy is not None:
@@ -493,7 +482,7 @@ class Runner:
                     lane.name,
                     current or "its current event",
                     time.monotonic() - busy,
-                    self.shutdown_timeout,
+                    self.settings.shutdown_timeout,
                 )
         joined = threading.Event()
 
@@ -503,7 +492,7 @@ class Runner:
                     log.warning(
                         "listener %s is still busy after %.0f s; its current event will be read again on restart",
                         lane.name,
-                        self.shutdown_timeout,
+                        self.settings.shutdown_timeout,
                     )
             joined.set()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import re
 from collections.abc import Iterator
@@ -142,6 +143,8 @@ def is_not_python(name: str) -> bool:
 def resolve(name: str) -> str | None:
     """None if ``name`` is a module or an object of one; else what is missing."""
     parts = name.split(".")
+    if parts[-1] == "__main__":  # importing it would run the command line
+        return None if importlib.util.find_spec(name) is not None else f"no module {name}"
     module: ModuleType | None = None
     index = len(parts)
     while index > 0:

@@ -13,7 +13,7 @@ Then, interleaved over ``--rounds``, each reading the whole topic from the begin
 * ``consume + to_arrow, raw messages``: the same, keeping each value with its origin and converting every
   ``--flush-events`` raw messages with ``arrow.to_arrow`` (the columnar decoder), as the archive now does
   (only on versions that have ``hivewire.arrow.Message``);
-* ``archive``: ``hivewire.archive.Archiver`` into a fresh Delta table on local disk: consume, decode, convert
+* ``archive``: ``hivewire.data._archive.Archiver`` into a fresh Delta table on local disk: consume, decode, convert
   to Arrow (every object), write Parquet (zstd) and commit with the offsets, flushing every
   ``--flush-events``.
 

@@ -90,11 +90,6 @@ def topic_size(bootstrap: str, topic: str) -> int:
         consumer.close()
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    """:func:`waiting.wait_for` with the timeout first, as the runtime tests write it."""
-    waiting.wait_for(predicate, what, timeout)
-
-
 class Harness:
     """A topic (and its dead-letter topic) plus a way to run an app on it in a background thread."""
 
@@ -126,7 +121,7 @@ class Harness:
         thread = threading.Thread(target=target, daemon=True)
         thread.start()
         try:
-            wait_for(lambda: until() or not thread.is_alive(), timeout, "the app to finish its work")
+            waiting.wait_for(lambda: until() or not thread.is_alive(), "the app to finish its work", timeout)
         finally:
             app.stop()
             thread.join(60)
@@ -158,7 +153,7 @@ class MemoryHarness(Harness):
             self.memory.send(payload)
 
     def dead_letters(self, expected: int, timeout: float = 60) -> list[tuple[bytes, dict[str, str]]]:
-        wait_for(lambda: len(self.memory.dead_letters) >= expected, timeout, f"{expected} dead letters")
+        waiting.wait_for(lambda: len(self.memory.dead_letters) >= expected, f"{expected} dead letters", timeout)
         return [(d.record.value() or b"", d.headers) for d in self.memory.dead_letters]
 
     def committed(self) -> dict[int, int]:

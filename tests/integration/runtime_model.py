@@ -26,6 +26,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from runtime_settings import runtime_settings
+
 import hivewire as hw
 from hivewire.config import Config
 from hivewire.coordination import Coordinator, InMemoryCoordinator
@@ -356,22 +358,17 @@ class Instance:
     def _runner(
         self, listeners: Sequence[Listener], source: Source, metrics: Metrics, membership: Membership | None
     ) -> Runner:
-        return Runner(
-            app_name=APP,
-            listeners=listeners,
-            source=source,
-            metrics=metrics,
-            retry=RETRY,
-            timeout=30,
-            queue_events=40,  # small bounds: spills, parked ranges and replays are read in several chunks
+        settings = runtime_settings(
+            RETRY,
+            listener_timeout=30,
+            queue_size=40,  # small bounds: spills, parked ranges and replays are read in several chunks
             queue_bytes=10_000_000,
             batch_size=16,
             commit_interval=0.02,
             shutdown_timeout=10,
-            metastore=lambda: None,
             tune_gc=False,
-            membership=membership,
         )
+        return Runner(APP, listeners, source, settings, metrics, lambda: None, membership)
 
     def _singleton_runner(self, tail: Source) -> Runner:
         return self._runner([self.singleton.listener], tail, self.metrics.for_singleton(), None)

@@ -26,8 +26,8 @@ from typing import Any
 import deltalake
 import pyarrow.dataset as ds
 import pytest
-import waiting
 from confluent_kafka import Producer
+from waiting import wait_for
 
 from hivewire.data._archive import Archiver, txn_app_id
 from hivewire.data._arrow import SCHEMA, Undecodable, paused_gc
@@ -84,10 +84,6 @@ def versions(table: Path, topic: str) -> list[int | None]:
     return [dt.transaction_version(txn_app_id(topic, p)) for p in range(4)]
 
 
-def wait_for(condition: Any, what: str, timeout: float = 240) -> None:
-    waiting.wait_for(condition, what, timeout, interval=0.2)
-
-
 def test_exactly_once_through_kill_9(kafka: str, tmp_path: Path, spark: Any) -> None:
     seed = int(os.environ.get("HIVEWIRE_TEST_SEED", random.randrange(1 << 30)))
     print(f"seed {seed} (HIVEWIRE_TEST_SEED={seed} repeats this run)")
@@ -137,7 +133,9 @@ def test_exactly_once_through_kill_9(kafka: str, tmp_path: Path, spark: Any) -> 
     try:
         for kill in range(5):
             victim = rng.randrange(2)
-            wait_for(lambda victim=victim: committed_since_start(victim), f"archiver {victim} to commit")
+            wait_for(
+                lambda victim=victim: committed_since_start(victim), f"archiver {victim} to commit", 240, interval=0.2
+            )
             time.sleep(rng.uniform(0, 2.0))
             assert streaming.is_alive(), "the stream ended before the kills did"
             procs[victim].send_signal(signal.SIGKILL)
@@ -148,7 +146,9 @@ def test_exactly_once_through_kill_9(kafka: str, tmp_path: Path, spark: Any) -> 
         streaming.join()
         for p, offset in coordinates.values():
             last[p] = max(last.get(p, -1), offset)
-        wait_for(lambda: versions(table, topic) == [last[p] for p in range(4)], "the archive to catch up")
+        wait_for(
+            lambda: versions(table, topic) == [last[p] for p in range(4)], "the archive to catch up", 240, interval=0.2
+        )
     finally:
         kills_done.set()
         streaming.join()
@@ -215,7 +215,7 @@ def test_sigterm_writes_what_is_buffered(kafka: str, tmp_path: Path) -> None:
     # Thresholds it never reaches: only the graceful stop can write.
     proc = start_archiver(kafka, topic, table, log, "--flush-events", "1000000", "--flush-seconds", "3600")
     try:
-        wait_for(lambda: "buffering from" in log.read_text(), "the first message")
+        wait_for(lambda: "buffering from" in log.read_text(), "the first message", 240, interval=0.2)
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(60) == 0, log.read_text()[-3000:]

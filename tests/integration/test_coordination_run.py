@@ -11,8 +11,9 @@ from typing import Any
 
 from click.testing import CliRunner
 from proxy import TcpProxy
-from runtime_harness import PARTITIONS, stream, wait_for
+from runtime_harness import PARTITIONS, stream
 from test_runtime_process import LISTENERS, Runner, base_args, lines, produce
+from waiting import wait_for
 
 from hivewire.tools._cli import main as cli
 from hivewire.tools._local import LocalZooKeeper
@@ -71,21 +72,21 @@ def test_two_instances_are_listed_with_their_partitions_and_a_killed_one_leaves(
             parts = [p for partitions in now.values() for p in partitions]
             return set(now) == pids and all(now.values()) and sorted(parts) == all_partitions
 
-        wait_for(lambda: shared() or not all(r.alive() for r in runners), 120, "both instances holding partitions")
+        wait_for(lambda: shared() or not all(r.alive() for r in runners), "both instances holding partitions", 120)
         assert all(r.alive() for r in runners), "\n".join(r.tail() for r in runners)
         found = status(zookeeper, unique, app)
         assert {tuple(i["listeners"]) for i in found["instances"].values()} == {("healthy",)}
         assert found["listeners"]["healthy"]["state"] == "running"
         assert len(found["listeners"]["healthy"]["instances"]) == 2
-        wait_for(lambda: sum(len(lines(r.workdir / "healthy.log")) for r in runners) >= 400, 120, "every event handled")
+        wait_for(lambda: sum(len(lines(r.workdir / "healthy.log")) for r in runners) >= 400, "every event handled", 120)
 
         killed, survivor = runners
         assert killed.proc is not None and survivor.proc is not None
         killed.kill9()
         wait_for(
             lambda: held(status(zookeeper, unique, app)) == {survivor.proc.pid: all_partitions} or not survivor.alive(),
-            120,
             "the killed instance gone (its session timed out) and the survivor holding every partition",
+            120,
         )
         assert survivor.alive(), survivor.tail()
         assert "joined app" in survivor.text()
@@ -111,21 +112,21 @@ def test_a_zookeeper_outage_never_stops_the_data_path(
         runner.start()
         assert runner.proc is not None
         pid = runner.proc.pid
-        wait_for(lambda: len(lines(healthy)) >= 200 or not runner.alive(), 120, "the first events")
-        wait_for(lambda: held(status(zookeeper, unique, app)) == {pid: everything(topic)}, 120, "the instance listed")
+        wait_for(lambda: len(lines(healthy)) >= 200 or not runner.alive(), "the first events", 120)
+        wait_for(lambda: held(status(zookeeper, unique, app)) == {pid: everything(topic)}, "the instance listed", 120)
 
         # ZooKeeper unreachable for longer than the session: the instance leaves the group, and keeps working.
         proxy.cut()
-        wait_for(lambda: status(zookeeper, unique, app)["instances"] == {}, 120, "the session to expire")
+        wait_for(lambda: status(zookeeper, unique, app)["instances"] == {}, "the session to expire", 120)
         produce(kafka, topic, stream(400, tables=40)[200:])
-        wait_for(lambda: len(lines(healthy)) >= 400 or not runner.alive(), 120, "events during the outage")
+        wait_for(lambda: len(lines(healthy)) >= 400 or not runner.alive(), "events during the outage", 120)
         assert runner.alive(), runner.tail()
         # Told once (by the ZooKeeper client's own reachability), not once per retry.
         assert runner.text().count(f"ZooKeeper at 127.0.0.1:{proxy.port} is unreachable") == 1, runner.tail()
 
         # Back: it joins again on its own, with what it holds.
         proxy.restore()
-        wait_for(lambda: held(status(zookeeper, unique, app)) == {pid: everything(topic)}, 120, "the instance back")
+        wait_for(lambda: held(status(zookeeper, unique, app)) == {pid: everything(topic)}, "the instance back", 120)
         assert runner.terminate() == 0, runner.tail()
     finally:
         if runner.alive():

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from runtime_harness import wait_for
 from test_coordination_switches import App, events
 from test_runtime_process import committed, produce
+from waiting import wait_for
 
 from hivewire.coordination import AppState, ZooKeeperCoordinator
 from hivewire.tools._local import LocalZooKeeper
@@ -38,14 +38,14 @@ def test_a_resumed_sideline_replays_everything_after_every_instance_was_killed_b
     tenant_b = {seq for seq in range(len(produced)) if seq % 2 == 1}
     produce(app.kafka, app.topic, produced[:200])
     first = [app.instance("a"), app.instance("b")]
-    wait_for(lambda: len(set(app.seqs("audit"))) == 200 or not app.alive(), 120, "the first events")
+    wait_for(lambda: len(set(app.seqs("audit"))) == 200 or not app.alive(), "the first events", 120)
 
     assert "sideline s1 started" in app.cli("sideline", "start", app.name, "--listener", "audit", "--db", "tenant_b")
     started = "sideline s1 (db=tenant_b table=* types=*) is started"
-    wait_for(lambda: all(started in r.text() for r in first), 60, "both instances to obey")
+    wait_for(lambda: all(started in r.text() for r in first), "both instances to obey", 60)
     produce(app.kafka, app.topic, produced[200:])  # about 1,000 of them tenant_b's, skipped
-    wait_for(lambda: set(app.seqs("healthy")) >= set(range(len(produced))) or not app.alive(), 180, "every event")
-    wait_for(lambda: sum(committed(app.kafka, app.group, app.topic).values()) == len(produced), 60, "committed")
+    wait_for(lambda: set(app.seqs("healthy")) >= set(range(len(produced))) or not app.alive(), "every event", 180)
+    wait_for(lambda: sum(committed(app.kafka, app.group, app.topic).values()) == len(produced), "committed", 60)
     assert app.alive(), app.tails()
     assert not tenant_b & {seq for seq in app.seqs("audit") if seq >= 200}  # skipped, so far
 
@@ -55,15 +55,15 @@ def test_a_resumed_sideline_replays_everything_after_every_instance_was_killed_b
         runner.kill9()
     app.cli("sideline", "resume", app.name, "s1")
     restarted = [app.instance("a2"), app.instance("b2")]
-    wait_for(lambda: all("is resumed" in r.text() for r in restarted) or not app.alive(), 120, "the restart")
+    wait_for(lambda: all("is resumed" in r.text() for r in restarted) or not app.alive(), "the restart", 120)
     app.cli("sideline", "resolve", app.name, "s1")  # nothing new arrives from here on
 
-    wait_for(lambda: tenant_b <= set(app.seqs("audit")) or not app.alive(), 120, "tenant_b's events replayed")
+    wait_for(lambda: tenant_b <= set(app.seqs("audit")) or not app.alive(), "tenant_b's events replayed", 120)
     assert app.alive(), app.tails()
     coordinator = ZooKeeperCoordinator(app.zookeeper.quorum, root=app.zk_root, connection_timeout=30)
     try:
         state = AppState(coordinator, app.name)
-        wait_for(lambda: state.sideline("s1").finished, 60, "the sideline to finish")
+        wait_for(lambda: state.sideline("s1").finished, "the sideline to finish", 60)
     finally:
         coordinator.close()
     assert set(app.seqs("audit")) == set(range(len(produced)))

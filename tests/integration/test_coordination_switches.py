@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from runtime_harness import wait_for
 from test_runtime_process import Runner, base_args, committed, metric, produce, settled_commits
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire.coordination import AppState, ZooKeeperCoordinator
@@ -173,17 +173,17 @@ def test_a_paused_listener_gets_everything_in_order_on_resuming_even_across_kill
     produced = events(0, 5200)
     produce(app.kafka, app.topic, produced[:200])
     a, b = app.instance("a"), app.instance("b")
-    wait_for(lambda: len(set(app.seqs("audit"))) == 200 or not app.alive(), 120, "the first events")
-    wait_for(lambda: sum(committed(app.kafka, app.group, app.topic).values()) == 200, 60, "them committed")
+    wait_for(lambda: len(set(app.seqs("audit"))) == 200 or not app.alive(), "the first events", 120)
+    wait_for(lambda: sum(committed(app.kafka, app.group, app.topic).values()) == 200, "them committed", 60)
     before = len(app.seqs("audit"))
 
     assert app.cli("listener", "pause", app.name, "audit") == f"{app.name}: audit paused\n"
-    wait_for(lambda: all("listener audit paused" in r.text() for r in (a, b)), 60, "both instances to obey")
+    wait_for(lambda: all("listener audit paused" in r.text() for r in (a, b)), "both instances to obey", 60)
     assert all(metric(app.port(r), "hivewire_listener_paused", "audit") == 1 for r in (a, b))
 
     # Events flow; the other listener keeps going while audit stays where it stopped.
     produce(app.kafka, app.topic, produced[200:2700])
-    wait_for(lambda: set(app.seqs("healthy")) >= set(range(2700)) or not app.alive(), 120, "healthy meanwhile")
+    wait_for(lambda: set(app.seqs("healthy")) >= set(range(2700)) or not app.alive(), "healthy meanwhile", 120)
     assert len(app.seqs("audit")) == before
 
     # kill -9 one instance mid-pause and start it again: the survivor takes its partitions, still paused, and
@@ -191,19 +191,19 @@ def test_a_paused_listener_gets_everything_in_order_on_resuming_even_across_kill
     a.kill9()
     produce(app.kafka, app.topic, produced[2700:])
     app.instance("a2")
-    wait_for(lambda: set(app.seqs("healthy")) >= set(range(5200)) or not app.alive(), 180, "healthy through it all")
+    wait_for(lambda: set(app.seqs("healthy")) >= set(range(5200)) or not app.alive(), "healthy through it all", 180)
     assert len(app.seqs("audit")) == before, app.tails()
     assert sum(committed(app.kafka, app.group, app.topic).values()) == 200  # commits wait for audit
 
     assert app.cli("listener", "resume", app.name, "audit") == f"{app.name}: audit running\n"
-    wait_for(lambda: set(app.seqs("audit")) >= set(range(5200)) or not app.alive(), 180, "audit to catch up")
+    wait_for(lambda: set(app.seqs("audit")) >= set(range(5200)) or not app.alive(), "audit to catch up", 180)
     assert app.alive(), app.tails()
     lines = app.lines("audit")
     # The 5,000 of the pause, at least once (a rebalance while catching up, as the group settles after the kill,
     # hands a partition's uncommitted tail to its new owner again), each table's first seen in order.
     assert {line.seq for line in lines[before:]} == set(range(200, 5200))
     assert first_seen_in_order(lines)
-    wait_for(lambda: sum(committed(app.kafka, app.group, app.topic).values()) == 5200, 60, "everything committed")
+    wait_for(lambda: sum(committed(app.kafka, app.group, app.topic).values()) == 5200, "everything committed", 60)
 
 
 def test_a_sidelined_tenant_is_replayed_exactly_in_order_even_with_every_instance_killed_mid_replay(
@@ -214,21 +214,21 @@ def test_a_sidelined_tenant_is_replayed_exactly_in_order_even_with_every_instanc
     produce(app.kafka, app.topic, produced[:200])
     slow = {"HW_SLOW": "0.002"}  # a replay long enough to be killed in the middle of
     first = [app.instance("a", **slow), app.instance("b", **slow)]
-    wait_for(lambda: len(set(app.seqs("audit"))) == 200 or not app.alive(), 120, "the first events")
+    wait_for(lambda: len(set(app.seqs("audit"))) == 200 or not app.alive(), "the first events", 120)
 
     assert "sideline s1 started" in app.cli("sideline", "start", app.name, "--listener", "audit", "--db", "tenant_a")
     started = "sideline s1 (db=tenant_a table=* types=*) is started"
-    wait_for(lambda: all(started in r.text() for r in first), 60, "both instances to obey")
+    wait_for(lambda: all(started in r.text() for r in first), "both instances to obey", 60)
     produce(app.kafka, app.topic, produced[200:10_200])
-    wait_for(lambda: set(app.seqs("healthy")) >= set(range(10_200)) or not app.alive(), 180, "10,000 more events")
-    wait_for(lambda: set(app.seqs("audit")) >= set(range(1, 10_200, 2)) or not app.alive(), 180, "audit's tenant_b")
+    wait_for(lambda: set(app.seqs("healthy")) >= set(range(10_200)) or not app.alive(), "10,000 more events", 180)
+    wait_for(lambda: set(app.seqs("audit")) >= set(range(1, 10_200, 2)) or not app.alive(), "audit's tenant_b", 180)
     assert app.alive(), app.tails()
     resumed_at = time.time()
     assert not [line for line in app.lines("audit") if line.db == "tenant_a" and line.seq >= 200]  # only tenant_b
 
     # Replay, and kill -9 every instance in the middle of it.
     app.cli("sideline", "resume", app.name, "s1")
-    wait_for(lambda: len(tenant_a & set(app.seqs("audit"))) >= 1500 or not app.alive(), 180, "the replay under way")
+    wait_for(lambda: len(tenant_a & set(app.seqs("audit"))) >= 1500 or not app.alive(), "the replay under way", 180)
     for runner in first:
         runner.kill9()
     assert len(tenant_a & set(app.seqs("audit"))) < 5100, "the replay finished before the kill: make it slower"
@@ -243,11 +243,11 @@ def test_a_sidelined_tenant_is_replayed_exactly_in_order_even_with_every_instanc
     coordinator = ZooKeeperCoordinator(app.zookeeper.quorum, root=app.zk_root, connection_timeout=30)
     try:
         state = AppState(coordinator, app.name)
-        wait_for(lambda: state.sideline("s1").finished or not app.alive(), 240, "the sideline to finish")
+        wait_for(lambda: state.sideline("s1").finished or not app.alive(), "the sideline to finish", 240)
         sideline = state.sideline("s1")
     finally:
         coordinator.close()
-    wait_for(lambda: set(app.seqs("audit")) >= set(range(len(produced))) or not app.alive(), 180, "every event")
+    wait_for(lambda: set(app.seqs("audit")) >= set(range(len(produced))) or not app.alive(), "every event", 180)
     assert app.alive(), app.tails()
     assert sideline.state == "resolved" and set(sideline.starts) <= set(sideline.ends)
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from runtime_harness import wait_for
+from waiting import wait_for
 
 import hivewire as hw
 import hivewire.spark
@@ -124,8 +124,8 @@ def test_hive4_registers_itself_and_a_client_fails_over_with_no_error(
 
     wait_for(
         lambda: hw.discover_metastores(zookeeper.quorum, namespace=namespace) == [survivor.uri],
-        60,
         "the killed metastore's node to go when its ZooKeeper session expires",
+        60,
     )
 
 
@@ -161,5 +161,5 @@ def test_hive4s_own_client_reads_what_hivewire_register_writes(
     key = "hive.metastore.warehouse.dir" if release == "2.3" else "metastore.warehouse.dir"
     address = metastore.uri.removeprefix("thrift://")
     with Registration(address, zookeeper.quorum, f"{unique}_ns", interval=1.0, session_timeout=6.0) as reg:
-        wait_for(lambda: reg.node is not None, 60, f"hivewire's registration of the {release} metastore")
+        wait_for(lambda: reg.node is not None, f"hivewire's registration of the {release} metastore", 60)
         assert hive4_client_reads(tmp_path, zookeeper.quorum, f"{unique}_ns", key) == metastore.warehouse.as_uri()

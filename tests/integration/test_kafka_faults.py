@@ -25,7 +25,8 @@ from typing import Any
 import deltalake
 import pytest
 from confluent_kafka import Producer
-from runtime_harness import PARTITIONS, read_to_end, stream, wait_for
+from runtime_harness import PARTITIONS, read_to_end, stream
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire.data._archive import txn_app_id
@@ -124,7 +125,7 @@ def test_run_loses_nothing_when_a_broker_dies_under_load(cluster: KafkaCluster, 
             lines = out.read_text().splitlines() if out.exists() else []
             return [(int(t), table, int(seq)) for t, table, seq in (line.split("\t") for line in lines)]
 
-        wait_for(lambda: len({seq for _, _, seq in handled()}) == n, 240, f"all {n} events handled")
+        wait_for(lambda: len({seq for _, _, seq in handled()}) == n, f"all {n} events handled", 240)
     finally:
         run.send_signal(signal.SIGTERM)
         code = run.wait(90)
@@ -236,7 +237,7 @@ def test_archive_is_exactly_once_when_a_broker_dies(cluster: KafkaCluster, archi
                 last[p] for p in range(PARTITIONS)
             ]
 
-        wait_for(caught_up, 240, "the archive to commit every offset")
+        wait_for(caught_up, "the archive to commit every offset", 240)
     finally:
         archiver.send_signal(signal.SIGTERM)
         code = archiver.wait(90)
@@ -296,7 +297,7 @@ def test_run_reports_the_exact_range_retention_deleted_while_it_was_stopped(
 
     run = start()
     send(range(100))
-    wait_for(lambda: handled() == set(range(100)), 120, "the first 100 events handled")
+    wait_for(lambda: handled() == set(range(100)), "the first 100 events handled", 120)
     run.send_signal(signal.SIGTERM)
     assert run.wait(90) == 0
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
@@ -314,7 +315,7 @@ def test_run_reports_the_exact_range_retention_deleted_while_it_was_stopped(
             p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False)[0] for p in (0, 1)
         }
 
-    wait_for(lambda: all(first_retained()[p] > committed[p] for p in (0, 1)), 120, "retention to delete records")
+    wait_for(lambda: all(first_retained()[p] > committed[p] for p in (0, 1)), "retention to delete records", 120)
     set_topic_config(bootstrap, topic, retention_ms="-1")
     lost = first_retained()
     consumer.close()
@@ -323,7 +324,7 @@ def test_run_reports_the_exact_range_retention_deleted_while_it_was_stopped(
         send(range(500, 600))
         # every record still retained is handled, and what was deleted is reported, exactly
         retained = {i for i in range(100, 600) if i // 2 >= lost[i % 2]}
-        wait_for(lambda: retained <= handled(), 120, "every retained event handled")
+        wait_for(lambda: retained <= handled(), "every retained event handled", 120)
     finally:
         run.send_signal(signal.SIGTERM)
         assert run.wait(90) == 0
@@ -365,7 +366,7 @@ def test_a_dead_letter_too_large_for_the_topic_is_shrunk_and_arrives(kafka_broke
             env=env, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:
-        wait_for(lambda: len(read_to_end(bootstrap, f"{topic}.dlq")) >= 2, 120, "both dead letters")
+        wait_for(lambda: len(read_to_end(bootstrap, f"{topic}.dlq")) >= 2, "both dead letters", 120)
     finally:
         run.send_signal(signal.SIGTERM)
         assert run.wait(90) == 0
@@ -452,7 +453,7 @@ def test_a_consumer_group_storm_loses_nothing_and_leaves_no_partition_unowned(
             lines = out.read_text().splitlines() if out.exists() else []
             return {int(line.split("\t")[2]) for line in lines}
 
-        wait_for(lambda: handled() == set(range(n)), 240, f"all {n} events handled after the storm")
+        wait_for(lambda: handled() == set(range(n)), f"all {n} events handled after the storm", 240)
 
         admin = AdminClient({"bootstrap.servers": bootstrap})  # kept: its futures resolve while it lives
 
@@ -460,10 +461,10 @@ def test_a_consumer_group_storm_loses_nothing_and_leaves_no_partition_unowned(
             description = admin.describe_consumer_groups([group])[group].result(30)
             return {tp.partition for m in description.members for tp in m.assignment.topic_partitions}
 
-        wait_for(lambda: owned() == set(range(partitions)), 120, "every partition owned by a live instance")
+        wait_for(lambda: owned() == set(range(partitions)), "every partition owned by a live instance", 120)
         # an instance started at the storm's last moment may still be importing: SIGTERM before its handlers
         # are installed would end it with the default action, which is not what this test is about
-        wait_for(lambda: all(running(proc) for proc in instances), 120, "the last instances to be running")
+        wait_for(lambda: all(running(proc) for proc in instances), "the last instances to be running", 120)
     finally:
         for proc in instances:
             proc.send_signal(signal.SIGTERM)

@@ -33,7 +33,8 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
-from runtime_harness import PARTITIONS, stream, topic_size, wait_for
+from runtime_harness import PARTITIONS, stream, topic_size
+from waiting import wait_for
 
 from hivewire.events import _apiary as apiary
 from hivewire.runtime._kafka import STATISTICS_INTERVAL
@@ -122,7 +123,7 @@ def test_readiness_follows_the_cluster_not_one_broker(kafka_cluster: KafkaCluste
     stopped_at_start.stop()
     # The dead-letter producer's only bootstrap broker is the dead-letter topic's leader, the first victim: its
     # one connection dies with it (what made readiness lie).
-    wait_for(lambda: leader_of(cluster, dlq) is not stopped_at_start, 60, "a leader for the dead letters")
+    wait_for(lambda: leader_of(cluster, dlq) is not stopped_at_start, "a leader for the dead letters", 60)
     first_victim = leader_of(cluster, dlq)
     with log_path.open("ab") as log:
         run = subprocess.Popen(
@@ -152,18 +153,18 @@ def test_readiness_follows_the_cluster_not_one_broker(kafka_cluster: KafkaCluste
 
     sender = threading.Thread(target=send, daemon=True)
     try:
-        wait_for(lambda: health(port)[0] == 200 if run.poll() is None else True, 120, "the run to be ready")
+        wait_for(lambda: health(port)[0] == 200 if run.poll() is None else True, "the run to be ready", 120)
         assert run.poll() is None, log_path.read_text()[-3000:]
         started = log_path.read_text()
         assert " WARNING " not in started, f"a start with one bootstrap broker down said:\n{started}"
         stopped_at_start.start()
 
         sender.start()
-        wait_for(lambda: topic_size(cluster.bootstrap_servers, dlq) > 0, 60, "the first dead letters")
+        wait_for(lambda: topic_size(cluster.bootstrap_servers, dlq) > 0, "the first dead letters", 60)
         poller = Poller(port)
         letters_before = topic_size(cluster.bootstrap_servers, dlq)
         for kill in range(KILLS):
-            wait_for(lambda: fully_replicated(cluster, topic, dlq), 120, "every replica in sync before a kill")
+            wait_for(lambda: fully_replicated(cluster, topic, dlq), "every replica in sync before a kill", 120)
             victim = leader_of(cluster, dlq)
             print(f"kill {kill + 1}: broker {victim.node_id} (leader of {dlq})")
             victim.stop(kill=True)
@@ -185,13 +186,13 @@ def test_readiness_follows_the_cluster_not_one_broker(kafka_cluster: KafkaCluste
         for broker in cluster.brokers:
             broker.stop(kill=True)
         stopped = time.monotonic()
-        wait_for(outage_seen, OUTAGE_SEEN + 1, "/health to say DOWN and unreachable")
+        wait_for(outage_seen, "/health to say DOWN and unreachable", OUTAGE_SEEN + 1)
         print(f"/health said DOWN {time.monotonic() - stopped:.1f} s after the last broker stopped")
         for broker in cluster.brokers:
             broker.launch()
         for broker in cluster.brokers:
             broker.wait_ready()
-        wait_for(lambda: health(port)[0] == 200, 120, "/health to be ready again once the brokers are back")
+        wait_for(lambda: health(port)[0] == 200, "/health to be ready again once the brokers are back", 120)
         assert health(port)[1]["reachable"] is True
     finally:
         sending.set()

@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 from proxy import TcpProxy
-from runtime_harness import read_to_end, wait_for
+from runtime_harness import read_to_end
 from test_runtime_process import committed
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire.events import _apiary as apiary
@@ -137,8 +138,8 @@ def test_dead_letters_too_large_for_the_broker_are_stored_truncated_and_the_proc
     group = f"apiary-kafka-metastore-receiver-{group}"
     wait_for(
         lambda: committed(kafka, group, topic) == {0: 1, 1: 2} or not process.alive(),
-        180,
         "the three records' commits",
+        180,
     )
     assert process.alive(), process.text()
     letters = read_to_end(kafka, f"{topic}.dlq")
@@ -177,7 +178,7 @@ def test_an_unreachable_broker_gives_a_few_lines_readiness_down_and_a_clean_fail
             ],
         )
     )
-    wait_for(lambda: answers(port) or not process.alive(), 60, "the health endpoint")
+    wait_for(lambda: answers(port) or not process.alive(), "the health endpoint", 60)
     status, body = get(port, "/health")
     assert status == 503 and body["status"] == "DOWN" and body["reachable"] is False, body
     assert get(port, "/health/readiness")[0] == 503
@@ -213,12 +214,12 @@ def test_kafka_coming_up_later_is_told_once_and_readiness_follows(
             ],
         )
     )
-    wait_for(lambda: "is unreachable" in process.text() or not process.alive(), 60, "the outage line")
+    wait_for(lambda: "is unreachable" in process.text() or not process.alive(), "the outage line", 60)
     assert get(endpoint, "/health")[0] == 503
     host, port = kafka.split(",")[0].rsplit(":", 1)
     forwarder = TcpProxy((host, int(port)), bootstrap)
     try:
-        wait_for(lambda: get(endpoint, "/health")[0] == 200 or not process.alive(), 120, "readiness UP")
+        wait_for(lambda: get(endpoint, "/health")[0] == 200 or not process.alive(), "readiness UP", 120)
         assert process.alive(), process.text()
         text = process.text()
         assert text.count("is unreachable") == 1 and text.count("is reachable again") == 1, text
@@ -272,11 +273,11 @@ def test_register_says_once_that_its_metastore_is_down_and_once_that_it_is_back(
         )
     forwarder = None
     try:
-        wait_for(lambda: "is unreachable" in log.read_text() or proc.poll() is not None, 60, "the outage line")
+        wait_for(lambda: "is unreachable" in log.read_text() or proc.poll() is not None, "the outage line", 60)
         time.sleep(5)  # ten failed checks
         host, hms_port = metastore.uri.removeprefix("thrift://").rsplit(":", 1)
         forwarder = TcpProxy((host, int(hms_port)), port)
-        wait_for(lambda: "registered metastore" in log.read_text() or proc.poll() is not None, 60, "registration")
+        wait_for(lambda: "registered metastore" in log.read_text() or proc.poll() is not None, "registration", 60)
         assert proc.poll() is None, log.read_text()
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -319,7 +320,7 @@ def test_liveness_stays_up_through_a_60_s_hung_broker(tmp_path: Path, processes:
                 ],
             )
         )
-        wait_for(lambda: (answers(port) and get(port, "/health")[0] == 200) or not process.alive(), 120, "ready")
+        wait_for(lambda: (answers(port) and get(port, "/health")[0] == 200) or not process.alive(), "ready", 120)
         os.kill(broker.pid, signal.SIGSTOP)
         liveness, readiness = [], []
         try:
@@ -334,7 +335,7 @@ def test_liveness_stays_up_through_a_60_s_hung_broker(tmp_path: Path, processes:
         assert set(liveness) == {200}, (liveness, process.text())
         # Readiness goes DOWN once the consumer's session times out (45 s) and its partitions are lost.
         assert readiness[0] == 200 and 503 in readiness, readiness
-        wait_for(lambda: get(port, "/health")[0] == 200 or not process.alive(), 180, "ready again")
+        wait_for(lambda: get(port, "/health")[0] == 200 or not process.alive(), "ready again", 180)
         assert "Traceback" not in process.text(), process.text()
     finally:
         broker.kill()

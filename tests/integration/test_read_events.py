@@ -1,4 +1,4 @@
-"""hivewire.notebook.read_events over a real Apache Kafka broker.
+"""hivewire.read_events over a real Apache Kafka broker.
 
 One topic per module: 10,000 mixed Apiary events, partitioned as the Apiary listener does, with record
 timestamps 100 ms apart, plus three messages that do not decode. Every read is checked against the

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import waiting
 from kazoo.client import KazooClient
 from kazoo.security import OPEN_ACL_UNSAFE, Permissions
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire.metastore._discovery import close_shared_resolvers, discover_metastores, shared_resolver
@@ -34,16 +34,9 @@ def address_of(hms: LocalMetastore) -> str:
     return hms.uri.removeprefix("thrift://")
 
 
-def wait_for(predicate: Callable[[], Any], what: str, deadline: float = 120.0) -> Any:
-    """:func:`waiting.wait_for`, where "nothing registered" (DiscoveryError) counts as not yet."""
-
-    def tolerant() -> Any:
-        try:
-            return predicate()
-        except hw.DiscoveryError:
-            return None
-
-    return waiting.wait_for(tolerant, what, deadline, interval=0.2)
+def until_registered(predicate: Callable[[], Any], what: str) -> Any:
+    """Wait up to 120 s for ``predicate``; "nothing registered" (DiscoveryError) counts as not yet."""
+    return wait_for(predicate, what, 120, interval=0.2, ignoring=(hw.DiscoveryError,))
 
 
 def nodes_for(zk: KazooClient, namespace: str, address: str) -> list[str]:
@@ -111,7 +104,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 def test_two_metastores_registered_like_hive4(cluster: Cluster) -> None:
-    wait_for(lambda: sorted(discover(cluster.zk.quorum, "hive_metastore")) == cluster.both(), "both registered")
+    until_registered(lambda: sorted(discover(cluster.zk.quorum, "hive_metastore")) == cluster.both(), "both registered")
     for hms in (cluster.a, cluster.b):
         reg = cluster.regs[hms.uri]
         [node] = nodes_for(cluster.reader, "hive_metastore", address_of(hms))
@@ -131,17 +124,17 @@ def test_hung_metastore_is_withdrawn_within_two_periods_and_restored(cluster: Cl
     overran its interval, checks run one per interval, so withdrawal by the second check after the hang is
     withdrawal within two periods."""
     quorum = cluster.zk.quorum
-    wait_for(lambda: sorted(discover(quorum, "hive_metastore")) == cluster.both(), "both registered")
+    until_registered(lambda: sorted(discover(quorum, "hive_metastore")) == cluster.both(), "both registered")
     victim, survivor = cluster.a, cluster.b
     reg = cluster.regs[victim.uri]
     pid = victim.pid
     assert pid is not None and reg.check_timeout < reg.interval
-    wait_for(lambda: reg.node is not None and reg.healthy, "a passing check")
+    until_registered(lambda: reg.node is not None and reg.healthy, "a passing check")
     checks_before, overruns_before = reg.checks, reg.overruns
     os.killpg(pid, signal.SIGSTOP)
     try:
         checks_at_stop = reg.checks
-        withdrawn = wait_for(lambda: withdrawal_after(reg, checks_before), "the withdrawal")
+        withdrawn = until_registered(lambda: withdrawal_after(reg, checks_before), "the withdrawal")
         assert not nodes_for(cluster.reader, "hive_metastore", address_of(victim))
         assert withdrawn.check <= checks_at_stop + 2, (withdrawn, checks_at_stop)
         assert reg.overruns == overruns_before, "a check overran its interval"
@@ -150,12 +143,12 @@ def test_hung_metastore_is_withdrawn_within_two_periods_and_restored(cluster: Cl
         assert discover(quorum, "hive_metastore") == [survivor.uri]
         # It stays withdrawn while hung, and the checks keep their rate.
         seen = reg.checks
-        wait_for(lambda: reg.checks >= seen + 2, "two more checks")
+        until_registered(lambda: reg.checks >= seen + 2, "two more checks")
         assert reg.node is None and not nodes_for(cluster.reader, "hive_metastore", address_of(victim))
         assert reg.overruns == overruns_before
     finally:
         os.killpg(pid, signal.SIGCONT)
-    wait_for(lambda: sorted(discover(quorum, "hive_metastore")) == cluster.both(), "re-registration")
+    until_registered(lambda: sorted(discover(quorum, "hive_metastore")) == cluster.both(), "re-registration")
     again = [e for e in reg.history if e.check > withdrawn.check]
     assert again and again[0].action == "registered"
     [node] = nodes_for(cluster.reader, "hive_metastore", address_of(victim))
@@ -164,7 +157,7 @@ def test_hung_metastore_is_withdrawn_within_two_periods_and_restored(cluster: Cl
 
 def test_killed_metastore_is_withdrawn_clients_fail_over_and_it_comes_back(cluster: Cluster) -> None:
     quorum = cluster.zk.quorum
-    wait_for(lambda: sorted(discover(quorum, "hive_metastore")) == cluster.both(), "both registered")
+    until_registered(lambda: sorted(discover(quorum, "hive_metastore")) == cluster.both(), "both registered")
     client = hw.MetastoreClient.from_zookeeper(quorum, timeout=30, connect_timeout=3)
     try:
         assert "default" in client.get_all_databases()
@@ -182,28 +175,28 @@ def test_killed_metastore_is_withdrawn_clients_fail_over_and_it_comes_back(clust
                 assert "default" in fresh.get_all_databases()
                 assert fresh.uri == survivor.uri
 
-        withdrawn = wait_for(lambda: withdrawal_after(reg, checks_before), "the withdrawal")
+        withdrawn = until_registered(lambda: withdrawal_after(reg, checks_before), "the withdrawal")
         assert not nodes_for(cluster.reader, "hive_metastore", address_of(victim))
         assert withdrawn.check - checks_before <= 2, (withdrawn, checks_before)
         assert reg.node is None
         assert discover(quorum, "hive_metastore") == [survivor.uri]
         # The shared resolver behind from_zookeeper saw it through its watch.
         resolver = shared_resolver(DiscoveryConfig(quorum=quorum))
-        wait_for(lambda: resolver.uris() == [survivor.uri], "the resolver to drop the dead metastore")
+        until_registered(lambda: resolver.uris() == [survivor.uri], "the resolver to drop the dead metastore")
         assert "default" in client.get_all_databases()
 
         victim.restart()
-        wait_for(lambda: sorted(discover(quorum, "hive_metastore")) == cluster.both(), "re-registration")
+        until_registered(lambda: sorted(discover(quorum, "hive_metastore")) == cluster.both(), "re-registration")
         again = [e for e in reg.history if e.check > withdrawn.check]
         assert again and again[0].action == "registered"
-        wait_for(lambda: sorted(resolver.uris()) == cluster.both(), "the resolver to see it again")
+        until_registered(lambda: sorted(resolver.uris()) == cluster.both(), "the resolver to see it again")
     finally:
         client.close()
 
 
 def test_registrations_are_back_after_zookeeper_restarts(cluster: Cluster) -> None:
     quorum = cluster.zk.quorum
-    wait_for(lambda: sorted(discover(quorum, "hive_metastore")) == cluster.both(), "both registered")
+    until_registered(lambda: sorted(discover(quorum, "hive_metastore")) == cluster.both(), "both registered")
     cluster.zk.restart()
 
     def owned_by_live_session(hms: LocalMetastore) -> bool:
@@ -218,7 +211,7 @@ def test_registrations_are_back_after_zookeeper_restarts(cluster: Cluster) -> No
         return stat is not None and stat.ephemeralOwner == session[0] and reg.node == nodes[0]
 
     for hms in (cluster.a, cluster.b):
-        wait_for(lambda h=hms: owned_by_live_session(h), f"{hms.uri} to be registered by a live session")
+        until_registered(lambda h=hms: owned_by_live_session(h), f"{hms.uri} to be registered by a live session")
     assert sorted(discover(quorum, "hive_metastore")) == cluster.both()
     with hw.MetastoreClient.from_zookeeper(quorum, timeout=30, connect_timeout=3) as client:
         assert "default" in client.get_all_databases()
@@ -226,7 +219,7 @@ def test_registrations_are_back_after_zookeeper_restarts(cluster: Cluster) -> No
 
 def test_session_expiry_recreates_the_node(zookeeper: LocalZooKeeper, metastore: LocalMetastore, unique: str) -> None:
     with Registration(address_of(metastore), zookeeper.quorum, unique, interval=INTERVAL, **ZK_OPTIONS) as reg:
-        first = wait_for(lambda: reg.node, "registration")
+        first = until_registered(lambda: reg.node, "registration")
         session = reg.client_id
         assert session is not None
         # Expire the session for real: another client takes it over and closes it (kazoo's own test trick).
@@ -234,7 +227,9 @@ def test_session_expiry_recreates_the_node(zookeeper: LocalZooKeeper, metastore:
         thief.start(timeout=30)
         thief.stop()
         thief.close()
-        recreated = wait_for(lambda: [e for e in reg.history if e.action == "recreated"], "the node to come back")
+        recreated = until_registered(
+            lambda: [e for e in reg.history if e.action == "recreated"], "the node to come back"
+        )
         assert recreated[0].path != first
         new_session = reg.client_id
         assert new_session is not None and new_session[0] != session[0]
@@ -246,7 +241,7 @@ def test_session_expiry_recreates_the_node(zookeeper: LocalZooKeeper, metastore:
 
 def test_unhealthy_metastore_is_never_registered(zookeeper: LocalZooKeeper, unique: str) -> None:
     with Registration(f"127.0.0.1:{free_port()}", zookeeper.quorum, unique, interval=0.2, **ZK_OPTIONS) as reg:
-        wait_for(lambda: reg.checks >= 5, "five health checks")
+        until_registered(lambda: reg.checks >= 5, "five health checks")
         assert reg.healthy is False and reg.node is None and reg.history == []
     with pytest.raises(hw.DiscoveryError):
         discover(zookeeper.quorum, unique)
@@ -278,7 +273,7 @@ def test_cli_register_until_sigterm(zookeeper: LocalZooKeeper, metastore: LocalM
     reader = KazooClient(hosts=zookeeper.quorum, timeout=10)
     reader.start(timeout=30)
     try:
-        [node] = wait_for(lambda: nodes_for(reader, unique, address_of(metastore)), "the CLI to register")
+        [node] = until_registered(lambda: nodes_for(reader, unique, address_of(metastore)), "the CLI to register")
         acls = reader.get_acls(node)[0]
         assert [(a.id.scheme, a.perms) for a in acls] == [("world", Permissions.READ), ("digest", Permissions.ALL)]
         assert discover(zookeeper.quorum, unique) == [metastore.uri]  # world-readable
@@ -310,7 +305,7 @@ def test_cli_register_from_a_config_file_with_flags_winning(
         env={**os.environ, "PYTHONUNBUFFERED": "1", "HIVEWIRE_REGISTER_INTERVAL": "2s"},
     )
     try:
-        wait_for(lambda: discover(zookeeper.quorum, unique) == [metastore.uri], "the CLI to register")
+        until_registered(lambda: discover(zookeeper.quorum, unique) == [metastore.uri], "the CLI to register")
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 0, out.decode(errors="replace")

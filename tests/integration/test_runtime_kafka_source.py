@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Producer
-from runtime_harness import read_to_end, wait_for
+from runtime_harness import read_to_end
+from waiting import wait_for
 
 import hivewire as hw
 import hivewire.runtime._kafka_letters as patched_module
@@ -28,7 +29,7 @@ def poll_until(source: hw.KafkaSource, predicate: Callable[[], bool], what: str)
         source.poll(10, 0.2)
         return predicate()
 
-    wait_for(polled, 60, what)
+    wait_for(polled, what, 60)
 
 
 def test_refused_offset_commits_are_counted_and_logged(kafka_mock: str, caplog: pytest.LogCaptureFixture) -> None:
@@ -48,7 +49,7 @@ def test_refused_offset_commits_are_counted_and_logged(kafka_mock: str, caplog: 
             records.extend(source.poll(10, 0.2))
             return bool(records)
 
-        wait_for(got_one, 60, "the consumer to join and read the record")
+        wait_for(got_one, "the consumer to join and read the record", 60)
         # The broker refuses offsets of a topic it does not have; an asynchronous commit fails in a callback
         # served by the next polls, which is where the failure must be counted.
         source.commit({(f"{topic}-missing", 7): 5}, wait=False)
@@ -88,7 +89,7 @@ def test_dead_letters_the_broker_does_not_take_are_counted_and_sent_again(kafka:
                 {"hivewire.listener": "x"},
                 lambda o=offset: delivered.append(o),
             )
-        wait_for(sent_again, 120, "every letter to fail, and fail again when sent again, twice")
+        wait_for(sent_again, "every letter to fail, and fail again when sent again, twice", 120)
         assert delivered == []  # never counted as done: their records are not committed
         # One thread serves the producer and its resends, however many letters fail (not one per letter).
         assert max(most_threads) <= threads_before + 1

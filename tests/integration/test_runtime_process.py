@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
-from runtime_harness import PARTITIONS, read_to_end, stream, wait_for
+from runtime_harness import PARTITIONS, read_to_end, stream
+from waiting import wait_for
 
 from hivewire.events import _apiary as apiary
 from hivewire.tools._local import free_port
@@ -271,8 +272,8 @@ def kill9_after_progress(
         lambda: (
             (len(lines(log)) >= target and sum(committed(kafka, group, topic).values()) > before) or not runner.alive()
         ),
-        300,
         "progress and a commit before the kill",
+        300,
     )
     assert runner.alive(), runner.tail()
     runner.kill9()
@@ -300,11 +301,11 @@ def test_20000_events_healthy_failing_and_sleeping_listeners(kafka: str, workdir
     runner.start()
     group = f"apiary-kafka-metastore-receiver-{instance}"
     try:
-        wait_for(lambda: len(lines(workdir / "healthy.log")) >= n or not runner.alive(), 300, "the healthy listener")
+        wait_for(lambda: len(lines(workdir / "healthy.log")) >= n or not runner.alive(), "the healthy listener", 300)
         wait_for(
             lambda: sum(committed(kafka, group, topic).values()) >= n or not runner.alive(),
-            300,
             "every offset to be committed (after the failing listener dead-lettered everything)",
+            300,
         )
         assert runner.alive(), runner.tail()
         healthy = lines(workdir / "healthy.log")
@@ -415,8 +416,8 @@ def test_kill_9_loses_nothing_and_repeats_only_the_uncommitted_tail(kafka: str, 
     try:
         wait_for(
             lambda: sum(committed(kafka, group, topic).values()) >= n or not runner.alive(),
-            300,
             "the last run to finish the stream",
+            300,
         )
         assert runner.terminate() == 0, runner.tail()
     finally:
@@ -489,11 +490,11 @@ def test_a_signal_stops_the_process_cleanly_and_commits_what_finished(
     first = Runner(workdir, args, {"HW_STALL_SEQ": str(stall)})
     first.start()
     try:
-        wait_for(lambda: (workdir / "timeline.log").exists() or not first.alive(), 120, "the stalled call")
+        wait_for(lambda: (workdir / "timeline.log").exists() or not first.alive(), "the stalled call", 120)
         assert first.alive(), first.tail()
         assert first.proc is not None
         first.proc.send_signal(sig)
-        wait_for(lambda: f"received {sig.name}" in first.text(), 60, "the signal to be received")
+        wait_for(lambda: f"received {sig.name}" in first.text(), "the signal to be received", 60)
         (workdir / "release").touch()  # the call in progress finishes; nothing after it starts
         assert first.proc.wait(120) == 0, first.tail()
     finally:
@@ -510,7 +511,7 @@ def test_a_signal_stops_the_process_cleanly_and_commits_what_finished(
     second = Runner(workdir, args, {})
     second.start()
     try:
-        wait_for(lambda: len(lines(workdir / "healthy.log")) >= n or not second.alive(), 120, "the rest")
+        wait_for(lambda: len(lines(workdir / "healthy.log")) >= n or not second.alive(), "the rest", 120)
         assert second.terminate() == 0, second.tail()
     finally:
         if second.alive():
@@ -546,8 +547,8 @@ def test_malformed_messages_are_dead_lettered_and_the_process_keeps_running(kafk
     try:
         wait_for(
             lambda: sum(committed(kafka, group, topic).values()) >= len(mixed) or not runner.alive(),
-            300,
             "every message to be handled or dead-lettered",
+            300,
         )
         assert runner.alive(), runner.tail()
         assert sorted(int(r[2]) for r in lines(workdir / "healthy.log")) == list(range(2000))
@@ -595,7 +596,7 @@ def test_a_drone_fly_properties_file_runs_unchanged(kafka: str, workdir: Path) -
     runner.args = ["--config", "drone-fly.properties"]
     runner.start()
     try:
-        wait_for(lambda: len(lines(workdir / "dronefly.log")) >= n or not runner.alive(), 120, "the listener")
+        wait_for(lambda: len(lines(workdir / "dronefly.log")) >= n or not runner.alive(), "the listener", 120)
         assert runner.alive(), runner.tail()
         rows = lines(workdir / "dronefly.log")
         assert {tag for tag, _ in rows} == {"from-properties"}
@@ -608,8 +609,8 @@ def test_a_drone_fly_properties_file_runs_unchanged(kafka: str, workdir: Path) -
         assert metric(port, "hivewire_events_consumed_total") == n
         wait_for(
             lambda: sum(committed(kafka, f"apiary-kafka-metastore-receiver-{instance}", topic).values()) == n,
-            60,
             "Drone Fly's consumer group to commit",
+            60,
         )
         assert runner.terminate() == 0, runner.tail()
     finally:

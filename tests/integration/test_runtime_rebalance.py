@@ -9,7 +9,8 @@ import threading
 from collections.abc import Sequence
 
 import pytest
-from runtime_harness import KafkaHarness, seq_of, stream, wait_for
+from runtime_harness import KafkaHarness, seq_of, stream
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire.runtime._source import Record
@@ -129,17 +130,17 @@ def test_partitions_gained_while_paused_stay_paused(kafka: str, strategy: str) -
     b = Member(harness, "b", strategy, gated=True, settings=BACKPRESSURE)
     a: Member | None = None
     try:
-        wait_for(lambda: b.assigned() == {0, 1, 2, 3} and b.paused(), 60, "b to own everything and pause")
+        wait_for(lambda: b.assigned() == {0, 1, 2, 3} and b.paused(), "b to own everything and pause", 60)
         a = Member(harness, "a", strategy, gated=True, settings=BACKPRESSURE)
-        wait_for(lambda: len(a.assigned()) == 2 and a.paused(), 60, "a to join, fill its queue and pause")
+        wait_for(lambda: len(a.assigned()) == 2 and a.paused(), "a to join, fill its queue and pause", 60)
         b.stop()  # b leaves: a gains b's partitions while it is paused
-        wait_for(lambda: a.assigned() == {0, 1, 2, 3}, 60, "a to take over b's partitions")
+        wait_for(lambda: a.assigned() == {0, 1, 2, 3}, "a to take over b's partitions", 60)
         consumed, polls = a.consumed(), a.source.polls
-        wait_for(lambda: a.source.polls >= polls + 25, 60, "a to poll a while")
+        wait_for(lambda: a.source.polls >= polls + 25, "a to poll a while", 60)
         assert a.paused()
         assert a.consumed() == consumed, "a read partitions it gained while paused"
         a.gate.set()
-        wait_for(lambda: harness.committed() == ends(payloads), 120, "a to finish the stream")
+        wait_for(lambda: harness.committed() == ends(payloads), "a to finish the stream", 120)
     finally:
         b.stop()
         if a is not None:
@@ -159,28 +160,28 @@ def test_partitions_revoked_while_paused_are_read_again_when_they_come_back(kafk
     try:
         wait_for(
             lambda: a.paused() and a.lag_partitions() == {0, 1, 2, 3},
-            60,
             "a to pause with all four partitions (and report their lag)",
+            60,
         )
         b = Member(harness, "b", strategy, gated=False)
-        wait_for(lambda: len(b.assigned()) == 2 and len(a.assigned()) == 2, 60, "b to join")
+        wait_for(lambda: len(b.assigned()) == 2 and len(a.assigned()) == 2, "b to join", 60)
         mine = a.assigned()
-        wait_for(lambda: a.lag_partitions() <= mine, 30, "a to drop the lag of partitions it lost")
+        wait_for(lambda: a.lag_partitions() <= mine, "a to drop the lag of partitions it lost", 30)
         a.gate.set()
         first_ends = ends(first)
         # Drained with nothing left to read: no later pause and resume may tidy up what follows.
         wait_for(
             lambda: not a.paused() and all(harness.committed().get(p) == first_ends[p] for p in mine),
-            60,
             "a to resume and finish its partitions",
+            60,
         )
         b.stop()  # a gets back the partitions that were revoked from it while paused
-        wait_for(lambda: a.assigned() == {0, 1, 2, 3}, 60, "a to take over b's partitions")
+        wait_for(lambda: a.assigned() == {0, 1, 2, 3}, "a to take over b's partitions", 60)
         # Fewer than a queue's worth, across all four partitions: no pause and resume of the whole
         # assignment happens to clear the stale pause of the partitions that came back.
         second = stream(612, tables=40)[600:]
         harness.send(second)
-        wait_for(lambda: harness.committed() == ends(first + second), 120, "a to read every partition")
+        wait_for(lambda: harness.committed() == ends(first + second), "a to read every partition", 120)
     finally:
         a.stop()
         if b is not None:
@@ -211,14 +212,14 @@ def test_spilled_records_of_revoked_partitions_are_left_to_their_new_owner(kafka
     try:
         wait_for(
             lambda: a.assigned() == {0, 1, 2, 3} and a.app._runner is not None and a.app._runner.lanes[0].spilled > 100,
-            60,
             "a to own everything and spill",
+            60,
         )
         b = Member(harness, "b", strategy, gated=False)
-        wait_for(lambda: len(b.assigned()) == 2 and len(a.assigned()) == 2, 60, "b to join")
+        wait_for(lambda: len(b.assigned()) == 2 and len(a.assigned()) == 2, "b to join", 60)
         mine = a.assigned()
         a.gate.set()
-        wait_for(lambda: harness.committed() == ends(payloads), 120, "both to finish the stream")
+        wait_for(lambda: harness.committed() == ends(payloads), "both to finish the stream", 120)
     finally:
         a.stop()
         if b is not None:

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import AdminClient
-from runtime_harness import PARTITIONS, stream, wait_for
+from runtime_harness import PARTITIONS, stream
 from test_runtime_process import LISTENERS, Runner, base_args, lines, produce
+from waiting import wait_for
 
 from hivewire.tools._kafka_broker import create_topic
 
@@ -70,7 +71,7 @@ def test_a_restart_handles_its_first_events_without_waiting_for_the_session(
     first.start()
     try:
         produce(kafka, topic, payloads[:EVENTS])
-        wait_for(lambda: handled(workdir) >= set(range(EVENTS)) or not first.alive(), 120, "the first run's events")
+        wait_for(lambda: handled(workdir) >= set(range(EVENTS)) or not first.alive(), "the first run's events", 120)
         assert first.alive(), first.tail()
         assert static_members(kafka, group) == (["restart-a"] if static else [None])
         if static:
@@ -87,8 +88,8 @@ def test_a_restart_handles_its_first_events_without_waiting_for_the_session(
         produce(kafka, topic, payloads[EVENTS:])
         wait_for(
             lambda: handled(workdir) >= set(range(2 * EVENTS)) or not second.alive(),
-            BOUND,
             f"the restarted run to handle the new events before the old member's session ({SESSION_MS} ms) ends",
+            BOUND,
         )
         assert second.alive(), second.tail()
     finally:

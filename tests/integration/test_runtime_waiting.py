@@ -14,8 +14,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from runtime_harness import stream, wait_for
+from runtime_harness import stream
 from test_runtime_process import Runner, base_args, committed, kill9_after_progress, lines, produce
+from waiting import wait_for
 
 LISTENERS = textwrap.dedent('''
     """Listeners that wait: every call leaves a line in a file (line-buffered: kill -9 safe)."""
@@ -115,8 +116,8 @@ def test_kill_9_of_listeners_that_wait_loses_nothing_and_keeps_each_table_in_ord
     try:
         wait_for(
             lambda: sum(committed(kafka, group, topic).values()) >= n or not runner.alive(),
-            300,
             "the last run to finish the stream",
+            300,
         )
         assert runner.terminate() == 0, runner.tail()
     finally:
@@ -139,7 +140,7 @@ def test_workers_share_the_topic_and_a_killed_worker_is_restarted_losing_nothing
         def workers() -> list[str]:
             return re.findall(r"worker \d started \(pid (\d+)\)", supervisor.text())
 
-        wait_for(lambda: len(workers()) == 2, 60, "two workers to start")
+        wait_for(lambda: len(workers()) == 2, "two workers to start", 60)
         first = workers()
         # Both workers take part: each handles events (the group shares the partitions between them). The
         # first to join may handle every event before the other is given partitions, so more keep coming
@@ -154,9 +155,9 @@ def test_workers_share_the_topic_and_a_killed_worker_is_restarted_losing_nothing
         assert supervisor.alive(), supervisor.tail()
         victim = first[0]
         os.kill(int(victim), signal.SIGKILL)
-        wait_for(lambda: len(workers()) == 3, 60, "the killed worker to be restarted")
+        wait_for(lambda: len(workers()) == 3, "the killed worker to be restarted", 60)
         assert re.search(rf"worker 0 \(pid {victim}\) exited with status signal SIGKILL", supervisor.text())
-        wait_for(lambda: sum(committed(kafka, group, topic).values()) >= n, 300, "the workers to finish")
+        wait_for(lambda: sum(committed(kafka, group, topic).values()) >= n, "the workers to finish", 300)
         assert supervisor.terminate() == 0, supervisor.tail()
     finally:
         if supervisor.alive():

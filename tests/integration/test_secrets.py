@@ -11,12 +11,11 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire.metastore._acl import parse_acl
@@ -24,16 +23,6 @@ from hivewire.tools._local import LocalMetastore, LocalZooKeeper, free_port
 
 ZK_PASSWORD = "Zk-s3cret-pw"
 KAFKA_PASSWORD = "Kafka-s3cret-pw"
-
-
-def wait_for(predicate: Callable[[], Any], what: str, deadline: float = 120.0) -> Any:
-    end = time.monotonic() + deadline
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 def hivewire(args: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
@@ -120,7 +109,7 @@ def test_debug_logs_of_register_the_shim_and_run_hold_no_secret(
         logs["run"],
     )
     try:
-        wait_for(lambda: registered(zookeeper, namespace) or register.poll() is not None, "the registration")
+        wait_for(lambda: registered(zookeeper, namespace) or register.poll() is not None, "the registration", 120)
         assert register.poll() is None, logs["register"].read_text()
 
         def shim_serves() -> bool:
@@ -128,10 +117,10 @@ def test_debug_logs_of_register_the_shim_and_run_hold_no_secret(
                 return True
             return shim.poll() is not None
 
-        wait_for(shim_serves, "the shim to listen")
+        wait_for(shim_serves, "the shim to listen", 120)
         assert shim.poll() is None, logs["shim"].read_text()
-        wait_for(lambda: registered(zookeeper, f"{namespace}-shims"), "the shim's registration")
-        wait_for(lambda: "Sending request" in logs["register"].read_text(), "kazoo's DEBUG lines")
+        wait_for(lambda: registered(zookeeper, f"{namespace}-shims"), "the shim's registration", 120)
+        wait_for(lambda: "Sending request" in logs["register"].read_text(), "kazoo's DEBUG lines", 120)
         time.sleep(3)  # a few more health checks and ZooKeeper requests at DEBUG
     finally:
         for proc in (register, shim, run):

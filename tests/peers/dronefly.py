@@ -9,7 +9,8 @@ Spring's ``spring.config.import``. ``overrides`` are Spring command-line argumen
 harness always gives ``endpoint.port`` a free port (:attr:`port`) and, unless told otherwise,
 ``apiary.listener.list`` the tests' recorder.
 
-The recorder is ``hivewire.peers.CallbackRecorder`` (tests/peers/java), one source compiled by
+The recorder is the Java class ``CallbackRecorder``
+(tests/peers/java/hivewire/peers/CallbackRecorder.java), one source compiled by
 :func:`compile_recorder` against each release's own classpath with that release's JDK; it appends one JSON line
 per callback to :attr:`DroneFly.recording` (:meth:`DroneFly.records`), and waits ``sleep_ms`` per callback
 when asked (the benchmark's waiting listener).

@@ -17,9 +17,9 @@ The shim runs with ``--no-database-events``: Drone Fly's reader knows only Apiar
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +31,7 @@ from runtime_harness import read_to_end
 from test_apiary8_listener import APIARY_8
 from test_apiary_listener import fire_insert, run_workload, start_apiary_metastore
 from test_shim_kafka import ShimProcess
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire.tools._local import LocalMetastore
@@ -102,10 +103,12 @@ def of(records: list[dict[str, object]], dbs: set[str]) -> list[dict[str, object
     return [r for r in records if str(r.get("db") or "").lower() in dbs]
 
 
-def wait_for(peer: DroneFly | HivewireRun, dbs: set[str], count: int, timeout: float = 120) -> list[dict[str, object]]:
-    deadline = time.monotonic() + timeout
-    while len(of(peer.records(), dbs)) < count and time.monotonic() < deadline:
-        time.sleep(1)
+def records_of(
+    peer: DroneFly | HivewireRun, dbs: set[str], count: int, timeout: float = 120
+) -> list[dict[str, object]]:
+    """The peer's records of ``dbs`` once it has ``count`` of them, or after ``timeout`` (the caller compares)."""
+    with contextlib.suppress(AssertionError):
+        wait_for(lambda: len(of(peer.records(), dbs)) >= count, f"{count} records", timeout, interval=1)
     return of(peer.records(), dbs)
 
 
@@ -127,7 +130,7 @@ def compare(
 ) -> tuple[list[str], list[dict[str, object]]]:
     """The differences between what ``peer`` recorded for ``dbs`` and ``ours`` (hivewire's), table by table."""
     expected = [r for r in ours if not (peer.release in NO_INSERT and r["callback"] == "onInsert")]
-    theirs = wait_for(peer, dbs, len(expected))
+    theirs = records_of(peer, dbs, len(expected))
     known = NO_INSERT.get(peer.release)
     report = [
         f"Drone Fly {peer.release}: {block}"
@@ -155,7 +158,7 @@ def side_by_side(
     run_workload(Calls(feed.uri, feed.workdir), "2.3", db, tmp_path)
     dbs = {db, f"{db}_spark"}
     count = published(kafka, topic, dbs)
-    ours = wait_for(run, dbs, count)
+    ours = records_of(run, dbs, count)
     assert len(ours) == count, f"hivewire run recorded {len(ours)} of {count} messages\n{run.log_tail()}"
     kinds = {r["callback"] for r in ours}
     assert kinds >= {"onCreateTable", "onAlterTable", "onDropTable", "onAddPartition", "onAlterPartition"}, kinds
@@ -216,5 +219,5 @@ def test_a_failed_insert_is_published_with_status_false(
         if json.loads(value).get("databaseName", "").lower() == db and b"ON_INSERT" in value
     ]
     assert [(m["eventType"], m["status"]) for m in inserts] == [("ON_INSERT", False)]
-    records = [r for r in wait_for(hivewire_run, {db}, 3) if r["callback"] == "onInsert"]
+    records = [r for r in records_of(hivewire_run, {db}, 3) if r["callback"] == "onInsert"]
     assert [(r["tableName"], r["status"]) for r in records] == [("orders", False)], hivewire_run.records()[-5:]

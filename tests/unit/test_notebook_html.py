@@ -8,7 +8,8 @@ import warnings
 import pytest
 
 import hivewire as hw
-from hivewire.data._notebook import EventList, progress_bar, timeline_svg
+from hivewire.data._notebook import EventList, progress_bar
+from hivewire.data._svg import timeline_svg
 from hivewire.testing import make_event
 
 

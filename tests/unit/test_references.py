@@ -1,16 +1,19 @@
-"""Docstrings and docs name only objects that exist: every dotted ``hivewire.x.y`` (and ``hivewire_shim.x``) in
-a docstring of sdk/ or shim/ and in docs/*.md resolves to a module, or to an object in one (a class, function,
-constant, method or attribute).
+"""Docstrings and docs name only objects that exist: every dotted ``hivewire.<name>...`` (and ``hivewire_shim...``) in
+a docstring of sdk/, shim/, tests/ and bench/ and in the Markdown of docs/, tests/ and bench/ resolves to a
+module, or to an object in one (a class, function, constant, method or attribute).
 
 Dotted names that are not Python are told apart by what they are, each from its own declaration: the
-configuration keys and pass-through prefixes (``hivewire.config._keys``), the dead-letter headers, the
-parameters the shim marks its events with, and the loggers' names (every ``logging.getLogger("...")``).
+configuration keys and pass-through prefixes (``hivewire.config._keys``), the dead-letter headers and the
+parameters the shim marks its events with. A logger's name (every ``logging.getLogger("...")``) is not Python
+only where the text says it is a logger (a word of ``log`` within a line's length of it): elsewhere it must be a
+module, so a module that is gone cannot hide behind a logger of the same name.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import re
 from collections.abc import Iterator
@@ -21,6 +24,8 @@ from hivewire.config import _keys as keys
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "sdk" / "hivewire", ROOT / "shim" / "hivewire_shim"]
+#: Read for their docstrings and Markdown too, not for the names they declare.
+READERS = [ROOT / "tests", ROOT / "bench"]
 DOTTED = re.compile(r"(?<![\w./-])(hivewire(?:_shim)?(?:\.[A-Za-z_]\w*)+)")
 #: A Sphinx cross-reference (``:mod:`hivewire.runtime._lane```): Python whatever else the name might be.
 ROLE = re.compile(r":(?:mod|class|func|meth|attr|data|exc|obj):`~?(hivewire(?:_shim)?(?:\.[A-Za-z_]\w*)+)`")
@@ -31,7 +36,7 @@ PASS_THROUGH = tuple(prefix.name for prefix in keys.PREFIXES)
 
 def docstrings() -> Iterator[tuple[str, str]]:
     """(where, text) of every docstring of our modules, classes and functions."""
-    for base in SOURCES:
+    for base in [*SOURCES, *READERS]:
         for path in sorted(base.rglob("*.py")):
             tree = ast.parse(path.read_text(), str(path))
             for node in ast.walk(tree):
@@ -43,15 +48,49 @@ def docstrings() -> Iterator[tuple[str, str]]:
 
 
 def documents() -> Iterator[tuple[str, str]]:
-    for path in sorted((ROOT / "docs").glob("*.md")):
+    paths = [*(ROOT / "docs").glob("*.md"), *(base / "README.md" for base in READERS)]
+    for path in sorted(path for path in paths if path.exists()):
         yield str(path.relative_to(ROOT)), path.read_text()
 
 
+def loggers() -> set[str]:
+    """The names given to ``logging.getLogger`` in sdk/ and shim/."""
+    names = set()
+    for base in SOURCES:
+        for path in base.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if (
+                    isinstance(node, ast.Call)
+                    and getattr(node.func, "attr", getattr(node.func, "id", None)) == "getLogger"
+                    and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                ):
+                    names.add(str(node.args[0].value))
+    return names
+
+
+LOGGERS = loggers()
+
+
+def said_to_be_a_logger(text: str, start: int, end: int) -> bool:
+    """Whether the text around ``text[start:end]`` (a line's length either side) speaks of logging."""
+    around = text[max(0, start - 120) : end + 120]
+    return re.search(r"\blog|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b", around) is not None
+
+
+def is_logger(name: str) -> bool:
+    """A logger's name, or the name of a family of them (``hivewire.kafka.librdkafka``)."""
+    return name in LOGGERS or any(logger.startswith(name + ".") for logger in LOGGERS)
+
+
 def references() -> dict[str, list[str]]:
-    """Each dotted name, with where it appears."""
+    """Each dotted name, with where it appears (a logger's name where the text says it is one is left out)."""
     found: dict[str, list[str]] = {}
     for where, text in [*docstrings(), *documents()]:
-        for name in DOTTED.findall(text):
+        for match in DOTTED.finditer(text):
+            name = match.group(1)
+            if is_logger(name) and said_to_be_a_logger(text, match.start(), match.end()):
+                continue
             found.setdefault(name, []).append(where)
     return found
 
@@ -63,12 +102,26 @@ def cross_references() -> set[str]:
 
 def not_python() -> set[str]:
     """Dotted names that are not Python: configuration keys and their aliases, and the names the code itself
-    uses as strings (dead-letter headers, event parameters, loggers, the decoder's listener name)."""
+    uses as strings (dead-letter headers, event parameters, the decoder's listener name), loggers' names
+    excepted (see :func:`references`)."""
     names = {key.name for key in keys.KEYS} | {alias for key in keys.KEYS for alias in key.aliases}
     for base in SOURCES:
         for path in base.rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(), str(path))):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str) and DOTTED.fullmatch(node.value):
+            tree = ast.parse(path.read_text(), str(path))
+            logged = {
+                id(node.args[0])
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", None)) == "getLogger"
+                and node.args
+            }
+            for node in ast.walk(tree):
+                if (
+                    isinstance(node, ast.Constant)
+                    and isinstance(node.value, str)
+                    and DOTTED.fullmatch(node.value)
+                    and id(node) not in logged
+                ):
                     names.add(node.value)
     return names
 
@@ -90,6 +143,8 @@ def is_not_python(name: str) -> bool:
 def resolve(name: str) -> str | None:
     """None if ``name`` is a module or an object of one; else what is missing."""
     parts = name.split(".")
+    if parts[-1] == "__main__":  # importing it would run the command line
+        return None if importlib.util.find_spec(name) is not None else f"no module {name}"
     module: ModuleType | None = None
     index = len(parts)
     while index > 0:
@@ -158,4 +213,11 @@ def test_the_checker_finds_names_that_do_not_exist() -> None:
 
 def test_the_references_are_read_from_docstrings_and_docs() -> None:
     places = {where.split("/")[0] for found in REFERENCES.values() for where in found}
-    assert places == {"docs", "sdk", "shim"}
+    assert places == {"bench", "docs", "sdk", "shim", "tests"}
+
+
+def test_a_loggers_name_is_not_python_only_where_it_is_said_to_be_a_logger() -> None:
+    assert "hivewire.runtime.lane" in LOGGERS and not is_not_python("hivewire.runtime.lane")
+    text = "the hivewire.runtime.lane logger; see hivewire.runtime.lane"
+    assert said_to_be_a_logger(text, 4, 25)
+    assert not said_to_be_a_logger("x" * 200 + " hivewire.runtime.lane " + "x" * 200, 201, 222)

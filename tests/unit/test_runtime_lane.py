@@ -16,11 +16,12 @@ from waiting import wait_for
 
 import hivewire as hw
 from hivewire.events import _apiary as apiary
-from hivewire.runtime._intake import Item
+from hivewire.runtime._item import Item
 from hivewire.runtime._lane import Lane, Watchdog
 from hivewire.runtime._listener import EventFilter, Listener, RetryPolicy
 from hivewire.runtime._metrics import Metrics
 from hivewire.runtime._services import LaneServices
+from hivewire.runtime._share import Share
 from hivewire.runtime._source import MemorySource
 from hivewire.runtime._tracker import Batch, CommitTracker
 from hivewire.runtime._worker import Worker
@@ -125,9 +126,8 @@ class Rig:
             batch = self.tracker.open((TOPIC, partition), share[-1].offset() + 1)
             size = sum(len(it.value()) for it in share)
             for lane in self.lanes:
-                self.tracker.hold(batch)
-                lane.submit(batch, list(share), size)
-            self.tracker.release(batch)  # the dispatcher's own hold
+                lane.submit(Share.hand_out(self.tracker, batch, list(share), size))
+            Share.dispatched(self.tracker, batch)
             batches.append(batch)
         return batches
 

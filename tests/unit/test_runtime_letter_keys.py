@@ -5,7 +5,7 @@ from __future__ import annotations
 import hivewire as hw
 from hivewire.events import _apiary as apiary
 from hivewire.runtime._delivery import dead_letter_headers
-from hivewire.runtime._intake import Item
+from hivewire.runtime._item import Item
 from hivewire.runtime._kafka_letters import letter_key
 from hivewire.runtime._source import MemoryRecord
 from hivewire.tools import _testing as testing

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 import pytest
 import waiting
+from runtime_settings import runtime_settings
 
 import hivewire as hw
 from hivewire.coordination import AppState, InMemoryCoordinator
@@ -63,20 +64,23 @@ def running(concurrency: int) -> Iterator[tuple[MemorySource, AppState, Seen, Ru
     for listener in app.listeners:
         listener.bind(app.config)
     source = MemorySource(partitions=PARTITIONS, stop_when_idle=False)
-    runner = Runner(
-        app_name="orders",
-        listeners=app.listeners,
-        source=source,
-        metrics=Metrics(),
-        retry=RetryPolicy(1, 0, 1, 0),
-        timeout=30,
-        queue_events=100,  # small bounds: a parked range is read again in several chunks
+    settings = runtime_settings(
+        RetryPolicy(1, 0, 1, 0),
+        listener_timeout=30,
+        queue_size=100,  # small bounds: a parked range is read again in several chunks
         queue_bytes=10_000_000,
         batch_size=50,
         commit_interval=0.05,
         shutdown_timeout=10,
-        metastore=lambda: None,
         tune_gc=False,
+    )
+    runner = Runner(
+        "orders",
+        app.listeners,
+        source,
+        settings,
+        Metrics(),
+        lambda: None,
         membership=Membership(memory.connect, "orders", ["audit", "report"]),
     )
     thread = threading.Thread(target=runner.run, daemon=True)

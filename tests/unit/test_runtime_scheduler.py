@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from runtime_settings import runtime_settings
 from waiting import wait_for
 
 import hivewire as hw
@@ -335,20 +336,16 @@ def test_revoked_partitions_are_committed_without_waiting_on_the_polling_thread(
     app = hw.App("revoke")
     app.add_listener(lambda event: None, name="noop")
     app.listeners[0].bind(app.config)
-    runner = Runner(
-        app_name="revoke",
-        listeners=app.listeners,
-        source=source,
-        metrics=Metrics(),
-        retry=hw.RetryPolicy(),
-        timeout=60.0,
-        queue_events=100,
+    settings = runtime_settings(
+        hw.RetryPolicy(),
+        listener_timeout=60.0,
+        queue_size=100,
         queue_bytes=1 << 20,
         batch_size=10,
         commit_interval=1.0,
         shutdown_timeout=5.0,
-        metastore=lambda: None,
     )
+    runner = Runner("revoke", app.listeners, source, settings, Metrics(), lambda: None)
     tp = ("apiary", 0)
     runner._on_assign([tp])
     batch = runner.tracker.open(tp, 5)

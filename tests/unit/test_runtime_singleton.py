@@ -9,6 +9,7 @@ from typing import cast
 
 import pytest
 import waiting
+from runtime_settings import runtime_settings
 
 import hivewire as hw
 from hivewire.config import Config
@@ -54,21 +55,17 @@ class Instance:
         )
 
     def runner(self, tail: Source) -> Runner:
-        return Runner(
-            app_name="orders",
-            listeners=[self.listener],
-            source=tail,
-            metrics=self.metrics.for_singleton(),
-            retry=RetryPolicy(1, 0, 1, 0),
-            timeout=10,
-            queue_events=1000,
+        settings = runtime_settings(
+            RetryPolicy(1, 0, 1, 0),
+            listener_timeout=10,
+            queue_size=1000,
             queue_bytes=1 << 20,
             batch_size=50,
             commit_interval=0.05,
             shutdown_timeout=5,
-            metastore=lambda: None,
             tune_gc=False,
         )
+        return Runner("orders", [self.listener], tail, settings, self.metrics.for_singleton(), lambda: None)
 
     def metric(self, name: str, **labels: str) -> float:
         value = self.metrics.registry.get_sample_value(name, labels)

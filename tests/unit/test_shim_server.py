@@ -23,7 +23,7 @@ from hivewire_shim.wire import DEFAULT_MAX_MESSAGE_BYTES
 
 
 class Discovered:
-    """Stands in for hivewire.discovery.ZooKeeperResolver (which connects to ZooKeeper when made)."""
+    """Stands in for hivewire.metastore._discovery.ZooKeeperResolver (which connects to ZooKeeper when made)."""
 
     def __init__(self, quorum: str, namespace: str) -> None:
         self.config = DiscoveryConfig(quorum=quorum, namespace=namespace)

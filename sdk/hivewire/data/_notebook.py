@@ -19,7 +19,6 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, SupportsIndex
 
 from hivewire.config._kafka import KafkaValue
@@ -28,10 +27,11 @@ from hivewire.data._columnar import BATCH_ROWS
 from hivewire.data._decoder import decode_messages
 from hivewire.data._offsets import MissingRange, TimeBound, _Reader, report_missing, to_millis
 from hivewire.data._rows import NO_VALUE, Message, Undecodable, event_row, paused_gc
-from hivewire.data._svg import stacked_bars
+from hivewire.data._svg import timeline_svg, utc_text
 from hivewire.errors import ConfigError, DecodeError, HivewireError, PrerequisiteError, SourceError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import ListenerEvent, Origin
+from hivewire.runtime._deleted import deleted_range
 from hivewire.runtime._kafka import KafkaSource
 
 if TYPE_CHECKING:
@@ -199,7 +199,7 @@ class EventList(list[ListenerEvent]):
         self._decode()
         for event in list.__getitem__(self, slice(0, HTML_ROWS)):
             origin = event.origin
-            when = _when(origin.timestamp) if origin is not None and origin.timestamp is not None else ""
+            when = utc_text(origin.timestamp) if origin is not None and origin.timestamp is not None else ""
             rows.append(
                 "<tr>"
                 + "".join(
@@ -289,38 +289,6 @@ def progress_bar() -> Any:
     from tqdm.std import tqdm as text_tqdm
 
     return text_tqdm
-
-
-_BUCKETS = 40
-
-
-def timeline_svg(events: Iterable[ListenerEvent], width: int = 600, height: int = 120) -> str:
-    """Events over time by type: an inline SVG of stacked bars (one per time bucket), with a legend. Empty
-    when fewer than two events carry a Kafka timestamp."""
-    stamped = [(e.origin.timestamp, e.event_type.value) for e in events if e.origin and e.origin.timestamp]
-    if len(stamped) < 2:
-        return ""
-    first, last = min(t for t, _ in stamped), max(t for t, _ in stamped)
-    span = max(last - first, 1)
-    buckets: list[Counter[str]] = [Counter() for _ in range(_BUCKETS)]
-    for ms, kind in stamped:
-        buckets[min((ms - first) * _BUCKETS // span, _BUCKETS - 1)][kind] += 1
-    kinds = [k for k, _ in Counter(kind for _, kind in stamped).most_common()]
-    return stacked_bars(
-        buckets,
-        kinds,
-        first=_when(first),
-        last=_when(last),
-        unit="",
-        css_class="hivewire-timeline",
-        label="events over time by type",
-        width=width,
-        height=height,
-    )
-
-
-def _when(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
 def _unpickle(
@@ -517,8 +485,9 @@ def _consume(
         """The first message of ``p`` is at ``resumed`` (its end when none came): was anything deleted?"""
         unchecked.discard(p)
         start, end = ranges[p]
-        if resumed > start and reader.watermarks(p)[0] > start:
-            missing.append(MissingRange(topic, p, start, min(resumed, end) - 1))
+        deleted = deleted_range(start, resumed, lambda: reader.watermarks(p)[0], end)
+        if deleted is not None:
+            missing.append(MissingRange(topic, p, *deleted))
 
     consumer.assign([TopicPartition(topic, p, start) for p, (start, _) in ranges.items()])
     pending = set(ranges)

@@ -44,6 +44,7 @@ from hivewire.data._decoder import decode_messages
 from hivewire.data._rows import Message, paused_gc
 from hivewire.errors import ConfigError, HivewireError
 from hivewire.events._event import Origin
+from hivewire.runtime._deleted import deleted_range
 
 #: The format name: ``spark.read.format(NAME)``.
 NAME = "hivewire"
@@ -344,13 +345,15 @@ def _check_range_start(options: SourceOptions, consumer: Any, part: KafkaRange, 
     """Executor side: reading ``part`` resumed at ``resumed`` > its start; report the deleted start, if any."""
     from confluent_kafka import TopicPartition
 
-    low, _high = consumer.get_watermark_offsets(
-        TopicPartition(part.topic, part.partition), timeout=options.timeout, cached=False
-    )
-    if low <= part.start:
-        return  # the start is still there: a transaction marker or a compacted hole
-    last = min(low, resumed, part.end) - 1
-    _report_loss(options, {part.partition: (part.start, last)}, "after this query was planned")
+    def first_retained() -> int:
+        low, _high = consumer.get_watermark_offsets(
+            TopicPartition(part.topic, part.partition), timeout=options.timeout, cached=False
+        )
+        return int(low)
+
+    deleted = deleted_range(part.start, resumed, first_retained, part.end)
+    if deleted is not None:
+        _report_loss(options, {part.partition: deleted}, "after this query was planned")
 
 
 def _records(options: SourceOptions, part: KafkaRange) -> Iterator[list[Any]]:

@@ -1,4 +1,5 @@
-"""Stacked bars over time as an inline SVG: the one picture the notebook helpers draw.
+"""Stacked bars over time as an inline SVG: the one picture the notebook helpers draw (:func:`timeline_svg`,
+events over time by type).
 
 :func:`stacked_bars` takes values already bucketed (one :class:`~collections.Counter` per time bucket, keyed by
 what is stacked) and draws one bar per bucket, one colour per key (a colour-blind-safe palette, in the order
@@ -10,6 +11,10 @@ from __future__ import annotations
 
 import html
 from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+from hivewire.events._model import ListenerEvent
 
 #: The colours of the stacked keys, in order (the Okabe-Ito palette, safe for colour-blind readers).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -54,3 +59,36 @@ def stacked_bars(
         f"<svg class='{css_class}' width='{width}' height='{height}' role='img' "
         f"aria-label='{html.escape(label)}'>{''.join(shapes)}{labels}</svg><p>{legend}</p>"
     )
+
+
+_BUCKETS = 40
+
+
+def timeline_svg(events: Iterable[ListenerEvent], width: int = 600, height: int = 120) -> str:
+    """Events over time by type: an inline SVG of stacked bars (one per time bucket), with a legend. Empty
+    when fewer than two events carry a Kafka timestamp."""
+    stamped = [(e.origin.timestamp, e.event_type.value) for e in events if e.origin and e.origin.timestamp]
+    if len(stamped) < 2:
+        return ""
+    first, last = min(t for t, _ in stamped), max(t for t, _ in stamped)
+    span = max(last - first, 1)
+    buckets: list[Counter[str]] = [Counter() for _ in range(_BUCKETS)]
+    for ms, kind in stamped:
+        buckets[min((ms - first) * _BUCKETS // span, _BUCKETS - 1)][kind] += 1
+    kinds = [k for k, _ in Counter(kind for _, kind in stamped).most_common()]
+    return stacked_bars(
+        buckets,
+        kinds,
+        first=utc_text(first),
+        last=utc_text(last),
+        unit="",
+        css_class="hivewire-timeline",
+        label="events over time by type",
+        width=width,
+        height=height,
+    )
+
+
+def utc_text(ms: int) -> str:
+    """``2026-11-29 09:43:33.123``: a Kafka timestamp (milliseconds since the epoch, UTC) as shown."""
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]

@@ -10,6 +10,7 @@ them all. One builder per run: it holds the run's settings and the factory of me
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -19,7 +20,6 @@ from hivewire.config._config import Config
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._listener import Listener
 from hivewire.runtime._metrics import Metrics
-from hivewire.runtime._options import RetryPolicy
 from hivewire.runtime._runner import Runner
 from hivewire.runtime._settings import RuntimeSettings
 from hivewire.runtime._source import Source
@@ -37,64 +37,25 @@ class RunnerBuilder:
         self.config = config
         self.settings = settings
         self.metrics = metrics
-        self.retry = RetryPolicy(
-            settings.retry_max_attempts,
-            settings.retry_initial_delay,
-            settings.retry_multiplier,
-            settings.retry_max_delay,
-        )
         self.metastore = metastore_factory(config)
 
     def build(self, listeners: Sequence[Listener], source: Source) -> Runner:
         """The run's runner over ``source``, for the listeners that are not singletons; with coordination, its
         membership, standing for a :class:`~hivewire.runtime._singleton.Singleton` per singleton listener."""
         membership = self.membership(listeners)
-        runner = self.runner(
-            [listener for listener in listeners if not listener.singleton],
-            source,
-            self.metrics,
-            membership=membership,
-            tune_gc=self.settings.tune_gc,
-        )
+        plain = [listener for listener in listeners if not listener.singleton]
+        runner = Runner(self.app_name, plain, source, self.settings, self.metrics, self.metastore, membership)
         singletons = self.singletons(listeners, source, runner.fatal)
         if membership is not None:
             membership.stand_for(singletons)
         return runner
 
-    def runner(
-        self,
-        listeners: Sequence[Listener],
-        source: Source,
-        metrics: Metrics,
-        membership: Membership | None = None,
-        tune_gc: bool = False,
-    ) -> Runner:
-        """A runner of ``listeners`` over ``source``, with the run's settings."""
-        settings = self.settings
-        return Runner(
-            app_name=self.app_name,
-            listeners=listeners,
-            source=source,
-            metrics=metrics,
-            retry=self.retry,
-            timeout=settings.listener_timeout,
-            queue_events=settings.queue_size,
-            queue_bytes=settings.queue_bytes,
-            batch_size=settings.batch_size,
-            commit_interval=settings.commit_interval,
-            shutdown_timeout=settings.shutdown_timeout,
-            metastore=self.metastore,
-            max_abandoned=settings.max_abandoned_threads,
-            tune_gc=tune_gc,
-            reread=settings.reread,
-            concurrency=settings.listener_concurrency,
-            membership=membership,
-        )
-
     def singleton_runner(self, listener: Listener, tail: Source) -> Runner:
         """The runner of singleton ``listener`` over ``tail`` while this instance leads (metrics of its own for
-        what it reads and commits, see :meth:`~hivewire.runtime._metrics.Metrics.for_singleton`)."""
-        return self.runner([listener], tail, self.metrics.for_singleton())
+        what it reads and commits, see :meth:`~hivewire.runtime._metrics.Metrics.for_singleton`); the
+        collector is the main runner's to tune."""
+        settings = dataclasses.replace(self.settings, tune_gc=False)
+        return Runner(self.app_name, [listener], tail, settings, self.metrics.for_singleton(), self.metastore)
 
     def membership(self, listeners: Sequence[Listener]) -> Membership | None:
         """This instance's membership of the app (named as its consumer group is), when coordination is

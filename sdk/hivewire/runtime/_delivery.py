@@ -20,11 +20,13 @@ from collections.abc import Awaitable, Callable
 
 from hivewire.errors import DecodeError
 from hivewire.runtime._frames import user_traceback
-from hivewire.runtime._intake import Backlog, Item
+from hivewire.runtime._intake import Backlog
+from hivewire.runtime._item import Item
 from hivewire.runtime._listener import Handler, Listener
 from hivewire.runtime._metrics import ListenerMetrics
 from hivewire.runtime._options import RetryPolicy
 from hivewire.runtime._services import LaneServices
+from hivewire.runtime._share import Share
 from hivewire.runtime._source import Record, Source
 from hivewire.runtime._tracker import Batch, CommitTracker
 
@@ -178,11 +180,12 @@ def send_dead_letter(
     size = len(value) if value else 0
     backlog.add(1, size)
 
+    release = Share.letter(tracker, batch)
+
     def delivered() -> None:
         backlog.add(-1, -size)
-        tracker.release(batch)
+        release()
 
-    tracker.hold(batch)
     source.dead_letter(record, headers, delivered)
 
 

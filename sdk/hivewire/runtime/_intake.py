@@ -1,13 +1,12 @@
 """What a lane holds of the records waiting for its listener: the :class:`Intake` (its queue, bounds, spills,
 parked ranges and replays), shared by every way of running listeners (the executors in ``_worker.py`` and
-``_scheduler.py`` take from it); what it holds, :class:`Item` (a polled record and its decoded message), a
-share of a batch in memory (``Work``) or only its offsets (:class:`Spill`, read again later); and the
-:class:`Backlog` that bounds what is held in memory.
+``_scheduler.py`` take from it); what it holds, a :class:`~hivewire.runtime._share.Share` of a batch in memory
+or only its offsets (:class:`Spill`, read again later); and the :class:`Backlog` that bounds what is held in
+memory.
 
-Invariants: an item is immutable and shared by every lane that gets it (each makes its own event of it); a
-share holds one partition's records of one poll, in offset order; a spill names a range of one partition's
-offsets, and its batch stays unfinished (nothing past it is committed) until the range is read again and
-handled, or found revoked.
+Invariants: a spill names a range of one partition's offsets and carries its share's part of the batch, so
+the batch stays unfinished (nothing past it is committed) until the range is read again and handled, or found
+revoked (the commit rule is :class:`~hivewire.runtime._share.Share`'s).
 """
 
 from __future__ import annotations
@@ -21,47 +20,15 @@ from typing import NamedTuple
 from hivewire.errors import DecodeError, RecordsGoneError
 from hivewire.events import _apiary as apiary
 from hivewire.events._apiary import Decoded
-from hivewire.events._model import ListenerEvent, Origin
-from hivewire.metastore import MetastoreClient
+from hivewire.runtime._item import Item
 from hivewire.runtime._listener import Listener
 from hivewire.runtime._parking import Parked
 from hivewire.runtime._services import LaneServices
-from hivewire.runtime._source import MemoryRecord, Reader, Record, TopicPartition
+from hivewire.runtime._share import Share
+from hivewire.runtime._source import Reader, Record, TopicPartition
 from hivewire.runtime._tracker import Batch
 
 log = logging.getLogger("hivewire.runtime.lane")
-
-
-class Item(MemoryRecord, frozen=True, gc=False, kw_only=True):
-    """One polled record as the lanes hold it: the record (what dead letters are made of) and its decoded message.
-
-    One per record, shared by every lane that gets it; each lane makes its own event from it. Never tracked by
-    the cyclic garbage collector: otherwise every collection scans a slow listener's whole backlog of Kafka
-    messages and events, a cost that grows with the backlog (``bench_runtime.py`` reports the collector's share).
-    """
-
-    decoded: Decoded
-
-    @classmethod
-    def of(cls, tp: TopicPartition, record: Record, value: bytes, decoded: Decoded) -> Item:
-        """The item of ``record`` (of partition ``tp``, whose ``value`` decoded to ``decoded``)."""
-        kind, timestamp = record.timestamp()
-        return cls(
-            value, tp[0], tp[1], record.offset() or 0, timestamp if kind else None, record.key(), decoded=decoded
-        )
-
-    def event(self, handler: MetastoreClient | None) -> ListenerEvent:
-        """A new event of this record for one listener, with ``handler`` as its metastore."""
-        return self.decoded.event(Origin(self._topic, self._partition, self._offset, self._timestamp), handler)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.decoded.event_type.name} {self.decoded.qualified_name} at "
-            f"{self._topic}/{self._partition}@{self._offset}"
-        )
-
-
-Work = tuple[Batch, list[Item], int]  # a lane's share of a batch, and the bytes of its record values
 
 
 class Spill(NamedTuple):
@@ -121,7 +88,7 @@ class Intake:
         self.listener = listener
         self.name = listener.name
         self.services = services
-        self._queue: deque[Work | Spill] = deque()
+        self._queue: deque[Share | Spill] = deque()
         # A plain Lock under the Condition: workers take it after every call, and `with lock` is cheaper.
         self.lock = threading.Lock()
         self._cond = threading.Condition(self.lock)
@@ -142,30 +109,31 @@ class Intake:
         self.skipped: Callable[[TopicPartition, int, Decoded], bool] | None = None
 
     # -- feeding --------------------------------------------------------------------------------------
-    def submit(self, batch: Batch, items: list[Item], size: int, may_spill: bool = False) -> None:
+    def submit(self, share: Share, may_spill: bool = False) -> None:
         """Queue a share; with ``may_spill``, as a :class:`Spill` while this lane is over its bounds."""
+        items = share.items
         with self._cond:
             if self.paused:
-                self._park(batch, items)
+                self._park(share)
                 self._cond.notify()
                 return
             if may_spill and self._spills():
-                self._queue.append(Spill(batch, items[0]._offset, items[-1]._offset + 1, len(items)))
+                self._queue.append(Spill(share.batch, items[0]._offset, items[-1]._offset + 1, len(items)))
                 self.spilled += len(items)
             else:
-                self._queue.append((batch, items, size))
-                self.backlog.add(len(items), size)
+                self._queue.append(share)
+                self.backlog.add(len(items), share.size)
             self._cond.notify()
 
-    def _park(self, batch: Batch, items: list[Item]) -> None:
+    def _park(self, share: Share) -> None:
         """Paused: extend the partition's parked range over this share instead of queueing it (lock held)."""
-        tp, tracker = batch.tp, self.services.tracker
-        parked = self._parked.get(tp)
+        batch, items, tracker = share.batch, share.items, self.services.tracker
+        parked = self._parked.get(batch.tp)
         if parked is None or not parked.current:
-            parked = self._parked[tp] = Parked(tracker, batch, items[0]._offset)
+            parked = self._parked[batch.tp] = Parked(tracker, batch, items[0]._offset)
         parked.add(batch.end, len(items))
         self.parked += len(items)
-        tracker.release(batch)  # the parked range's cap holds the commits instead
+        Share.let_go(tracker, batch)  # the parked range's cap holds the commits instead
 
     def replay(self, chunks: Sequence[tuple[Batch, int, int, int]], keep: Callable[[Decoded], bool]) -> None:
         """Queue ``chunks`` of a partition to read again (what ``keep`` says of them), behind what is queued."""
@@ -241,7 +209,7 @@ class Intake:
             )
         return self._spilling
 
-    def next(self, owner: Callable[[], bool]) -> Work | Spill | None:
+    def next(self, owner: Callable[[], bool]) -> Share | Spill | None:
         """The next share or spill to handle, waiting for one (and while paused); None when the app stops or
         ``owner()`` says (under the lock) that the calling thread no longer owns the lane."""
         with self._cond:
@@ -252,10 +220,6 @@ class Intake:
             if self.services.stopping.is_set():
                 return None
             return self._queue.popleft()
-
-    def wants(self, decoded: Decoded) -> bool:
-        """Whether the runner routes ``decoded`` to this lane."""
-        return self.listener.accepts(decoded)
 
     def load(self, first: Spill) -> None:
         """Read ``first`` again, with the spills of its partition queued right after it (one read for all, up to
@@ -310,19 +274,19 @@ class Intake:
             # stream skipped (a sideline's events stay skipped when read again).
             keep, skipped = share.keep, self.skipped
             wanted = keep(decoded) if keep is not None else skipped is None or not skipped(tp, offset, decoded)
-            if wanted and self.wants(decoded):
+            if wanted and self.listener.accepts(decoded):
                 shares[share.batch].append(Item.of(tp, record, value, decoded))
                 sizes[share.batch] += len(value)
-        loaded: list[Work] = []
+        loaded: list[Share] = []
         for spill in taken:
             items = shares.get(spill.batch)
             if items:
-                loaded.append((spill.batch, items, sizes[spill.batch]))
+                loaded.append(Share(tracker, spill.batch, items, sizes[spill.batch]))  # the spill's part goes on
             else:
-                tracker.release(spill.batch)  # revoked, or nothing left for this lane (compacted away)
+                Share.let_go(tracker, spill.batch)  # revoked, or nothing left for this lane (compacted away)
         with self.lock:
-            for _, items, size in loaded:
-                self.backlog.add(len(items), size)
+            for ready in loaded:
+                self.backlog.add(len(ready.items), ready.size)
             self._queue.extendleft(reversed(loaded))
 
     def _read(self, tp: TopicPartition, start: int, end: int) -> Sequence[Record] | None:

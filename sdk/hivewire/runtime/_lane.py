@@ -4,8 +4,8 @@ so a listener that raises, hangs or is slow does not hold up the others.
 
 The executor is a :class:`~hivewire.runtime._worker.Worker` (one thread, events one at a time: a sync listener
 of concurrency 1) or a :class:`~hivewire.runtime._scheduler.Scheduler` (N events at once, ordered per table, on
-the app's :class:`~hivewire.runtime._scheduler.EventLoop`: ``concurrency`` > 1, or an ``async def`` listener,
-whose sync calls run on a :class:`~hivewire.runtime._scheduler.Pool` of threads). Every executor takes from the
+the app's :class:`~hivewire.runtime._event_loop.EventLoop`: ``concurrency`` > 1, or an ``async def`` listener,
+whose sync calls run on a :class:`~hivewire.runtime._pool.Pool` of threads). Every executor takes from the
 intake in the same way, so bounds, spills, parked ranges and replays behave the same whatever runs the calls.
 
 A lane keeps its backlog in memory up to its bounds (``hivewire.listener.queue.size`` events or
@@ -39,10 +39,12 @@ from typing import Protocol
 
 from hivewire.events._apiary import Decoded
 from hivewire.runtime._delivery import Delivery
-from hivewire.runtime._intake import Backlog, Intake, Item
+from hivewire.runtime._event_loop import EventLoop
+from hivewire.runtime._intake import Backlog, Intake
 from hivewire.runtime._listener import Listener
-from hivewire.runtime._scheduler import EventLoop, Scheduler
+from hivewire.runtime._scheduler import Scheduler
 from hivewire.runtime._services import LaneServices
+from hivewire.runtime._share import Share
 from hivewire.runtime._source import TopicPartition
 from hivewire.runtime._tracker import Batch
 from hivewire.runtime._worker import Worker
@@ -60,9 +62,6 @@ class Executor(Protocol):
     def wake(self) -> None:
         """Wake what waits for work (the app is stopping)."""
 
-    def follow_pause(self) -> None:
-        """The intake was paused or resumed."""
-
     def join(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the calls in progress; whether they all finished."""
 
@@ -74,20 +73,20 @@ class Executor(Protocol):
     def abandoned_threads(self) -> int: ...
     @property
     def done_in_hand(self) -> int: ...
-    def check_timeout(self, now: float) -> None: ...
     def prune_abandoned(self) -> int: ...
 
 
 class Lane:
-    """One listener's lane: an intake, a delivery and an executor (a :class:`Worker` unless ``loop`` is given:
-    then a :class:`Scheduler` of ``concurrency`` events in flight on it)."""
+    """One listener's lane: an intake, a delivery and an executor, chosen here: a :class:`Worker` for a sync
+    listener of ``concurrency`` 1 (or without a ``loop``), else a :class:`Scheduler` of ``concurrency`` events
+    in flight on the event loop ``loop()`` gives."""
 
     def __init__(
         self,
         listener: Listener,
         index: int,
         services: LaneServices,
-        loop: EventLoop | None = None,
+        loop: Callable[[], EventLoop] | None = None,
         concurrency: int = 1,
     ) -> None:
         self.listener = listener
@@ -101,12 +100,22 @@ class Lane:
         self.letters = Backlog(self.name, services.queue_events, services.queue_bytes)  # dead letters in flight
         self.delivery = Delivery(listener, services, self.metrics, self.letters)
         parts = (listener, services, self.intake, self.delivery, self.metrics, self.timeout)
-        self.executor: Executor = Worker(*parts) if loop is None else Scheduler(*parts, loop, concurrency)
+        self.executor: Executor
+        # What the executor must be told: a worker, of a call overrunning its timeout (a scheduler times its
+        # calls out itself); a scheduler, of a pause or resume (a worker sees it in the intake).
+        self._overran: Callable[[float], None] | None = None
+        self._switched: Callable[[], None] | None = None
+        if loop is None or (concurrency == 1 and not listener.async_types):
+            worker = Worker(*parts)
+            self.executor, self._overran = worker, worker.check_timeout
+        else:
+            scheduler = Scheduler(*parts, loop(), concurrency)
+            self.executor, self._switched = scheduler, scheduler.follow_pause
 
     # -- feeding (the polling thread) -----------------------------------------------------------------
-    def submit(self, batch: Batch, items: list[Item], size: int, may_spill: bool = False) -> None:
+    def submit(self, share: Share, may_spill: bool = False) -> None:
         """Queue a share; with ``may_spill``, as a spill while this lane is over its bounds."""
-        self.intake.submit(batch, items, size, may_spill)
+        self.intake.submit(share, may_spill)
 
     def replay(self, chunks: Sequence[tuple[Batch, int, int, int]], keep: Callable[[Decoded], bool]) -> None:
         """Queue ``chunks`` of a partition to read again (what ``keep`` says of them), behind what is queued."""
@@ -130,12 +139,14 @@ class Lane:
         """Finish the calls in progress, then start nothing more until :meth:`resume` (what arrives meanwhile
         is parked: offsets only)."""
         self.intake.pause()
-        self.executor.follow_pause()
+        if self._switched is not None:
+            self._switched()
 
     def resume(self) -> None:
         """Go on: first what was queued before the pause, then what was parked (read again), then the rest."""
         self.intake.resume()
-        self.executor.follow_pause()
+        if self._switched is not None:
+            self._switched()
 
     # -- threads --------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -150,7 +161,8 @@ class Lane:
 
     def check_timeout(self, now: float) -> None:
         """Called by the watchdog: give up a call that overran the timeout."""
-        self.executor.check_timeout(now)
+        if self._overran is not None:
+            self._overran(now)
 
     def prune_abandoned(self) -> int:
         """Forget abandoned threads whose call finally returned; the number still running."""

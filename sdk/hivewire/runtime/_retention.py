@@ -5,8 +5,9 @@ back to a committed offset the broker no longer holds, and librdkafka moves the 
 (``auto.offset.reset``) without telling the application. The watch reads the committed offset of each partition
 when it is assigned; the first record read from the partition afterwards shows where reading resumed. When it
 resumed past the committed offset and the broker's first retained offset lies above the committed one (records
-deleted, not a transaction marker or a compacted hole), the exact range ``[committed, first read - 1]`` is
-reported: one ERROR line naming the partition, the offsets and the count, and
+deleted, not a transaction marker or a compacted hole: :func:`~hivewire.runtime._deleted.deleted_range`), the
+exact range from the committed offset to the last one deleted before the first read is reported: one ERROR
+line naming the partition, the offsets and the count, and
 ``hivewire_kafka_records_missing_total{topic,partition}``.
 
 Invariants: each assignment of a partition is checked once, on its first record; once every assigned partition
@@ -22,6 +23,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+from hivewire.runtime._deleted import deleted_range
 from hivewire.runtime._source import TopicPartition as TP
 
 log = logging.getLogger("hivewire.kafka")
@@ -63,20 +65,24 @@ class RetentionWatch:
         for record in records:
             key = (record.topic(), record.partition())
             expected = self._expected.pop(key, None)
-            if expected is not None and record.offset() > expected:
+            if expected is not None:
                 self._confirm(consumer, key, expected, record.offset())
             if not self._expected:
                 return
 
     def _confirm(self, consumer: Consumer, key: TP, expected: int, resumed: int) -> None:
-        try:
-            first_retained, _end = consumer.get_watermark_offsets(TopicPartition(*key), timeout=10, cached=False)
-        except KafkaException as e:
-            log.debug("could not read the first retained offset of %s/%d: %s", *key, e)
+        def first_retained() -> int | None:
+            try:
+                low, _end = consumer.get_watermark_offsets(TopicPartition(*key), timeout=10, cached=False)
+            except KafkaException as e:
+                log.debug("could not read the first retained offset of %s/%d: %s", *key, e)
+                return None
+            return int(low)
+
+        deleted = deleted_range(expected, resumed, first_retained)
+        if deleted is None:
             return
-        if first_retained <= expected:
-            return  # the committed offset is still there: a transaction marker or a compacted hole
-        last = resumed - 1
+        last = deleted[1]
         self.reported.append((*key, expected, last))
         log.error(
             "records lost to retention: %s/%d offsets %d-%d (%d records) were deleted by the broker before this "
@@ -86,7 +92,7 @@ class RetentionWatch:
             key[1],
             expected,
             last,
-            resumed - expected,
+            last - expected + 1,
             resumed,
         )
         if self._on_missing is not None:

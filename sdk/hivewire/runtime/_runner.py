@@ -10,16 +10,14 @@ keeps polling, so it keeps its group membership) while every lane is over its bo
 are; it resumes when those have drained to half of both bounds (and, spilling, one lane has).
 Committed offsets come from the :class:`~hivewire.runtime._tracker.CommitTracker`.
 
-With coordination configured, the polling thread also follows the listeners' switches (``hivewire listener
-pause|resume``): between two polls it pauses or resumes their lanes (:meth:`Runner._obey`), and before the
-first poll it waits (up to 30 s) for the switches and sidelines to be known, so that a paused listener stays
-paused and a sideline keeps its order across restarts. When every listener is paused, consumption pauses too.
+With coordination configured, the polling thread also follows the listeners' switches and sidelines between
+two polls (:class:`~hivewire.runtime._switches.Switches`).
 
-Stopping (SIGTERM/SIGINT, :meth:`Runner.stop`): polling ends, each listener finishes the call it is in (up to
-``hivewire.shutdown.timeout.ms``; the log names each listener and event waited for), queued events are left,
-finished batches are committed synchronously. :meth:`Runner.force` (a second signal) ends that wait at once:
-the events in hand are not committed. Events not committed are read again on restart: delivery is at least
-once, never lost. The last line says what the run did (handled, failed, dead-lettered, committed offsets).
+Stopping (SIGTERM/SIGINT, :meth:`Runner.stop`): polling ends, each listener finishes the call it is in
+(:func:`~hivewire.runtime._shutdown.wind_down`), finished batches are committed synchronously.
+:meth:`Runner.force` (a second signal) ends that wait at once: the events in hand are not committed. Events not
+committed are read again on restart: delivery is at least once, never lost. The last line says what the run
+did (:func:`~hivewire.runtime._shutdown.summary`); ``/health`` is :func:`~hivewire.runtime._health.health`'s.
 """
 
 from __future__ import annotations
@@ -36,18 +34,21 @@ from hivewire.events._model import EventType
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._collector import collector_tuned
 from hivewire.runtime._delivery import dead_letter_headers, send_dead_letter
-from hivewire.runtime._intake import Backlog, Item
+from hivewire.runtime._event_loop import EventLoop
+from hivewire.runtime._health import health
+from hivewire.runtime._intake import Backlog
+from hivewire.runtime._item import Item
 from hivewire.runtime._lane import Lane, Watchdog
-from hivewire.runtime._listener import Listener, RetryPolicy
+from hivewire.runtime._listener import Listener
 from hivewire.runtime._metrics import Metrics
-from hivewire.runtime._scheduler import EventLoop
 from hivewire.runtime._services import LaneServices
+from hivewire.runtime._settings import RuntimeSettings
+from hivewire.runtime._share import Share
+from hivewire.runtime._shutdown import summary, wind_down
 from hivewire.runtime._source import (
     Record,
     Source,
     SupportsMetrics,
-    SupportsReachability,
-    SupportsWaiting,
     TopicPartition,
 )
 from hivewire.runtime._tracker import Batch, CommitTracker
@@ -66,35 +67,22 @@ class Runner:
 
     def __init__(
         self,
-        *,
         app_name: str,
         listeners: Sequence[Listener],
         source: Source,
+        settings: RuntimeSettings,
         metrics: Metrics,
-        retry: RetryPolicy,
-        timeout: float,
-        queue_events: int,
-        queue_bytes: int,
-        batch_size: int,
-        commit_interval: float,
-        shutdown_timeout: float,
         metastore: Callable[[], MetastoreClient | None],
-        max_abandoned: int = 8,
-        tune_gc: bool = True,
-        reread: bool = True,
-        concurrency: int = 1,
         membership: Membership | None = None,
     ) -> None:
+        """``settings`` are the run's (read whole: bounds, timeouts, retries, poll size); ``metrics``, the
+        factory of metastore clients and, with coordination, the ``membership`` are the services built from
+        them."""
         self.app_name = app_name
+        self.settings = settings
         self.membership = membership
         self.source = source
         self.metrics = metrics
-        self.batch_size = batch_size
-        self.pace_bound = 4 * batch_size
-        self.room = threading.Event()
-        self.commit_interval = commit_interval
-        self.shutdown_timeout = shutdown_timeout
-        self.tune_gc = tune_gc
         self.tracker = CommitTracker()
         self.stopping = threading.Event()
         self.forced = threading.Event()
@@ -107,33 +95,26 @@ class Runner:
             tracker=self.tracker,
             source=source,
             metrics=metrics,
-            retry=retry,
-            timeout=timeout,
-            queue_events=queue_events,
-            queue_bytes=queue_bytes,
+            retry=settings.retry,
+            timeout=settings.listener_timeout,
+            queue_events=settings.queue_size,
+            queue_bytes=settings.queue_bytes,
             app_name=app_name,
             stopping=self.stopping,
             metastore=metastore,
             fatal=self.fatal,
-            max_abandoned=max_abandoned,
-            failing_bound=batch_size,
-            pace_bound=self.pace_bound,
-            room=self.room,
+            max_abandoned=settings.max_abandoned_threads,
+            failing_bound=settings.batch_size,
+            pace_bound=4 * settings.batch_size,
         )
-        self.reread = reread
+        self.services = services
+        self.room = services.room
         self.failures = services.failures
-        # A plain lane (one thread, events one after another) for a sync listener of concurrency 1; a
-        # scheduled one (N in flight, ordered per table, on the event loop) for the others.
-        self.loop: EventLoop | None = None
-        self.routes: list[tuple[Listener, Lane]] = []
-        for listener in listeners:
-            n = listener.concurrency or concurrency
-            if n == 1 and not listener.async_types:
-                self.routes.append((listener, Lane(listener, 0, services)))
-                continue
-            if self.loop is None:
-                self.loop = EventLoop()
-            self.routes.append((listener, Lane(listener, 0, services, self.loop, n)))
+        self.loop: EventLoop | None = None  # made for the first lane that needs it
+        self.routes = [
+            (listener, Lane(listener, 0, services, self._loop, listener.concurrency or settings.listener_concurrency))
+            for listener in listeners
+        ]
         self.lanes = [lane for _, lane in self.routes]
         self.watchdog = Watchdog(self.lanes, self.stopping)
         self.paused = False
@@ -143,27 +124,38 @@ class Runner:
         self.positions: dict[TopicPartition, int] = {}  # the next offset to read, per partition polled
         self.committed: dict[TopicPartition, int] = {}  # the last offset committed (or read from), per partition
         # Undecodable records dead-lettered and not yet acknowledged: bounded like a listener's backlog.
-        self.undelivered = Backlog(DECODER, queue_events, queue_bytes)
+        self.undelivered = Backlog(DECODER, settings.queue_size, settings.queue_bytes)
         # Any of these full pauses consumption: dead letters in flight (their records are held for resending),
         # and the lanes' queues unless lanes spill beyond their bounds.
-        self.backlogs = [*(lane.letters for lane in self.lanes), self.undelivered]
-        if not reread:
-            self.backlogs += [lane.backlog for lane in self.lanes]
-        self.queues = [lane.backlog for lane in self.lanes]
-        # With coordination: each lane's sidelines, and those of the lanes that have some (empty: no cost).
-        self.sidelinings: dict[Lane, Sidelining] = {}
-        self.skipping: dict[Lane, Sidelining] = {}
+        self.pausing = [*(lane.letters for lane in self.lanes), self.undelivered]
+        if not settings.reread:
+            self.pausing += [lane.backlog for lane in self.lanes]
+        self.lane_queues = [lane.backlog for lane in self.lanes]
+        # With coordination: the listeners' switches and sidelines (imported only then).
+        self.switches: Switches | None = None
         if membership is not None:
-            from hivewire.runtime._sidelining import Sidelining
+            from hivewire.runtime._switches import Switches
 
-            self.sidelinings = {
-                lane: Sidelining(lane, self.tracker, membership, queue_events // 2, metrics) for lane in self.lanes
-            }
-            for lane, sidelining in self.sidelinings.items():
-                lane.skipped = sidelining.skipped
+            self.switches = Switches(membership, self.lanes, self.tracker, metrics, settings.queue_size // 2)
         metrics.pending_age.set_function(self.tracker.oldest_pending_age)
         if isinstance(source, SupportsMetrics):
             source.attach_metrics(metrics)
+
+    @property
+    def sidelinings(self) -> dict[Lane, Sidelining]:
+        """With coordination, each lane's sidelines."""
+        return self.switches.sidelinings if self.switches is not None else {}
+
+    @property
+    def skipping(self) -> dict[Lane, Sidelining]:
+        """The lanes whose sidelines are active, and those (empty: the dispatch pays nothing for sidelines)."""
+        return self.switches.skipping if self.switches is not None else {}
+
+    def _loop(self) -> EventLoop:
+        """The runner's event loop, made on first use (only lanes that schedule their calls need one)."""
+        if self.loop is None:
+            self.loop = EventLoop()
+        return self.loop
 
     # -- control --------------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -182,7 +174,7 @@ class Runner:
 
     def run(self) -> None:
         """Poll and dispatch until stopped; then shut down cleanly. Raises the fatal error, if any."""
-        with collector_tuned(self.tune_gc):
+        with collector_tuned(self.settings.tune_gc):
             self._run()
         if self.fatal_error is not None:
             raise self.fatal_error
@@ -194,25 +186,25 @@ class Runner:
         for lane in self.lanes:
             lane.start()
         watchdog.start()
-        if self.membership is not None:
+        if self.membership is not None and self.switches is not None:
             self.membership.start()
-            self._follow_switches()
+            self.switches.follow(self._held_positions, self.positions)
         self.source.open(self._on_assign, self._on_revoke)
         self.started = True
         next_commit = next_lag = time.monotonic()
         try:
             while not self.stopping.is_set():
-                records = self.source.poll(self.batch_size, 0.2)
+                records = self.source.poll(self.settings.batch_size, 0.2)
                 self.last_poll = now = time.monotonic()
-                if self.membership is not None and self.membership.switched.is_set():
-                    self._obey()
+                if self.switches is not None and self.switches.membership.switched.is_set():
+                    self.switches.obey(self._held_positions, self.positions)
                 if records:
                     self._dispatch(records)
                     self._pace()
                 self._apply_backpressure()
                 if now >= next_commit:
                     self._commit(wait=False)
-                    next_commit = now + self.commit_interval
+                    next_commit = now + self.settings.commit_interval
                 if now >= next_lag:
                     self._update_lag()
                     next_lag = now + 5.0
@@ -234,7 +226,7 @@ class Runner:
         costs more (page faults, cache misses), the listener threads fall further behind, and a one-listener
         app settled at 0.6-0.75 of its rate in some runs. The fetcher keeps prefetching meanwhile.
         """
-        room, bound = self.room, self.pace_bound
+        room, bound = self.room, self.services.pace_bound
         room.clear()
         for lane in self.lanes:
             if lane.backlog.depth < bound and not lane.spilling and not lane.paused:
@@ -251,7 +243,7 @@ class Runner:
                 groups[tp] = [record]
             else:
                 group.append(record)
-        may_spill = self.reread and not self._all_behind()
+        may_spill = self.settings.reread and not self._all_behind()
         for tp, group in groups.items():
             self._dispatch_partition(tp, group, may_spill)
         self.metrics.consumed.inc(len(records))
@@ -295,10 +287,9 @@ class Runner:
                         sizes[lane] = 0
                     share.append(item)
                     sizes[lane] += size
-        for lane, share in shares.items():
-            tracker.hold(batch)
-            lane.submit(batch, share, sizes[lane], may_spill)
-        tracker.release(batch)  # the dispatcher's own hold
+        for lane, items in shares.items():
+            lane.submit(Share.hand_out(tracker, batch, items, sizes[lane]), may_spill)
+        Share.dispatched(tracker, batch)
         for event_type, count in types.items():
             self.metrics.by_type.labels(event_type.value).inc(count)
 
@@ -322,13 +313,13 @@ class Runner:
         )
 
     def _apply_backpressure(self) -> None:
-        backlogs = self.backlogs
+        pausing = self.pausing
         if not self.paused:
-            full = [backlog for backlog in backlogs if backlog.full]
-            if not full and self.reread and all(queue.full for queue in self.queues):
-                full = self.queues
+            full = [backlog for backlog in pausing if backlog.full]
+            if not full and self.settings.reread and all(queue.full for queue in self.lane_queues):
+                full = self.lane_queues
             if not full and all(lane.paused for lane in self.lanes):
-                full = self.queues  # every listener is switched off: reading ahead is for nobody
+                full = self.lane_queues  # every listener is switched off: reading ahead is for nobody
             if full:
                 self.source.pause()
                 self.paused = True
@@ -339,8 +330,8 @@ class Runner:
                     ", ".join(f"{b.name}={b.depth} events/{b.bytes} bytes" for b in full),
                 )
         elif (
-            all(backlog.drained for backlog in backlogs)
-            and (not self.reread or any(queue.drained for queue in self.queues))
+            all(backlog.drained for backlog in pausing)
+            and (not self.settings.reread or any(queue.drained for queue in self.lane_queues))
             and not all(lane.paused for lane in self.lanes)
         ):
             self.source.resume()
@@ -351,52 +342,7 @@ class Runner:
             lane.metrics.queue_bytes.set(lane.bytes)
             lane.metrics.spilled.set(lane.spilled)
 
-    # -- switches (coordination) ----------------------------------------------------------------------
-    def _follow_switches(self, wait: float = 30.0) -> None:
-        """Before the first poll: wait up to ``wait`` seconds for the switches and sidelines, then obey them (an
-        unreachable coordinator delays the start by that much, never more: they are obeyed once it answers).
-
-        Starting without them would hand a paused listener events, and a sidelined table's live events ahead of
-        its replay; a ZooKeeper that answers at all answers well within this, even on a loaded machine."""
-        assert self.membership is not None
-        if not self.membership.followed.wait(wait):
-            log.warning(
-                "starting without knowing which listeners are paused or sidelined: coordination did not answer "
-                "within %g s (they are obeyed as soon as it does)",
-                wait,
-            )
-        self._obey()
-
-    def _obey(self) -> None:
-        """Pause or resume each lane as its listener's switch says (polling thread, between dispatches)."""
-        membership = self.membership
-        assert membership is not None
-        membership.switched.clear()
-        held: dict[TopicPartition, int] | None = None
-        for lane in self.lanes:
-            paused = membership.paused(lane.name)
-            lane.metrics.paused.set(1 if paused else 0)
-            sidelining = self.sidelinings.get(lane)
-            if sidelining is not None:
-                sidelines = membership.sidelines(lane.name)
-                if held is None and any(s.state != "started" for s in sidelines):
-                    held = self._held_positions()
-                sidelining.update(sidelines, self.positions if held is None else held)
-            if paused == lane.paused:
-                continue
-            if paused:
-                lane.pause()
-                log.info("listener %s paused: what arrives for it is read again when it resumes", lane.name)
-            else:
-                waiting = lane.parked
-                lane.resume()
-                log.info("listener %s resumed: %d event(s) to catch up on", lane.name, waiting)
-        self.skipping = {lane: s for lane, s in self.sidelinings.items() if s.active}
-        if self.sidelinings:
-            states = {s.id: s.state for sidelining in self.sidelinings.values() for s in sidelining.sidelines}
-            for state in ("started", "resumed", "resolved"):
-                self.metrics.sidelines.labels(state).set(sum(1 for found in states.values() if found == state))
-
+    # -- offsets --------------------------------------------------------------------------------------
     def _held_positions(self) -> dict[TopicPartition, int]:
         """The next offset to dispatch of every partition held: how far this instance got, or, for a partition
         it has dispatched nothing of yet, where its consumer starts reading. A sideline's replay runs up to
@@ -409,7 +355,6 @@ class Runner:
                 positions[tp] = start
         return positions
 
-    # -- offsets --------------------------------------------------------------------------------------
     def _commit(self, *, wait: bool, everything: bool = False) -> None:
         offsets = self.tracker.take_commits(everything)
         if offsets:
@@ -423,13 +368,8 @@ class Runner:
         self.tracker.assign(partitions)
         if self.membership is not None:
             self.membership.hold(self.assigned)
-        for sidelining in self.skipping.values():
-            if any(s.state != "started" for s in sidelining.sidelines):
-                # Replays due on these partitions start now, not when something new arrives on them.
-                for tp in partitions:
-                    start = self.source.next_offset(tp)
-                    if start is not None:
-                        sidelining.dispatching(tp, start)
+        if self.switches is not None:
+            self.switches.assigned(partitions, self.source.next_offset)
 
     def _on_revoke(self, partitions: list[TopicPartition]) -> None:
         log.info("revoked %s", sorted(partitions))
@@ -440,8 +380,8 @@ class Runner:
             # does not make it means those records are read again by the new owner (at least once).
             self.source.commit(final, wait=False)
         self.assigned -= set(partitions)
-        for sidelining in self.sidelinings.values():
-            sidelining.revoked(partitions)
+        if self.switches is not None:
+            self.switches.revoked(partitions)
         if self.membership is not None:
             self.membership.hold(self.assigned)
         for tp in partitions:
@@ -473,51 +413,13 @@ class Runner:
             lane.metrics.behind.set(unread + lane.outstanding)
         if self.membership is not None:
             self.membership.lag({lane.name: unread + lane.outstanding for lane in self.lanes})
-        for lane, sidelining in self.sidelinings.items():
-            for sideline, offsets in sidelining.remaining.items():
-                metrics.replay_remaining.labels(lane.name, sideline).set(offsets)
+        if self.switches is not None:
+            self.switches.report()
 
     # -- shutdown -------------------------------------------------------------------------------------
     def _shutdown(self) -> None:
         self.stopping.set()
-        for lane in self.lanes:
-            lane.wake()
-        deadline = time.monotonic() + self.shutdown_timeout
-        for lane in self.lanes:
-            busy, current = lane.busy_since, lane.current
-            if busy is not None:
-                log.info(
-                    "waiting for listener %s to finish %s (busy for %.0f s; up to %.0f s, "
-                    "hivewire.shutdown.timeout.ms); stop again to stop at once: that event is then delivered "
-                    "again on restart",
-                    lane.name,
-                    current or "its current event",
-                    time.monotonic() - busy,
-                    self.shutdown_timeout,
-                )
-        joined = threading.Event()
-
-        def join_lanes() -> None:
-            for lane in self.lanes:
-                if not lane.join(max(0.0, deadline - time.monotonic())) and not self.forced.is_set():
-                    log.warning(
-                        "listener %s is still busy after %.0f s; its current event will be read again on restart",
-                        lane.name,
-                        self.shutdown_timeout,
-                    )
-            joined.set()
-
-        threading.Thread(target=join_lanes, name="hivewire-shutdown", daemon=True).start()
-        while not joined.wait(0.2):
-            if self.forced.is_set():
-                busy_lanes = [f"{lane.name} ({lane.current})" for lane in self.lanes if lane.current]
-                self.abandoned = busy_lanes
-                log.warning(
-                    "stopping now: %s not finished; %s delivered again on restart",
-                    ", ".join(busy_lanes) or "listener calls",
-                    "those events are not committed and are" if busy_lanes else "what they handle is",
-                )
-                break
+        deadline, self.abandoned = wind_down(self.lanes, self.settings.shutdown_timeout, self.forced)
         try:
             self.source.drain(1.0 if self.forced.is_set() else max(1.0, deadline - time.monotonic()))
             self._commit(wait=True, everything=True)
@@ -530,55 +432,18 @@ class Runner:
                 self.membership.close()
             committed = dict(self.committed)
             self.source.close()
-            log.info("%s", self.summary(committed))
+            log.info("%s", summary(self.metrics, self.lanes, committed))
 
-    def summary(self, committed: dict[TopicPartition, int]) -> str:
-        """One line: what this run did, per listener, and the offsets it committed last."""
-        value = self.metrics.registry.get_sample_value
-        parts = []
-        for lane in self.lanes:
-            labels = {"listener": lane.name}
-            counts = [
-                (value(f"hivewire_listener_{name}_total", labels) or 0, word)
-                for name, word in (
-                    ("events_handled", "handled"),
-                    ("attempts_failed", "failed attempt(s)"),
-                    ("events_dead_lettered", "dead-lettered"),
-                )
-            ]
-            parts.append(f"{lane.name}: " + ", ".join(f"{n:.0f} {word}" for n, word in counts))
-        offsets = ", ".join(f"{t}/{p}@{o}" for (t, p), o in sorted(committed.items())) or "none"
-        return f"stopped; {'; '.join(parts)}; committed offsets {offsets}"
-
-    # -- health ---------------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
-        """``/health`` (readiness): UP while polling with partitions assigned and the source reachable, unless
-        a listener left more hung threads behind than allowed. ``alive`` (liveness) asks only whether the
-        process works: the polling loop turns and no listener leaks threads, whatever Kafka does. Each
-        listener as :meth:`Lane.health` says; ``oldest_pending_batch_s``: how long commits have been waiting.
-        """
+        """``/health``: see :func:`hivewire.runtime._health.health`."""
         now = time.monotonic()
-        polling = self.started and not self.stopping.is_set() and now - self.last_poll < 30
-        source = self.source
-        reachable = not isinstance(source, SupportsReachability) or source.reachability.reachable
-        listeners = {lane.name: lane.health(now) for lane in self.lanes}
-        stuck_names = [name for name, lane in listeners.items() if lane["stuck"]]
-        leaking = sorted(self.watchdog.over_cap)
-        alive = polling and not leaking
-        ready = alive and reachable and bool(self.assigned)
-        waiting = source.waiting_for if isinstance(source, SupportsWaiting) else None
-        reason = source.waiting_reason if isinstance(source, SupportsWaiting) else None
-        return {
-            "status": "UP" if ready else "DOWN",
-            "alive": alive,
-            "reachable": reachable,
-            "paused": self.paused,
-            "assigned": sorted(f"{t}/{p}" for t, p in self.assigned),
-            "waiting_for_assignment_s": round(waiting, 1) if waiting is not None else None,
-            "waiting_reason": reason,
-            "pending_batches": self.tracker.pending_batches,
-            "oldest_pending_batch_s": round(self.tracker.oldest_pending_age(), 3),
-            "stuck_listeners": stuck_names,
-            "too_many_abandoned_threads": leaking,
-            "listeners": listeners,
-        }
+        return health(
+            polling=self.started and not self.stopping.is_set() and now - self.last_poll < 30,
+            paused=self.paused,
+            source=self.source,
+            lanes=self.lanes,
+            watchdog=self.watchdog,
+            tracker=self.tracker,
+            assigned=self.assigned,
+            now=now,
+        )

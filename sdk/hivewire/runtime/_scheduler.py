@@ -3,30 +3,30 @@
 A listener with ``concurrency`` above 1, or an ``async def`` one, has a :class:`Scheduler` as its lane's
 executor instead of a :class:`~hivewire.runtime._worker.Worker`. It takes from the lane's
 :class:`~hivewire.runtime._intake.Intake` (the same queue, bounds, spills and re-reads); its intake thread moves
-events into a per-table scheduler on the runtime's event loop (:class:`EventLoop`), at most ``window`` of them
-at a time, so spilled events are read again only when the scheduler gets near them. ``concurrency`` worker tasks
-take the next table that has an event and no event in flight, handle that one event, and put the table back at
-the end of the line if it has more: events of one table queue behind each other (their order holds), events of
-different tables overlap. This is the model of Confluent's parallel consumer (ordering by key, not by
-partition).
+events into a per-table scheduler on the runtime's event loop
+(:class:`~hivewire.runtime._event_loop.EventLoop`), at most ``window`` of them at a time, so spilled events
+are read again only when the scheduler gets near them. ``concurrency`` worker tasks take the next table that
+has an event and no event in flight, handle that one event, and put the table back at the end of the line if
+it has more: events of one table queue behind each other (their order holds), events of different tables
+overlap. This is the model of Confluent's parallel consumer (ordering by key, not by partition).
 
-A coroutine listener is awaited on the loop; a plain function runs on the lane's :class:`Pool` of threads,
-awaited from the loop. Retries (:meth:`~hivewire.runtime._delivery.Delivery.retry_async`), timeouts, dead
-letters and metrics are the same for both: a coroutine that overruns the timeout is cancelled, a thread that
-does is abandoned (Python cannot kill it) and replaced, and either way the call is a failed attempt.
+A coroutine listener is awaited on the loop; a plain function runs on the lane's
+:class:`~hivewire.runtime._pool.Pool` of threads, awaited from the loop. Retries
+(:meth:`~hivewire.runtime._delivery.Delivery.retry_async`), timeouts, dead letters and metrics are the same
+for both: a coroutine that overruns the timeout is cancelled, a thread that does is abandoned (Python cannot
+kill it) and replaced, and either way the call is a failed attempt.
 
-A share of a batch is released to the :class:`~hivewire.runtime._tracker.CommitTracker` when its last event is
-handled or dead-lettered, whichever order they finish in, so the commit guarantee is the lane's: an offset
-is committed only when every earlier event is done with by every listener. One stuck table holds back the
-commits of its own partition only; the other tables (and partitions) keep flowing and committing until the
-stuck table's queued events fill the window.
+A share of a batch is done (:meth:`~hivewire.runtime._share.Share.done`) when its last event is handled or
+dead-lettered, whichever order they finish in, so the commit guarantee is the lane's: an offset is committed
+only when every earlier event is done with by every listener. One stuck table holds back the commits of its
+own partition only; the other tables (and partitions) keep flowing and committing until the stuck table's
+queued events fill the window.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import queue
 import threading
 import time
 from collections import deque
@@ -36,145 +36,17 @@ from typing import cast
 from hivewire.events._model import ListenerEvent
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._delivery import Delivery, ListenerTimeout, _Revoked, _Stopping
-from hivewire.runtime._intake import Intake, Item, Spill
+from hivewire.runtime._event_loop import EventLoop
+from hivewire.runtime._intake import Intake, Spill
+from hivewire.runtime._item import Item
 from hivewire.runtime._listener import Handler, Listener
 from hivewire.runtime._metrics import ListenerMetrics
+from hivewire.runtime._pool import Pool
 from hivewire.runtime._services import LaneServices
+from hivewire.runtime._share import Share
 from hivewire.runtime._tracker import Batch
 
 log = logging.getLogger("hivewire.runtime.scheduler")
-
-
-class EventLoop:
-    """The runtime's event loop, in a thread of its own: async listeners run here, and the schedulers."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run, name="hivewire-loop", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        try:
-            self.loop.run_forever()
-        finally:
-            tasks = asyncio.all_tasks(self.loop)
-            for task in tasks:
-                task.cancel()
-            if tasks:
-                self.loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-            self.loop.close()
-
-    def call(self, fn: Callable[..., object], *args: object) -> None:
-        """Run ``fn(*args)`` on the loop (from any thread)."""
-        self.loop.call_soon_threadsafe(fn, *args)
-
-    def stop(self, timeout: float) -> None:
-        if self._thread.is_alive():
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(timeout)
-
-
-class _Job:
-    """One call of a sync listener, handed to a pool thread."""
-
-    __slots__ = ("arg", "cancelled", "fn", "future", "thread")
-
-    def __init__(self, fn: Handler, arg: ListenerEvent, future: asyncio.Future[None]) -> None:
-        self.fn, self.arg, self.future = fn, arg, future
-        self.thread: threading.Thread | None = None
-        self.cancelled = False
-
-
-class Pool:
-    """``size`` threads that run a sync listener's calls for the scheduler; a thread stuck past the timeout is
-    abandoned (it exits when its call returns, if ever) and a fresh one takes its place."""
-
-    def __init__(self, name: str, size: int, loop: asyncio.AbstractEventLoop) -> None:
-        self.name = name
-        self.size = size
-        self._loop = loop
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._threads: list[threading.Thread] = []
-        self._abandoned: set[threading.Thread] = set()
-        self._lock = threading.Lock()
-        self._spawned = 0
-
-    def start(self) -> None:
-        for _ in range(self.size):
-            self._spawn()
-
-    def _spawn(self) -> None:
-        with self._lock:
-            self._spawned += 1
-            thread = threading.Thread(target=self._work, name=f"hivewire-{self.name}-{self._spawned}", daemon=True)
-            self._threads.append(thread)
-        thread.start()
-
-    def _work(self) -> None:
-        me = threading.current_thread()
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            job.thread = me
-            if job.cancelled:
-                continue
-            error: BaseException | None = None
-            try:
-                job.fn(job.arg)
-            except BaseException as e:  # handed to the awaiting task, which decides what it means
-                error = e
-            try:
-                self._loop.call_soon_threadsafe(_settle, job.future, error)
-            except RuntimeError:
-                return  # the loop is closed: the app has stopped
-            with self._lock:
-                if me in self._abandoned:
-                    return  # given up after a timeout: a replacement took this thread's place
-
-    async def call(self, fn: Handler, arg: ListenerEvent, timeout: float) -> None:
-        """Run ``fn(arg)`` on a pool thread; raise what it raised, or :class:`ListenerTimeout` after ``timeout``."""
-        future: asyncio.Future[None] = self._loop.create_future()
-        job = _Job(fn, arg, future)
-        self._jobs.put(job)
-        timer = self._loop.call_later(timeout, _time_out, future, self.name, timeout)
-        try:
-            await future
-        except ListenerTimeout:
-            self._give_up(job)
-            raise
-        except asyncio.CancelledError:
-            self._give_up(job)
-            raise
-        finally:
-            timer.cancel()
-
-    def _give_up(self, job: _Job) -> None:
-        job.cancelled = True
-        thread = job.thread
-        if thread is None:
-            return  # never started: skipped when taken
-        with self._lock:
-            self._abandoned.add(thread)
-        log.error("listener %s: a call did not return in time; abandoning its thread and starting a new one", self.name)
-        self._spawn()
-
-    @property
-    def abandoned(self) -> int:
-        """Threads given up after a timeout whose call still has not returned."""
-        with self._lock:
-            self._abandoned = {thread for thread in self._abandoned if thread.is_alive()}
-            return len(self._abandoned)
-
-    def stop(self) -> None:
-        with self._lock:
-            live = len(self._threads)
-            self._threads = []
-        for _ in range(live):
-            self._jobs.put(None)
 
 
 def _expire(task: asyncio.Task[None], expired: list[bool]) -> None:
@@ -182,29 +54,7 @@ def _expire(task: asyncio.Task[None], expired: list[bool]) -> None:
     task.cancel()
 
 
-def _time_out(future: asyncio.Future[None], name: str, timeout: float) -> None:
-    _settle(future, ListenerTimeout(f"{name} did not return within {timeout:g} s"))
-
-
-def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
-    if future.done():
-        return
-    if error is None:
-        future.set_result(None)
-    else:
-        future.set_exception(error)
-
-
 _Call = Callable[[Handler, ListenerEvent], Awaitable[None]]
-
-
-class _Share:
-    """A lane's share of one batch, as the scheduler tracks it: released when its last event is done."""
-
-    __slots__ = ("batch", "remaining", "size", "total")
-
-    def __init__(self, batch: Batch, total: int, size: int) -> None:
-        self.batch, self.remaining, self.total, self.size = batch, total, total, size
 
 
 def _always() -> bool:
@@ -243,7 +93,7 @@ class Scheduler:
         self._scheduled = 0  # events in the scheduler (queued per table or in flight) and their bytes
         self._scheduled_bytes = 0
         self._space = threading.Condition(threading.Lock())
-        self._tables: dict[str, deque[tuple[_Share, Item]]] = {}  # loop thread only
+        self._tables: dict[str, deque[tuple[Share, Item]]] = {}  # loop thread only
         self._ready: asyncio.Queue[str | None] | None = None
         self._stop: asyncio.Event | None = None
         self._running: asyncio.Event | None = None  # cleared while paused: workers start no new event
@@ -338,8 +188,7 @@ class Scheduler:
                         return
                     intake.load(work)
                     continue
-                batch, items, size = work
-                share = _Share(batch, len(items), size)
+                share, items = work, work.items
                 start = 0
                 while start < len(items):
                     taken = self._take_room(items, start)
@@ -382,7 +231,7 @@ class Scheduler:
             self._space.notify()
 
     # -- the scheduler (loop thread) ------------------------------------------------------------------
-    def _enqueue(self, share: _Share, items: list[Item]) -> None:
+    def _enqueue(self, share: Share, items: list[Item]) -> None:
         tables, ready = self._tables, self._ready
         assert ready is not None
         for item in items:
@@ -417,7 +266,7 @@ class Scheduler:
                 self._done_with(item)
                 share.remaining -= 1
                 if share.remaining == 0:
-                    self._done_early -= share.total - 1
+                    self._done_early -= len(share.items) - 1
                     self._finish(share)
                 else:
                     self._done_early += 1
@@ -433,10 +282,10 @@ class Scheduler:
         if all(task.done() or task is asyncio.current_task() for task in self._workers):
             self._done.set()
 
-    def _finish(self, share: _Share) -> None:
+    def _finish(self, share: Share) -> None:
         backlog = self._intake.backlog
-        backlog.add(-share.total, -share.size)
-        self.services.tracker.release(share.batch)
+        backlog.add(-len(share.items), -share.size)
+        share.done()
         room = self.services.room
         if not room.is_set() and backlog.depth < self.services.pace_bound:
             room.set()
@@ -566,9 +415,6 @@ class Scheduler:
     def current(self) -> str | None:
         """Not said: several events are in flight at once."""
         return None
-
-    def check_timeout(self, now: float) -> None:
-        """Nothing to do: the scheduler times its calls out itself."""
 
     def prune_abandoned(self) -> int:
         return self.abandoned_threads

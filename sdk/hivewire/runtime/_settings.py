@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
 from hivewire.config._kafka import consumer_settings
+from hivewire.runtime._options import RetryPolicy
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,13 @@ class RuntimeSettings:
     listener_list: tuple[str, ...]
     producer_config: dict[str, str]
     startup_timeout: float
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """The retry policy of a listener that names none of its own."""
+        return RetryPolicy(
+            self.retry_max_attempts, self.retry_initial_delay, self.retry_multiplier, self.retry_max_delay
+        )
 
     @classmethod
     def from_config(cls, config: Config, *, need_kafka: bool = True) -> RuntimeSettings:

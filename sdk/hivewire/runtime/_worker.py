@@ -20,16 +20,17 @@ import time
 from hivewire.events._model import ListenerEvent
 from hivewire.metastore import MetastoreClient
 from hivewire.runtime._delivery import Delivery, ListenerTimeout, _Revoked, _Stopping, _Superseded
-from hivewire.runtime._intake import Intake, Spill, Work
+from hivewire.runtime._intake import Intake, Spill
 from hivewire.runtime._listener import Handler, Listener
 from hivewire.runtime._metrics import ListenerMetrics
 from hivewire.runtime._services import LaneServices
+from hivewire.runtime._share import Share
 from hivewire.runtime._source import Record
 from hivewire.runtime._tracker import Batch
 
 log = logging.getLogger("hivewire.runtime.lane")
 
-Resume = tuple[Work, int, int, Exception]  # share, index, attempts made, the error of the last one
+Resume = tuple[Share, int, int, Exception]  # share, index, attempts made, the error of the last one
 
 
 class Worker:
@@ -56,7 +57,7 @@ class Worker:
         self._thread: threading.Thread | None = None
         self._abandoned: list[threading.Thread] = []
         # What the owning thread is doing, for the watchdog; written before `_started`, read under the lock.
-        self._share: Work | None = None
+        self._share: Share | None = None
         self._index = 0
         self._attempt = 0
         self._started: tuple[int, float] | None = None
@@ -78,7 +79,7 @@ class Worker:
         share, index = self._share, self._index
         if self._started is None or share is None:
             return None
-        items = share[1]
+        items = share.items
         return repr(items[index]) if index < len(items) else None
 
     @property
@@ -100,9 +101,6 @@ class Worker:
 
     def wake(self) -> None:
         self._intake.wake()
-
-    def follow_pause(self) -> None:
-        """Nothing to do: the thread sees the pause in the intake before each event."""
 
     def join(self, timeout: float) -> bool:
         """Wait for the current thread to finish; abandoned (timed-out) threads are not waited for."""
@@ -159,7 +157,7 @@ class Worker:
     def _process(
         self,
         gen: int,
-        work: Work,
+        share: Share,
         start: int,
         client: MetastoreClient | None,
         attempts: int = 0,
@@ -170,7 +168,7 @@ class Worker:
         ``error`` (with ``attempts``) resumes a call the watchdog gave up: ``items[start]`` goes straight to
         the retries.
         """
-        batch, items, size = work
+        batch, items = share.batch, share.items
         intake = self._intake
         tracker, stopping, handlers = self.services.tracker, self.services.stopping, self.listener.handlers
         lock = self._lock
@@ -178,7 +176,7 @@ class Worker:
         monotonic = time.monotonic
         handled = 0
         finished: list[float] = []  # when each event was done: its latency, observed per event at the end
-        self._share = work
+        self._share = share
         try:
             for i in range(start, len(items)):
                 if stopping.is_set() or (intake.paused and not intake.wait_running()):
@@ -222,8 +220,8 @@ class Worker:
         self._share = None
         self._index = 0
         self.metrics.observe_latencies(batch.started, finished)
-        intake.backlog.add(-len(items), -size)
-        tracker.release(batch)
+        intake.backlog.add(-len(items), -share.size)
+        share.done()
         room = self.services.room
         if not room.is_set() and intake.backlog.depth < self.services.pace_bound:
             room.set()  # the runner waits for a listener that needs more (Runner._pace)
@@ -295,15 +293,15 @@ class Worker:
         self.timeouts += 1
         self.metrics.timeouts.inc()
         self.metrics.failed.inc()
-        work, index, attempt = resume_at
+        share, index, attempt = resume_at
         log.error(
             "listener %s: call on %s did not return within %.1f s; abandoning that thread and continuing in a new one",
             self.name,
-            work[1][index],
+            share.items[index],
             self.timeout,
         )
         error = ListenerTimeout(f"{self.name} did not return within {self.timeout:g} s")
-        self._spawn(gen, (work, index, attempt, error))
+        self._spawn(gen, (share, index, attempt, error))
 
     def prune_abandoned(self) -> int:
         """Forget abandoned threads whose call finally returned; the number still running."""

@@ -1,0 +1,53 @@
+"""What a runner says of itself in ``/health`` (:func:`health`): readiness, liveness, and each listener's lane.
+
+Invariants: ``alive`` (liveness) asks only whether the process works: the polling loop turns (a poll within
+the last 30 s) and no listener leaks threads, whatever Kafka does; ``status`` (readiness) is UP only when it
+is alive, the source is reachable and partitions are assigned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence, Set
+from typing import Any
+
+from hivewire.runtime._lane import Lane, Watchdog
+from hivewire.runtime._source import Source, SupportsReachability, SupportsWaiting, TopicPartition
+from hivewire.runtime._tracker import CommitTracker
+
+
+def health(
+    *,
+    polling: bool,
+    paused: bool,
+    source: Source,
+    lanes: Sequence[Lane],
+    watchdog: Watchdog,
+    tracker: CommitTracker,
+    assigned: Set[TopicPartition],
+    now: float,
+) -> dict[str, Any]:
+    """``/health`` of a runner: UP while ``polling`` with partitions ``assigned`` and ``source`` reachable,
+    unless a listener left more hung threads behind than allowed. Each listener as :meth:`Lane.health` says;
+    ``oldest_pending_batch_s``: how long commits have been waiting."""
+    reachable = not isinstance(source, SupportsReachability) or source.reachability.reachable
+    listeners = {lane.name: lane.health(now) for lane in lanes}
+    stuck_names = [name for name, lane in listeners.items() if lane["stuck"]]
+    leaking = sorted(watchdog.over_cap)
+    alive = polling and not leaking
+    ready = alive and reachable and bool(assigned)
+    waiting = source.waiting_for if isinstance(source, SupportsWaiting) else None
+    reason = source.waiting_reason if isinstance(source, SupportsWaiting) else None
+    return {
+        "status": "UP" if ready else "DOWN",
+        "alive": alive,
+        "reachable": reachable,
+        "paused": paused,
+        "assigned": sorted(f"{t}/{p}" for t, p in assigned),
+        "waiting_for_assignment_s": round(waiting, 1) if waiting is not None else None,
+        "waiting_reason": reason,
+        "pending_batches": tracker.pending_batches,
+        "oldest_pending_batch_s": round(tracker.oldest_pending_age(), 3),
+        "stuck_listeners": stuck_names,
+        "too_many_abandoned_threads": leaking,
+        "listeners": listeners,
+    }

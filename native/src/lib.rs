@@ -19,10 +19,6 @@ use pyo3::types::{PyBytes, PyCapsule, PyList, PyString, PyTuple};
 
 use columns::Builder;
 
-// The decoder allocates and frees many small values per message (the parsed tree, the cells): mimalloc's
-// thread-local free lists are several times cheaper than the system allocator's for that pattern.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use row::{Cell, Ix, Need, Origin, COLUMNS};
 
 #[pyclass(frozen)]

@@ -370,8 +370,10 @@ def _records(options: SourceOptions, part: KafkaRange) -> Iterator[list[Any]]:
         consumer.assign([TopicPartition(part.topic, part.partition, part.start)])
         last_progress = time.monotonic()
         done = False
+        next_offset = part.start
         while not done:
-            records = consumer.consume(min(BATCH_ROWS, part.end - part.start), timeout=1.0)
+            # no more than the range still holds: the records past its end would be fetched and dropped
+            records = consumer.consume(min(BATCH_ROWS, max(1, part.end - next_offset)), timeout=1.0)
             if not records and time.monotonic() - last_progress > options.timeout:
                 raise HivewireError(
                     f"{part.topic}/{part.partition}: no message for {options.timeout:g} s while reading "
@@ -394,6 +396,7 @@ def _records(options: SourceOptions, part: KafkaRange) -> Iterator[list[Any]]:
                     continue
                 last_progress = time.monotonic()
                 offset = msg.offset()
+                next_offset = offset + 1
                 if not checked:
                     checked = True
                     if offset > part.start:

@@ -25,8 +25,10 @@ pub struct Offsets {
 }
 
 impl Offsets {
-    fn new() -> Self {
-        Offsets { offsets: vec![0], nulls: NullBufferBuilder::new(0) }
+    fn new(rows: usize) -> Self {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        Offsets { offsets, nulls: NullBufferBuilder::new(rows) }
     }
     fn close(&mut self, len: usize) -> Result<(), String> {
         let len = i32::try_from(len).map_err(|_| "more than 2^31 list items in one batch".to_owned())?;
@@ -76,20 +78,23 @@ fn item(dt: &DataType) -> Option<&FieldRef> {
 }
 
 impl Builder {
-    pub fn new(dt: &DataType) -> Result<Builder, String> {
-        let triples = || Builder::Triples(Offsets::new(), [StringBuilder::new(), StringBuilder::new(), StringBuilder::new()]);
+    /// The builder of a column of `dt`, sized for `rows` rows (`bytes`: the messages' size, for the binary
+    /// column), so that the buffers are not grown and copied while the batch fills.
+    pub fn new(dt: &DataType, rows: usize, bytes: usize) -> Result<Builder, String> {
+        let text = |n: usize| StringBuilder::with_capacity(n, n * 16);
+        let triples = || Builder::Triples(Offsets::new(rows), [text(rows), text(rows), text(rows)]);
         Ok(match dt {
-            DataType::Utf8 => Builder::Str(StringBuilder::new()),
-            DataType::Boolean => Builder::Bool(BooleanBuilder::new()),
-            DataType::Int32 => Builder::I32(Int32Builder::new()),
-            DataType::Int64 => Builder::I64(Int64Builder::new()),
-            DataType::Timestamp(_, _) => Builder::Ts(TimestampMicrosecondBuilder::new(), dt.clone()),
-            DataType::Date32 => Builder::Date(Date32Builder::new()),
-            DataType::Binary => Builder::Bin(BinaryBuilder::new()),
-            DataType::Map(_, _) => Builder::Map(Offsets::new(), StringBuilder::new(), StringBuilder::new()),
+            DataType::Utf8 => Builder::Str(text(rows)),
+            DataType::Boolean => Builder::Bool(BooleanBuilder::with_capacity(rows)),
+            DataType::Int32 => Builder::I32(Int32Builder::with_capacity(rows)),
+            DataType::Int64 => Builder::I64(Int64Builder::with_capacity(rows)),
+            DataType::Timestamp(_, _) => Builder::Ts(TimestampMicrosecondBuilder::with_capacity(rows), dt.clone()),
+            DataType::Date32 => Builder::Date(Date32Builder::with_capacity(rows)),
+            DataType::Binary => Builder::Bin(BinaryBuilder::with_capacity(rows, bytes)),
+            DataType::Map(_, _) => Builder::Map(Offsets::new(rows), text(rows * 4), text(rows * 4)),
             DataType::List(f) => match f.data_type() {
-                DataType::Utf8 => Builder::StrList(Offsets::new(), StringBuilder::new()),
-                DataType::List(_) => Builder::StrLists(Offsets::new(), Offsets::new(), StringBuilder::new()),
+                DataType::Utf8 => Builder::StrList(Offsets::new(rows), text(rows)),
+                DataType::List(_) => Builder::StrLists(Offsets::new(rows), Offsets::new(rows), text(rows)),
                 DataType::Struct(fields) if fields.len() == 3 => triples(),
                 other => return Err(format!("no builder for list<{other}>")),
             },

@@ -18,7 +18,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyList, PyString, PyTuple};
 
 use columns::Builder;
-use row::{Cell, Ix, Origin, COLUMNS};
+
+use row::{Cell, Ix, Need, Origin, COLUMNS};
 
 #[pyclass(frozen)]
 struct Decoder {
@@ -31,15 +32,17 @@ fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-fn origin<'py>(o: &Bound<'py, PyAny>) -> PyResult<Option<Origin<'static>>> {
+/// The origin of one message; its topic is borrowed from `topic`, the tuple's first item, which the caller
+/// keeps alive (no copy per message).
+fn origin<'b, 'py>(o: &Bound<'py, PyAny>, topic: &'b mut Option<Bound<'py, PyAny>>) -> PyResult<Option<Origin<'b>>> {
     if o.is_none() {
         return Ok(None);
     }
     let t = o.cast::<PyTuple>()?;
-    let topic = t.get_item(0)?;
     let ts = t.get_item(3)?;
+    let topic = topic.insert(t.get_item(0)?);
     Ok(Some(Origin {
-        topic: Cow::Owned(topic.cast::<PyString>()?.to_str()?.to_owned()),
+        topic: Cow::Borrowed(topic.cast::<PyString>()?.to_str()?),
         partition: t.get_item(1)?.extract()?,
         offset: t.get_item(2)?.extract()?,
         timestamp: if ts.is_none() { None } else { Some(ts.extract()?) },
@@ -81,8 +84,14 @@ impl Decoder {
             return Err(value_error("a column index out of range"));
         }
         let fields = self.schema.fields();
-        let mut builders: Vec<Builder> =
-            selected.iter().map(|&c| Builder::new(fields[c].data_type())).collect::<Result<_, _>>().map_err(value_error)?;
+        let need = if selected.len() == COLUMNS { Need::ALL } else { Need::of(&selected) };
+        let rows = values.len();
+        let bytes: usize = values.iter().map(|v| v.cast::<PyBytes>().map_or(0, |b| b.as_bytes().len())).sum();
+        let mut builders: Vec<Builder> = selected
+            .iter()
+            .map(|&c| Builder::new(fields[c].data_type(), rows, bytes))
+            .collect::<Result<_, _>>()
+            .map_err(value_error)?;
         if let Some(o) = origins {
             if o.len() != values.len() {
                 return Err(value_error("values and origins differ in length"));
@@ -90,12 +99,13 @@ impl Decoder {
         }
         let mut refused = 0;
         for (i, value) in values.iter().enumerate() {
+            let mut topic = None;
             let o = match origins {
-                Some(list) => origin(&list.get_item(i)?)?,
+                Some(list) => origin(&list.get_item(i)?, &mut topic)?,
                 None => None,
             };
             let native = match value.cast::<PyBytes>() {
-                Ok(b) => row::row(&self.spec, &self.ix, b.as_bytes(), o.as_ref()).ok(),
+                Ok(b) => row::row(&self.spec, &self.ix, b.as_bytes(), o.as_ref(), need).ok(),
                 Err(_) => None,
             };
             match native {

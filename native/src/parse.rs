@@ -36,6 +36,8 @@ pub struct FieldSpec {
 pub struct Model {
     pub fields: Vec<FieldSpec>,
     pub index: HashMap<String, usize>,
+    /// A bit per required field.
+    pub required: u128,
 }
 
 impl Model {
@@ -47,8 +49,10 @@ impl Model {
     /// so the next key is almost always the next field).
     #[inline]
     pub fn find(&self, key: &str, hint: usize) -> Option<usize> {
-        let n = self.fields.len();
-        (0..n).map(|k| (hint + k) % n).find(|&i| self.fields[i].key == key)
+        match self.fields.get(hint) {
+            Some(f) if f.key == key => Some(hint),
+            _ => self.fields.iter().position(|f| f.key == key),
+        }
     }
 }
 
@@ -274,7 +278,7 @@ fn fill<'de, A: MapAccess<'de>>(
     if keep {
         fields.resize_with(model.fields.len(), || V::Null);
     }
-    let mut seen = vec![false; model.fields.len()];
+    let mut seen: u128 = 0; // a bit per field (spec::load refuses models of more than 128 fields)
     let mut hint = 0;
     while let Some(key) = map.next_key_seed(Text)? {
         match model.find(&key, hint) {
@@ -284,10 +288,10 @@ fn fill<'de, A: MapAccess<'de>>(
             }
             Some(i) => {
                 hint = i + 1;
-                if seen[i] {
+                if seen & (1 << i) != 0 {
                     return Err(refuse());
                 }
-                seen[i] = true;
+                seen |= 1 << i;
                 let f = &model.fields[i];
                 let keep = keep && f.keep;
                 let v = map.next_value_seed(Seed { models, accept: &f.accept, keep })?;
@@ -297,7 +301,7 @@ fn fill<'de, A: MapAccess<'de>>(
             }
         }
     }
-    if model.fields.iter().zip(&seen).any(|(f, s)| f.required && !s) {
+    if model.required & !seen != 0 {
         return Err(refuse());
     }
     Ok(fields)

@@ -244,6 +244,9 @@ fn whole(v: Option<&str>) -> Option<i64> {
 
 const NO_ICEBERG: usize = 9;
 
+/// The cells `objects` makes: 12, the five changes, the Iceberg ones.
+const OBJECT_CELLS: usize = 12 + 5 + NO_ICEBERG;
+
 /// ``iceberg_columns``: the nine ``iceberg_*`` cells.
 fn iceberg<'a>(
     ix: &Ix,
@@ -317,12 +320,33 @@ fn iceberg<'a>(
     Ok(out)
 }
 
+/// Which of the costly cells a batch reads: the others are left null (the message is still parsed and
+/// validated whole, so that whether it decodes does not depend on the columns asked for).
+#[derive(Clone, Copy)]
+pub struct Need {
+    /// The cells `objects` makes (``location`` .. ``files`` but ``parameters``, the changes, the Iceberg
+    /// cells), and ``decode_error`` (a message whose objects the Python decoder would fail on).
+    pub objects: bool,
+    pub parameters: bool,
+}
+
+impl Need {
+    pub const ALL: Need = Need { objects: true, parameters: true };
+
+    /// What the columns at `selected` (indices into the schema) need.
+    pub fn of(selected: &[usize]) -> Need {
+        let objects = |c: &usize| matches!(c, 11..=19 | 21..=23 | 25 | 27..=40);
+        Need { objects: selected.iter().any(objects), parameters: selected.contains(&20) }
+    }
+}
+
 /// The row of one message, or ``Refused`` when the Python decoder must make it.
 pub fn row<'a>(
-    spec: &Spec,
+    spec: &'a Spec,
     ix: &Ix,
     value: &'a [u8],
     origin: Option<&Origin<'a>>,
+    need: Need,
 ) -> Result<Vec<Cell<'a>>, Refused> {
     if value.len() > spec.constants.max_message_bytes {
         return Err(Refused);
@@ -354,11 +378,15 @@ pub fn row<'a>(
         V::Bool(b) => *b,
         _ => true,
     };
-    let objects = objects(spec, ix, event, &env)?;
+    let objects = if need.objects {
+        objects(spec, ix, event, &env)?
+    } else {
+        (0..OBJECT_CELLS).map(|_| Cell::Null).collect()
+    };
     let parameters = env.get(event.parameters);
     let hive_version = get_str(parameters.map(), &spec.constants.hive_version);
     let mut out = Vec::with_capacity(COLUMNS);
-    out.push(Cell::Str(Cow::Owned(event.event_type.clone())));
+    out.push(Cell::Str(Cow::Borrowed(&event.event_type)));
     out.push(Cell::Str(db));
     out.push(cell(table_name));
     out.push(Cell::Str(qualified));
@@ -366,7 +394,7 @@ pub fn row<'a>(
     kafka(origin, &mut out);
     let mut objects = objects.into_iter();
     out.extend(objects.by_ref().take(9));
-    out.push(Cell::Map(map(parameters)));
+    out.push(if need.parameters { Cell::Map(map(parameters)) } else { Cell::Null });
     out.extend(objects.by_ref().take(3));
     out.push(cell(hive_version));
     out.push(Cell::Null);

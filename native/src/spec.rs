@@ -129,8 +129,12 @@ pub fn load(text: &str) -> Result<Spec, String> {
                 required: f["required"].as_bool().unwrap_or(false),
             });
         }
+        if fields.len() > 128 {
+            return Err(bad("a model of more than 128 fields"));
+        }
+        let required = fields.iter().enumerate().filter(|(_, f)| f.required).fold(0u128, |r, (i, _)| r | 1 << i);
         classes.insert(string(m, "name")?, i);
-        models.push(Model { fields, index });
+        models.push(Model { fields, index, required });
     }
     let mut events = HashMap::new();
     for e in d["events"].as_array().ok_or_else(|| bad("events"))? {

@@ -19,6 +19,7 @@ import pytest
 
 from hivewire.data._arrow import ACCELERATED, SCHEMA, Message, Undecodable, to_arrow
 from hivewire.data._columnar import batch, fast_row
+from hivewire.data._decoder import decode_messages
 from hivewire.data._rows import NO_VALUE, event_row
 from hivewire.errors import DecodeError
 from hivewire.events import _apiary as apiary
@@ -149,6 +150,28 @@ def test_the_same_table_as_todays_path_on_200000_messages() -> None:
     assert set(today.column("event_type").drop_null().to_pylist()) == {
         t.value for t in EventType if not TYPES[t].derived
     }
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        ["event_type", "db_name", "table_name"],  # the Spark source's pruned read: no object is converted
+        ["kafka_offset", "parameters", "hive_version", "raw"],
+        ["table_name", "columns_added", "iceberg_snapshot_id"],
+        ["decode_error"],
+    ],
+)
+def test_pruned_columns_are_those_of_the_whole_row(columns: list[str]) -> None:
+    """A batch of some columns (the native decoder then skips the cells no column reads) is the whole
+    table's selection of them, malformed messages included."""
+    messages = messages_with_origins(20_000, bad_share=0.05, seed=32)
+    whole = to_arrow([todays_item(v, o) for o, v in messages], on_error="record")
+    pruned = pa.Table.from_batches(
+        [decode_messages(messages[i : i + 4096], "record", columns) for i in range(0, len(messages), 4096)]
+    )
+    assert pruned.num_rows == 20_000
+    assert pruned.column_names == columns
+    assert pruned.equals(whole.select(columns))
 
 
 def test_malformed_messages_one_at_a_time() -> None:

@@ -40,7 +40,8 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 
 from hivewire.config._kafka import resolve_secrets
 from hivewire.data._columnar import BATCH_ROWS as COLUMNAR_BATCH_ROWS
-from hivewire.data._decoder import decode_messages
+from hivewire.data._columnar import message_row
+from hivewire.data._decoder import decode
 from hivewire.data._rows import Message, paused_gc
 from hivewire.errors import ConfigError, HivewireError
 from hivewire.events._event import Origin
@@ -372,8 +373,10 @@ def _records(options: SourceOptions, part: KafkaRange) -> Iterator[list[Any]]:
         consumer.assign([TopicPartition(part.topic, part.partition, part.start)])
         last_progress = time.monotonic()
         done = False
+        next_offset = part.start
         while not done:
-            records = consumer.consume(min(BATCH_ROWS, part.end - part.start), timeout=1.0)
+            # no more than the range still holds: the records past its end would be fetched and dropped
+            records = consumer.consume(min(BATCH_ROWS, max(1, part.end - next_offset)), timeout=1.0)
             if not records and time.monotonic() - last_progress > options.timeout:
                 raise HivewireError(
                     f"{part.topic}/{part.partition}: no message for {options.timeout:g} s while reading "
@@ -396,6 +399,7 @@ def _records(options: SourceOptions, part: KafkaRange) -> Iterator[list[Any]]:
                     continue
                 last_progress = time.monotonic()
                 offset = msg.offset()
+                next_offset = offset + 1
                 if not checked:
                     checked = True
                     if offset > part.start:
@@ -425,22 +429,26 @@ def _records(options: SourceOptions, part: KafkaRange) -> Iterator[list[Any]]:
 def read_range(options: SourceOptions, part: KafkaRange, columns: list[str] | None = None) -> Iterator[Any]:
     """Executor side: the messages of ``part`` as Arrow record batches of hivewire.arrow.SCHEMA (only
     ``columns`` when given: the others are not decoded), in offset order."""
-    messages: list[Message] = []
+    values: list[bytes | None] = []
+    origins: list[Origin | None] = []
     topic, partition = part.topic, part.partition
+
+    def decoded(n: int) -> Any:  # the first n messages' batch; a message the native decoder refuses is a Message
+        head, where = values[:n], origins[:n]
+        with paused_gc():
+            return decode(head, where, lambda i: message_row(Message(where[i], head[i]), "record"), columns)
+
     for records in _records(options, part):
         with paused_gc():
             for msg in records:
                 kind, ts = msg.timestamp()
-                messages.append(Message(Origin(topic, partition, msg.offset(), ts if kind else None), msg.value()))
-        while len(messages) >= BATCH_ROWS:
-            with paused_gc():
-                decoded = decode_messages(messages[:BATCH_ROWS], "record", columns)
-            yield decoded
-            del messages[:BATCH_ROWS]
-    if messages:
-        with paused_gc():
-            decoded = decode_messages(messages, "record", columns)
-        yield decoded
+                values.append(msg.value())
+                origins.append(Origin(topic, partition, msg.offset(), ts if kind else None))
+        while len(values) >= BATCH_ROWS:
+            yield decoded(BATCH_ROWS)
+            del values[:BATCH_ROWS], origins[:BATCH_ROWS]
+    if values:
+        yield decoded(len(values))
 
 
 def read_raw_range(options: SourceOptions, part: KafkaRange) -> Iterator[Any]:

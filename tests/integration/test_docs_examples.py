@@ -32,12 +32,13 @@ from pathlib import Path
 import pytest
 import sasl_metastore
 from docs_examples import ROOT, Block, block, blocks
+from kafka_certs import Certificates, make_certificates
 from sasl_metastore import SaslMetastore
 
 import hivewire as hw
 from hivewire.metastore import DiscoveryConfig, Registration
 from hivewire.tools import _testing as testing
-from hivewire.tools._local import free_port
+from hivewire.tools._local import LocalZooKeeper, free_port
 from hivewire.tools._stack import LocalStack
 
 PYTHON = [b for b in blocks() if b.language == "python" and b.runner is None]
@@ -127,24 +128,147 @@ def lake(shell: Shell) -> None:
     _serve(_substituted(command, shell.placeholders), r"INFO hivewire\.archive: committed ", shell, archive.name)
 
 
+class _TlsZooKeeper(LocalZooKeeper):
+    """A ZooKeeper that also takes TLS connections with client certificates on :attr:`secure_port` (Netty, PEM
+    key and trust stores, as docs/discovery.md describes Hive 4's); its plain port serves the readiness check."""
+
+    def __init__(self, workdir: Path, certs: Certificates) -> None:
+        self.secure_port = free_port()
+        super().__init__(
+            workdir=workdir,
+            jvm_options=(
+                "-Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+                f"-Dzookeeper.ssl.keyStore.location={certs.server_keystore}",
+                "-Dzookeeper.ssl.keyStore.type=PEM",
+                f"-Dzookeeper.ssl.trustStore.location={certs.ca}",
+                "-Dzookeeper.ssl.trustStore.type=PEM",
+            ),
+        )
+
+    def _prepare(self) -> list[str]:
+        args = super()._prepare()
+        with (self.workdir / "zoo.cfg").open("a") as cfg:
+            cfg.write(f"secureClientPort={self.secure_port}\n")
+        return args
+
+
+@pytest.fixture(scope="module")
+def tls_zookeeper(services: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """docs/discovery.md's ensemble "with TLS, client certificates and digest credentials": the metastore
+    registered under ``hive_metastore`` and, behind a digest ACL, ``hms_prod``; a ``hive-site.xml`` in
+    discovery mode naming it. Placeholder -> value, for the blocks that use it."""
+    workdir = tmp_path_factory.mktemp("tls-zookeeper")
+    certs = make_certificates(workdir / "certs", {"client": None})
+    client = workdir / "client.pem"  # certificate and key in one file, as the docs' certfile= and keyfile=
+    client.write_text(certs.certificate("client").read_text() + certs.key("client").read_text())
+    server = _TlsZooKeeper(workdir / "server", certs)
+    server.start()
+    quorum = f"127.0.0.1:{server.secure_port}"
+    hive_site = workdir / "hive-site.xml"
+    properties = {
+        "metastore.service.discovery.mode": "zookeeper",
+        "metastore.thrift.uris": quorum,
+        "metastore.zookeeper.namespace": "hive_metastore",
+        "hive.zookeeper.ssl.client.enable": "true",
+        "metastore.zookeeper.ssl.keystore.location": str(client),
+        "metastore.zookeeper.ssl.keystore.type": "PEM",
+        "metastore.zookeeper.ssl.truststore.location": str(certs.ca),
+        "metastore.zookeeper.ssl.truststore.type": "PEM",
+    }
+    hive_site.write_text(
+        "<configuration>\n"
+        + "".join(f"  <property><name>{k}</name><value>{v}</value></property>\n" for k, v in properties.items())
+        + "</configuration>\n"
+    )
+    tls = DiscoveryConfig(quorum, use_ssl=True, certfile=str(client), keyfile=str(client), ca=str(certs.ca))
+    digest = replace(tls, auth_data=(("digest", "reader:secret"),))
+    address = services["hms1.example.com:9083"]
+    try:
+        with Registration(address, tls), Registration(address, digest, "hms_prod", acl="digest:reader:secret:cdrwa"):
+            yield {
+                "zk1:2281": quorum,
+                "/etc/hive/conf/hive-site.xml": str(hive_site),
+                '"client.pem"': repr(str(client)),
+                '"ca.pem"': repr(str(certs.ca)),
+            }
+    finally:
+        server.close()
+
+
+#: What ``spark-pipelines run`` does with a pipeline file, in the Spark of this environment: it gives the file a
+#: ``spark``, collects the datasets and flows its decorators declare, and runs each flow into its table (here:
+#: files of the table's format and partitioning, until the topic's end). spark-pipelines itself needs Spark
+#: Connect and the ``pipelines`` extra's gRPC packages, which hivewire's test extras do not install.
+PIPELINE = """
+import sys
+from pathlib import Path
+
+from pyspark.pipelines.graph_element_registry import GraphElementRegistry, graph_element_registration_context
+from pyspark.sql import SparkSession
+
+
+class Registry(GraphElementRegistry):
+    def __init__(self):
+        self.outputs, self.flows = {}, []
+
+    def register_output(self, output):
+        self.outputs[output.name] = output
+
+    def register_flow(self, flow):
+        self.flows.append(flow)
+
+    def register_auto_cdc_flow(self, flow):
+        raise AssertionError("no Auto CDC flow in the docs")
+
+    def register_sql(self, sql_text, file_path):
+        raise AssertionError("no SQL in the docs")
+
+
+pipeline, out = Path(sys.argv[1]), Path(sys.argv[2])
+spark = SparkSession.builder.master("local[2]").getOrCreate()
+registry = Registry()
+with graph_element_registration_context(registry):
+    exec(compile(pipeline.read_text(), str(pipeline), "exec"), {"spark": spark, "__name__": "pipeline"})
+assert registry.flows, "the pipeline declares no flow"
+for flow in registry.flows:
+    table = registry.outputs[flow.target]
+    query = (
+        flow.func()
+        .writeStream.format(table.format)
+        .partitionBy(*(table.partition_cols or ()))
+        .option("checkpointLocation", str(out / "checkpoints" / table.name))
+        .trigger(availableNow=True)
+        .start(str(out / table.name))
+    )
+    query.awaitTermination()
+    print(table.name, spark.read.format(table.format).load(str(out / table.name)).count())
+"""
+
+
 @pytest.mark.parametrize("block", PYTHON, ids=lambda b: b.name)
 def test_the_example_runs(
     block: Block, services: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     if "/lake/" in block.code:
         request.getfixturevalue("lake")
+    if "use_ssl=True" in block.code:
+        services = {**services, **request.getfixturevalue("tls_zookeeper")}
     code = _substituted(block.code, services)
     # A block of pytest tests (docs/runtime.md's "Testing your listeners") is run by pytest, so its tests run.
     tests = "\ndef test_" in f"\n{code}"
+    pipeline = "from pyspark import pipelines" in code  # a pipeline file: see PIPELINE
     script = tmp_path / ("test_example.py" if tests else "example.py")
     script.write_text(code)
-    command = (
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(script)]
-        if tests
-        else [sys.executable, str(script)]
-    )
+    command = [sys.executable, str(script)]
+    if tests:
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(script)]
+    elif pipeline:
+        (tmp_path / "pipeline_runner.py").write_text(PIPELINE)
+        command = [sys.executable, str(tmp_path / "pipeline_runner.py"), str(script), str(tmp_path / "out")]
     done = subprocess.run(command, cwd=tmp_path, env=_environment(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"{block.name} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+    if pipeline:  # the three events of the topic, in the pipeline's table
+        assert re.search(r"^events 3$", done.stdout, re.M), f"{block.name}: {done.stdout[-3000:]}"
     if tests:
         ran = code.count("\ndef test_") + code.startswith("def test_")
         assert f"{ran} passed" in done.stdout, f"{block.name}: not all its tests ran:\n{done.stdout[-3000:]}"
@@ -177,7 +301,12 @@ class Shell:
 @pytest.fixture(scope="module")
 def shell(services: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Shell:
     cwd = tmp_path_factory.mktemp("shell")
-    services = {**services, "/var/lib/hivewire/": f"{cwd}/var/", "/etc/hivewire/": f"{cwd}/etc/"}
+    services = {
+        **services,
+        "/var/lib/hivewire/": f"{cwd}/var/",
+        "/etc/hivewire/": f"{cwd}/etc/",
+        ".venv/bin/python": sys.executable,  # README.md's, in a clone where `make install` made .venv
+    }
     (cwd / "listeners.py").write_text(block("docs/runtime.md", "python", "# listeners.py\n").code)
     properties = block("docs/compatibility.md", "properties", "apiary.bootstrap.servers=")
     (cwd / "drone-fly.properties").write_text(_substituted(properties.code, services))

@@ -18,12 +18,14 @@ naming that metastore.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -125,7 +127,10 @@ def lake(shell: Shell) -> None:
     """The Delta archive docs/data.md's ``hivewire archive`` block writes: its Python blocks read it."""
     archive = block("docs/data.md", "console", "$ hivewire archive ")
     [command] = _commands(archive)
-    _serve(_substituted(command, shell.placeholders), r"INFO hivewire\.archive: committed ", shell, archive.name)
+    with _serving(
+        _substituted(command, shell.placeholders), r"INFO hivewire\.archive: committed ", shell, archive.name
+    ):
+        pass
 
 
 class _TlsZooKeeper(LocalZooKeeper):
@@ -309,7 +314,9 @@ def shell(services: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
     }
     (cwd / "listeners.py").write_text(block("docs/runtime.md", "python", "# listeners.py\n").code)
     properties = block("docs/compatibility.md", "properties", "apiary.bootstrap.servers=")
-    (cwd / "drone-fly.properties").write_text(_substituted(properties.code, services))
+    # A deployment's file names its listeners (docs/compatibility.md: hivewire's by import path, same key).
+    listeners = "apiary.listener.list=listeners.GlueSync\n"
+    (cwd / "drone-fly.properties").write_text(_substituted(properties.code, services) + listeners)
     (cwd / "hivewire.toml").write_text(
         f'[hivewire.shim]\nupstream.uris = "{services["thrift://hms:9083"]}"\n'
         f'[apiary]\nbootstrap.servers = "{services["kafka:9092"]}"\n'
@@ -319,6 +326,10 @@ def shell(services: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
     (home / ".config" / "fish" / "completions").mkdir(parents=True)
     variables = dict(line.split("=", 1) for line in services["ENVIRONMENT"].splitlines())
     (cwd / "etc").mkdir()  # docs/shim.md: the upstream's SASL password file
+    # `discover --hive-site` reads a Hive installation's file in discovery mode: docs/discovery.md's own.
+    hive_site = block("docs/discovery.md", "xml", "<configuration>\n")
+    (cwd / "etc" / "hive-site.xml").write_text(_substituted(hive_site.code, services))
+    services["/etc/hive/conf/hive-site.xml"] = str(cwd / "etc" / "hive-site.xml")
     # A `run` without --endpoint-port serves /metrics on 8008: not on this machine's, beside other tests.
     env = _environment(HOME=str(home), PYTHONUNBUFFERED="1", ENDPOINT_PORT="0", **variables)
     return Shell(cwd, env, services)
@@ -342,8 +353,18 @@ def _serves(command: str) -> str | None:
     return words[1]
 
 
-def _serve(command: str, start: str, shell: Shell, name: str) -> None:
-    """Run ``command`` until a line matches ``start``; then SIGINT, after which it must exit 0."""
+def _hivewire_processes(pid: int) -> list[int]:
+    """``pid`` if it is the ``hivewire`` process (bash runs a lone command in its own process), else bash's
+    ``hivewire`` children (in a pipeline, ``hivewire tail ... | jq .``: jq then ends on hivewire's end)."""
+    if b"hivewire" in Path(f"/proc/{pid}/cmdline").read_bytes():
+        return [pid]
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(c) for c in children if b"hivewire" in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
+@contextlib.contextmanager
+def _serving(command: str, start: str, shell: Shell, name: str) -> Iterator[None]:
+    """Run ``command`` until a line matches ``start``; on leaving, Ctrl-C's SIGINT to it: it must exit 0."""
     process = subprocess.Popen(
         ["bash", "-c", command],
         cwd=shell.cwd,
@@ -353,23 +374,35 @@ def _serve(command: str, start: str, shell: Shell, name: str) -> None:
         text=True,
         start_new_session=True,
     )
-    assert process.stdout is not None
     seen: list[str] = []
-    started = re.compile(start)
-    deadline = time.monotonic() + 240
-    try:
+    started = threading.Event()
+
+    def read() -> None:
+        assert process.stdout is not None
         for line in process.stdout:
             seen.append(line)
-            if started.search(line) or time.monotonic() > deadline:
-                break
-        assert any(started.search(line) for line in seen), f"{name}: {command}: no start line:\n{''.join(seen)}"
-        os.killpg(process.pid, signal.SIGINT)
-        rest, _ = process.communicate(timeout=120)
+            if re.search(start, line):
+                started.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 240
+        while not started.wait(1) and process.poll() is None and time.monotonic() < deadline:
+            pass
+        assert started.is_set(), f"{name}: {command}: no start line ({start!r}):\n{''.join(seen)}"
+        yield
+        targets = _hivewire_processes(process.pid)
+        assert targets, f"{name}: {command}: no hivewire process"
+        for pid in targets:
+            os.kill(pid, signal.SIGINT)
+        process.wait(timeout=120)
+        reader.join(10)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-    assert process.returncode == 0, f"{name}: {command}: exit {process.returncode} after SIGINT:\n{''.join(seen)}{rest}"
+    assert process.returncode == 0, f"{name}: {command}: exit {process.returncode} after SIGINT:\n{''.join(seen)}"
 
 
 @pytest.mark.parametrize("block", SHELL, ids=lambda b: b.name)
@@ -386,6 +419,12 @@ def test_the_shell_block_runs(block: Block, shell: Shell, request: pytest.Fixtur
         }
     commands = [_substituted(command, placeholders) for command in _commands(block)]
     assert commands, f"{block.name}: no command"
+    with contextlib.ExitStack() as background:
+        _run_commands(block, commands, replace(shell, env=env), background)
+
+
+def _run_commands(block: Block, commands: list[str], shell: Shell, background: contextlib.ExitStack) -> None:
+    cwd, env = shell.cwd, shell.env
     for command in commands:
         if command.startswith("make "):
             command = command.replace("make ", "make -n -C " + shlex.quote(str(ROOT)) + " ", 1)
@@ -396,9 +435,16 @@ def test_the_shell_block_runs(block: Block, shell: Shell, request: pytest.Fixtur
             assert done.returncode == 0, f"{block.name}: {command}: {done.stderr}"
             env = dict(item.split("=", 1) for item in done.stdout.split("\0") if "=" in item)
             continue
+        if command.startswith('eval "$(') and "zsh_source" in command:
+            # zsh's line: bash cannot eval a zsh script (nor is zsh installed here); its script is made.
+            command = command.split('"$(', 1)[1].split(')"', 1)[0] + " | grep '^#compdef hivewire$' >/dev/null"
         subcommand = _serves(command)
+        if subcommand == "local":  # docs/cli.md: serves the block's other commands, "in another shell"
+            background.enter_context(_serving(command, STARTED[subcommand], replace(shell, env=env), block.name))
+            continue
         if subcommand is not None:
-            _serve(command, STARTED[subcommand], replace(shell, env=env), block.name)
+            with _serving(command, STARTED[subcommand], replace(shell, env=env), block.name):
+                pass
             continue
         done = subprocess.run(
             ["bash", "-euo", "pipefail", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300

@@ -31,11 +31,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import deltalake
 import pytest
 import sasl_metastore
+from deltalake.exceptions import TableNotFoundError
 from docs_examples import ROOT, Block, block, blocks
 from kafka_certs import Certificates, make_certificates
 from sasl_metastore import SaslMetastore
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire.metastore import DiscoveryConfig, Registration
@@ -101,7 +104,6 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
                 "spark://spark-master:7077": "local[2]",
                 "thrift://metastore:9083": stack.metastore.uri,
                 "/tmp/hivewire.env": f"{lake}/hivewire.env",
-                "ENVIRONMENT": "\n".join(f"{k}={v}" for k, v in stack.environment().items()),
             }
 
 
@@ -127,10 +129,16 @@ def lake(shell: Shell) -> None:
     """The Delta archive docs/data.md's ``hivewire archive`` block writes: its Python blocks read it."""
     archive = block("docs/data.md", "console", "$ hivewire archive ")
     [command] = _commands(archive)
-    with _serving(
-        _substituted(command, shell.placeholders), r"INFO hivewire\.archive: committed ", shell, archive.name
-    ):
-        pass
+    table = Path(shell.placeholders["/lake/"]) / "hms_events"
+    with _serving(_substituted(command, shell.placeholders), STARTED["archive"], shell, archive.name):
+        wait_for(lambda: _rows(table) >= 3, "the archive's first commit of the topic's events", 180)
+
+
+def _rows(table: Path) -> int:
+    try:
+        return deltalake.DeltaTable(str(table)).to_pyarrow_table().num_rows
+    except TableNotFoundError:
+        return 0
 
 
 class _TlsZooKeeper(LocalZooKeeper):
@@ -254,7 +262,7 @@ for flow in registry.flows:
 def test_the_example_runs(
     block: Block, services: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    if "/lake/" in block.code:
+    if "/lake/hms_events" in block.code:
         request.getfixturevalue("lake")
     if "use_ssl=True" in block.code:
         services = {**services, **request.getfixturevalue("tls_zookeeper")}
@@ -325,7 +333,11 @@ def shell(services: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
     (cwd / "var" / "spool").mkdir(parents=True)  # docs/shim.md: the spool replay-rejected reads
     home = cwd / "home"
     (home / ".config" / "fish" / "completions").mkdir(parents=True)
-    variables = dict(line.split("=", 1) for line in services["ENVIRONMENT"].splitlines())
+    variables = {  # what `hivewire local --env-file` writes (LocalStack.environment()), for this stack
+        "APIARY_BOOTSTRAP_SERVERS": services["kafka:9092"],
+        "APIARY_KAFKA_TOPIC_NAME": "apiary",
+        "METASTORE_THRIFT_URIS": services["thrift://hms:9083"],
+    }
     (cwd / "etc").mkdir()  # docs/shim.md: the upstream's SASL password file
     # `discover --hive-site` reads a Hive installation's file in discovery mode: docs/discovery.md's own.
     hive_site = block("docs/discovery.md", "xml", "<configuration>\n")

@@ -77,9 +77,10 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
         lake = tmp_path_factory.mktemp("lake")
         protected = DiscoveryConfig(stack.zookeeper.quorum, auth_data=(("digest", "reader:secret"),))
         with (
-            Registration(address, stack.zookeeper.quorum),
-            Registration(address, protected, "hms_prod", acl="digest:reader:secret:cdrwa"),
+            Registration(address, stack.zookeeper.quorum) as open_,
+            Registration(address, protected, "hms_prod", acl="digest:reader:secret:cdrwa") as acl,
         ):
+            wait_for(lambda: open_.node and acl.node, "the metastore's registrations", 120)
             yield {
                 "/etc/hive/conf/hive-site.xml": str(hive_site),
                 "thrift://hms1:9083,thrift://hms2:9083": stack.metastore.uri,
@@ -197,7 +198,11 @@ def tls_zookeeper(services: dict[str, str], tmp_path_factory: pytest.TempPathFac
     digest = replace(tls, auth_data=(("digest", "reader:secret"),))
     address = services["hms1.example.com:9083"]
     try:
-        with Registration(address, tls), Registration(address, digest, "hms_prod", acl="digest:reader:secret:cdrwa"):
+        with (
+            Registration(address, tls) as open_,
+            Registration(address, digest, "hms_prod", acl="digest:reader:secret:cdrwa") as acl,
+        ):
+            wait_for(lambda: open_.node and acl.node, "the metastore's registrations over TLS", 120)
             yield {
                 "zk1:2281": quorum,
                 "/etc/hive/conf/hive-site.xml": str(hive_site),

@@ -374,10 +374,16 @@ def _serves(command: str) -> str | None:
 def _hivewire_processes(pid: int) -> list[int]:
     """``pid`` if it is the ``hivewire`` process (bash runs a lone command in its own process), else bash's
     ``hivewire`` children (in a pipeline, ``hivewire tail ... | jq .``: jq then ends on hivewire's end)."""
-    if b"hivewire" in Path(f"/proc/{pid}/cmdline").read_bytes():
+    if _is_hivewire(pid):
         return [pid]
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return [int(c) for c in children if b"hivewire" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    return [int(c) for c in children if _is_hivewire(int(c))]
+
+
+def _is_hivewire(pid: int) -> bool:
+    """The ``hivewire`` script runs as ``python .../bin/hivewire ...`` (bash's own argv holds it as text)."""
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2]
+    return any(Path(os.fsdecode(arg)).name == "hivewire" for arg in argv)
 
 
 @contextlib.contextmanager

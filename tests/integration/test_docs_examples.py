@@ -350,6 +350,8 @@ def shell(services: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
     services["/etc/hive/conf/hive-site.xml"] = str(cwd / "etc" / "hive-site.xml")
     # A `run` without --endpoint-port serves /metrics on 8008: not on this machine's, beside other tests.
     env = _environment(HOME=str(home), PYTHONUNBUFFERED="1", ENDPOINT_PORT="0", **variables)
+    # apiary.listener.list imports as a deployment does, from the path (MODULE:APP also finds the current directory)
+    env["PYTHONPATH"] = f"{cwd}{os.pathsep}{env['PYTHONPATH']}"
     return Shell(cwd, env, services)
 
 
@@ -454,7 +456,7 @@ def _run_commands(block: Block, commands: list[str], shell: Shell, background: c
             command = command.replace("make ", "make -n -C " + shlex.quote(str(ROOT)) + " ", 1)
         if command.startswith("source "):  # docs/cli.md: the other shell reads the env file `local` wrote
             done = subprocess.run(
-                ["bash", "-c", f"{command} && env -0"], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+                ["bash", "-ec", f"{command}\nenv -0"], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
             )
             assert done.returncode == 0, f"{block.name}: {command}: {done.stderr}"
             env = dict(item.split("=", 1) for item in done.stdout.split("\0") if "=" in item)

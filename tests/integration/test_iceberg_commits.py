@@ -20,6 +20,7 @@ is Spark 4.0 run in a JVM of its own (the ``spark-iceberg`` profile of tools/jvm
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -251,6 +252,15 @@ def test_the_apiary_topic_delivers_every_commit_and_one_made_while_down(
     assert [s.snapshot_id for s in last.snapshots_added] == [after.metadata.current_snapshot_id]
     assert last.operation == "append" and last.snapshots_added[0].added_records == 10
     assert all(e.metadata_location != expected[0].current for e in got)
+
+    # docs/iceberg.md's example reads this topic's commits, as written but for its placeholders.
+    code = _docs_example("iceberg-commits").replace('"kafka:9092"', repr(kafka)).replace('"apiary"', repr(topic))
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(ROOT / d) for d in ("sdk", "shim", "thrift"))}
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert re.search(rf"^{db}\s+events\s+[1-9]\d*(?:\.0)?$", done.stdout, re.M), done.stdout  # records appended
 
 
 def test_the_notification_log_delivers_every_commit(

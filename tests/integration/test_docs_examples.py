@@ -349,9 +349,8 @@ def shell(services: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
     (cwd / "etc" / "hive-site.xml").write_text(_substituted(hive_site.code, services))
     services["/etc/hive/conf/hive-site.xml"] = str(cwd / "etc" / "hive-site.xml")
     # A `run` without --endpoint-port serves /metrics on 8008: not on this machine's, beside other tests.
+    # apiary.listener.list's listeners.GlueSync is imported from the block's directory, as MODULE:APP's module.
     env = _environment(HOME=str(home), PYTHONUNBUFFERED="1", ENDPOINT_PORT="0", **variables)
-    # apiary.listener.list imports as a deployment does, from the path (MODULE:APP also finds the current directory)
-    env["PYTHONPATH"] = f"{cwd}{os.pathsep}{env['PYTHONPATH']}"
     return Shell(cwd, env, services)
 
 

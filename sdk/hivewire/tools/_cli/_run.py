@@ -67,6 +67,7 @@ def run(target: str | None, listeners: tuple[str, ...], **params: object) -> Non
     from hivewire.runtime._app import App
 
     try:
+        importable_cwd()  # listeners named in apiary.listener.list too, as MODULE:APP's module
         app = load_app(target) if target else None
         config = load(FLAGS, params, base=app.config if app else None)
         if listeners:
@@ -106,6 +107,12 @@ def run(target: str | None, listeners: tuple[str, ...], **params: object) -> Non
         raise click.ClickException(str(e)) from e
 
 
+def importable_cwd() -> None:
+    """Put the current directory first on ``sys.path``, as ``python -m`` does, for the user's modules."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+
+
 def load_app(target: str) -> App:
     """The App (or app factory's App) that ``target``, as typed on the command line, names; an error in the
     user's module is a message naming ``target`` with the user's own frames (the whole traceback at DEBUG). The
@@ -114,8 +121,7 @@ def load_app(target: str) -> App:
     from hivewire.runtime._frames import user_place, user_traceback
     from hivewire.runtime._listener import load_object
 
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    importable_cwd()
     path = target if ":" in target else f"{target}:app"
     try:
         app = load_object(path)

@@ -141,9 +141,10 @@ def calls(workdir: Path) -> list[str]:
 def test_a_restart_says_it_waits_for_its_partitions_and_a_stop_leaves_the_group(
     kafka: str, unique: str, workdir: Path
 ) -> None:
-    # A member that stopped without leaving (kill -9) holds the group until its session times out (15 s here:
-    # the shortest a broker allows by default is 6 s); the next start waits that long, and says so.
-    session = ["-X", "session.timeout.ms=15000", "-X", "heartbeat.interval.ms=1000"]
+    # A member that stopped without leaving (kill -9) holds the group until its session times out (30 s here),
+    # and the next start waits that long, saying so every ASSIGNMENT_REMINDER (10 s) while it waits: the
+    # session is long enough for the first reminder even when the second process takes long to start.
+    session = ["-X", "session.timeout.ms=30000", "-X", "heartbeat.interval.ms=1000"]
     testing.produce(kafka, unique, [testing.make_event(hw.CreateTableEvent, "sales", "orders")])
     first = Run(workdir, args(kafka, unique, unique, 0, *session))
     wait_for(lambda: calls(workdir), "the first run's event", 120)
@@ -160,7 +161,7 @@ def test_a_restart_says_it_waits_for_its_partitions_and_a_stop_leaves_the_group(
     assert waiting["status"] == "DOWN" and waiting["assigned"] == [], waiting
     second.wait_for_line("waiting for partition assignment from the group coordinator (1")
     line = second.lines_after("waiting for partition assignment from the group coordinator (1")[0]
-    assert f"group {unique}" in line and "session.timeout.ms (15000 ms)" in line, line
+    assert f"group {unique}" in line and "session.timeout.ms (30000 ms)" in line, line
     second.wait_for_line("assigned [")
     wait_for(lambda: health(port).get("status") == "UP", "/health UP once assigned", 60)
     assert health(port)["waiting_for_assignment_s"] is None

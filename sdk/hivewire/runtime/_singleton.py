@@ -80,16 +80,11 @@ class SingletonSource:
         found = [tp for tp in self._tail.partitions() if tp not in self._assigned]
         if not found:
             return
-        try:
+        try:  # nothing is read before where to start is known: the progress, then the group's offsets
             progress = self._state.progress(self._listener)
-        except CoordinationError as e:  # nothing is read before the progress is known
-            log.info("could not read the progress of %s (%s); trying again", self._listener, e)
-            self._next_refresh = time.monotonic() + 1.0
-            return
-        try:
             starts = self._tail.add({tp: progress.get(partition_name(tp)) for tp in found})
-        except SourceError as e:  # the group's offsets are not known yet (its coordinator is moving, say)
-            log.info("singleton %s: %s; trying again", self._listener, e)
+        except (CoordinationError, SourceError) as e:  # ZooKeeper, or the group's coordinator, not answering
+            log.info("singleton %s: where to start is not known yet (%s); trying again", self._listener, e)
             self._next_refresh = time.monotonic() + 1.0
             return
         self._unrecorded.update(

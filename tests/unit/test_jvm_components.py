@@ -76,3 +76,33 @@ def test_a_peer_without_the_peers_repository_names_the_setting(tmp_path: Path, m
         _jvm.resolve("dronefly")
     monkeypatch.setenv(_jvm.PEERS_ENV, str(tmp_path))
     assert _jvm.peers_repository() == tmp_path.resolve()
+
+
+FAKE_MAVEN = """#!/bin/sh
+# Answers like Maven's dependency plugin: the classpath into -Dmdep.outputFile, after a second of "downloading".
+for arg in "$@"; do case "$arg" in -Dmdep.outputFile=*) out="${arg#-Dmdep.outputFile=}";; esac; done
+echo "start $$" >> "$LOG"
+sleep 1
+printf %s "$JAR" > "$out"
+echo "end $$" >> "$LOG"
+"""
+
+
+def test_components_resolve_side_by_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fetching from Central waits on the network: ``make jvm`` runs several Mavens at once, one per component."""
+    home = tmp_path / "maven"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "mvn").write_text(FAKE_MAVEN)
+    (home / "bin" / "mvn").chmod(0o755)
+    jar = tmp_path / "some.jar"
+    jar.write_bytes(b"PK")
+    log = tmp_path / "maven.log"
+    monkeypatch.setenv("MAVEN_HOME", str(home))
+    monkeypatch.setenv("HIVEWIRE_JVM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LOG", str(log))
+    monkeypatch.setenv("JAR", str(jar))
+    wanted = ["kafka", "spark-kafka", "iceberg-spark"]
+    assert _jvm.main(["resolve", *wanted]) == 0
+    events = [line.split()[0] for line in log.read_text().splitlines()]
+    assert events[: len(wanted)] == ["start"] * len(wanted), events  # all three ran before any ended
+    assert all(_jvm.resolve(component) == [jar] for component in wanted)

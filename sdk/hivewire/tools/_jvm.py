@@ -12,7 +12,10 @@ Invariants:
   exist, without starting Maven or touching the network; a warm cache works offline.
 * The cache is keyed by the pom's digest: changing a version re-resolves, and a stale classpath is never used.
 * A cache file is written whole (written aside, then renamed) and only after Maven succeeded; concurrent
-  resolutions (two test processes) are serialised by a lock file.
+  resolutions of one component (two test processes) are serialised by that component's lock file, while
+  different components resolve side by side: :func:`main` runs up to :data:`RESOLVE_PARALLEL` Mavens at once,
+  since fetching from Central waits on the network far more than it computes (Maven's own resolver
+  coordinates two processes downloading the same artifact into ``~/.m2``).
 * A missing Maven, or Maven failing, is a :class:`PrerequisiteError` / :class:`HivewireError` naming the
   component, the coordinates and what to do; never a partial classpath.
 
@@ -38,6 +41,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from hivewire.errors import HivewireError, PrerequisiteError
@@ -49,6 +53,9 @@ _NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 
 #: Seconds Maven may take to fetch a component the first time (Spark's Kafka source, Hive: hundreds of MB).
 RESOLVE_TIMEOUT = 1800.0
+
+#: How many components :func:`main` resolves at once (each a Maven process, mostly waiting on Central).
+RESOLVE_PARALLEL = 4
 
 
 def cache_dir() -> Path:
@@ -148,10 +155,10 @@ def can_resolve(component: str) -> bool:
 
 
 @contextlib.contextmanager
-def _locked() -> Iterator[None]:
+def _locked(component: str) -> Iterator[None]:
     directory = cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / ".lock", "w") as lock:
+    with open(directory / f".{component}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -166,7 +173,7 @@ def resolve(component: str) -> list[Path]:
     jars = _cached(component)
     if jars is not None:
         return jars
-    with _locked():
+    with _locked(component):
         jars = _cached(component)  # another process may have resolved it while this one waited
         if jars is not None:
             return jars
@@ -232,17 +239,25 @@ def main(argv: list[str]) -> int:
             wanted = [c for c in wanted if c not in left]
             if left:
                 print(f"jvm: no peers repository (set {PEERS_ENV}): not resolving {', '.join(left)}", file=sys.stderr)
-    for component in wanted:
-        cached = is_resolved(component)
-        try:
-            jars = resolve(component)
-        except HivewireError as e:
-            print(f"jvm: {e}", file=sys.stderr)
-            return 1
-        size = sum(jar.stat().st_size for jar in jars) / 1e6
-        how = "cached" if cached else "fetched from Maven Central"
-        print(f"jvm: {component}: {len(jars)} jars, {size:.0f} MB ({how})", file=sys.stderr)
-    return 0
+    failed = False
+    with ThreadPoolExecutor(max_workers=RESOLVE_PARALLEL) as pool:
+        for future in as_completed([pool.submit(_resolve_line, component) for component in wanted]):
+            line, ok = future.result()
+            print(line, file=sys.stderr)
+            failed = failed or not ok
+    return 1 if failed else 0
+
+
+def _resolve_line(component: str) -> tuple[str, bool]:
+    """Resolves ``component``: the line :func:`main` prints for it, and whether it succeeded."""
+    cached = is_resolved(component)
+    try:
+        jars = resolve(component)
+    except HivewireError as e:
+        return f"jvm: {e}", False
+    size = sum(jar.stat().st_size for jar in jars) / 1e6
+    how = "cached" if cached else "fetched from Maven Central"
+    return f"jvm: {component}: {len(jars)} jars, {size:.0f} MB ({how})", True
 
 
 if __name__ == "__main__":

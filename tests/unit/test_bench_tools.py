@@ -145,7 +145,7 @@ def test_compare_refuses_a_tree_whose_code_python_would_not_import(tmp_path: Pat
 #: microseconds. Sizes, timeouts and counts are settings or facts, not measurements, and are not matched.
 FIGURE = re.compile(
     r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?"
-    r"(?:x\b|×|times\b(?= (?:as|faster|slower|sooner|more|less|the)\b)|µs\b|us\b"
+    r"(?:x\b|\u00d7|times\b(?= (?:as|faster|slower|sooner|more|less|the)\b)|µs\b|us\b"
     r"|(?:events|messages|calls)(?:/s\b| a second\b| per (?:CPU )?second\b))"
 )
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")

@@ -196,7 +196,7 @@ def run(args: argparse.Namespace, out: Output) -> None:
         print("\nratios (shim / direct; target: p50 <= 1.3, bulk <= 1.2)")
         print(
             f"  get_table p50 {p50_ratio:5.2f}   p99 {p99_ratio:5.2f}   "
-            f"(+{(p50['shim'] - p50['direct']) * 1000:.0f} us per call at p50)"
+            f"({(p50['shim'] - p50['direct']) * 1000:+.0f} us per call at p50)"
         )
         print(f"  get_partitions bulk {bulk_ratio:5.2f}")
         for name in lat:
@@ -233,12 +233,12 @@ def run(args: argparse.Namespace, out: Output) -> None:
             out.figure(f"alter_table p50, {name}", c50[name], "ms", "lower")
         out.figure("alter_table p50, shim / direct", change_ratio, "ratio", "lower")
         print(
-            "\nWhat limits it: a relayed call adds two loopback hops and the shim's own work (parse the header,\n"
-            "walk to the message's end in thrift's C extension, hand the bytes on: tens of microseconds of\n"
-            "Python) in a second process that must be scheduled on a core; on a busy machine the scheduling\n"
-            "dominates the difference above. Bulk replies are relayed in 64 KB pieces as they arrive, so the\n"
-            f"client waits for the metastore building {args.partitions:,} partitions, not for the shim. A change\n"
-            "waits, besides, for its event to be written to the spool (on disk) before the client has its reply."
+            "\nWhat it adds: a relayed call makes two more loopback hops and the shim's own work (parse the header,\n"
+            "walk to the message's end in thrift's C extension, hand the bytes on: the CPU per relayed call\n"
+            "above), in a second process that must be scheduled on a core. Bulk replies are relayed in 64 KB\n"
+            "pieces as they arrive, so the shim never holds a whole reply, but every piece crosses that second\n"
+            "process. A change waits, besides, for its event to be written to the spool (on disk) before the\n"
+            "client has its reply."
         )
 
 

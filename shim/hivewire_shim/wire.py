@@ -6,8 +6,7 @@ and result. :class:`MessageReader` gives all three cheaply:
 
 * it is a ``CReadableTransport``, so thrift's C extension (``fastbinary``) can walk a message in place.
   Skipping a struct with an empty spec makes the C code skip every field without building Python
-  objects, far cheaper than the pure-Python ``skip`` or a full decode of a large ``get_partitions`` reply
-  (``bench/README.md`` has the figures);
+  objects, far cheaper than the pure-Python ``skip`` or a full decode of a large ``get_partitions`` reply;
 * every byte the parser consumes can be handed to a *sink* on the way: a list (to capture a request's
   exact bytes) or the other socket (to relay a reply while it is still arriving). Bytes are handed off
   each time the parser needs more input, so a relayed reply lags the upstream by at most one read.

@@ -139,3 +139,39 @@ def test_compare_refuses_a_tree_whose_code_python_would_not_import(tmp_path: Pat
     compare.check_imports(ROOT)
     with pytest.raises(SystemExit, match="PYTHONPATH="):
         compare.check_imports(tmp_path)
+
+
+#: A speed figure in prose: a ratio ("1.5x", "3 times as fast"), a rate ("events/s", "calls a second") or
+#: microseconds. Sizes, timeouts and counts are settings or facts, not measurements, and are not matched.
+FIGURE = re.compile(
+    r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?"
+    r"(?:x\b|\u00d7|times\b(?= (?:as|faster|slower|sooner|more|less|the)\b)|µs\b|us\b"
+    r"|(?:events|messages|calls)(?:/s\b| a second\b| per (?:CPU )?second\b))"
+)
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+SECTION = re.compile(r"<!-- (bench_\w+\.py): begin -->\n.*?<!-- \1: end -->", re.DOTALL)
+
+
+def prose_figures(text: str, printed: set[str]) -> list[str]:
+    """The speed figures of ``text``, outside the scripts' sections, whose number no script printed."""
+    return [m.group(0) for m in FIGURE.finditer(SECTION.sub("", text)) if m.group(1) not in printed]
+
+
+def test_a_figure_no_script_printed_is_found() -> None:
+    assert prose_figures("decoding is 4.7 times as fast, 3.5 us a message, at 1,200 events/s", {"1,200"}) == [
+        "4.7 times",
+        "3.5 us",
+    ]
+    text = "<!-- bench_toy.py: begin -->\nruns 9.9x as fast\n<!-- bench_toy.py: end -->\nruns 2.5x"
+    assert prose_figures(text, set()) == ["2.5x"]
+
+
+def test_the_docs_quote_only_figures_the_benchmarks_printed() -> None:
+    """README.md and docs/ may restate a figure of bench/README.md's latest runs, and no other."""
+    printed = {n for s in SECTION.finditer((BENCH / "README.md").read_text()) for n in NUMBER.findall(s.group(0))}
+    found = {
+        str(path.relative_to(ROOT)): figures
+        for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+        if (figures := prose_figures(path.read_text(), printed))
+    }
+    assert found == {}, "figures that no section of bench/README.md prints (rerun the script, or drop them)"

@@ -388,8 +388,8 @@ def paused_gc() -> Iterator[None]:
 
     Converting many events allocates millions of small acyclic objects (Thrift structs, tuples, lists).
     Each allocation burst triggers a collection, and the full ones scan every live event again, so a large
-    conversion would spend most of its time in the collector (``bench/README.md`` has the figures). Nothing
-    collectable is created here; reference counting still frees everything as usual.
+    conversion would spend much of its time in the collector. Nothing collectable is created here; reference
+    counting still frees everything as usual.
     """
     was_enabled = gc.isenabled()
     gc.disable()

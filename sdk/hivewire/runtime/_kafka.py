@@ -205,7 +205,7 @@ class KafkaSource:
             "auto.offset.reset": "latest",
             # librdkafka postpones the next fetch by this much whenever its prefetch queue is over its limits,
             # which a Python consumer (slower than the fetcher) hits on every refill: with the default 1000 ms
-            # the queue runs dry and consume() waits (bench/README.md records what this setting gained).
+            # the queue runs dry and consume() waits.
             "fetch.queue.backoff.ms": 20,
             **self.client_callbacks("consumer"),
             **self.consumer_config,

@@ -98,14 +98,17 @@ impl Decoder {
             }
         }
         let mut refused = 0;
+        // one arena for the parsed trees, emptied before each message (its cells are in the builders by then)
+        let mut bump = bumpalo::Bump::new();
         for (i, value) in values.iter().enumerate() {
+            bump.reset();
             let mut topic = None;
             let o = match origins {
                 Some(list) => origin(&list.get_item(i)?, &mut topic)?,
                 None => None,
             };
             let native = match value.cast::<PyBytes>() {
-                Ok(b) => row::row(&self.spec, &self.ix, b.as_bytes(), o.as_ref(), need).ok(),
+                Ok(b) => row::row(&self.spec, &self.ix, &bump, b.as_bytes(), o.as_ref(), need).ok(),
                 Err(_) => None,
             };
             match native {

@@ -2,11 +2,14 @@
 //! (msgspec's models of the Thrift objects, `hivewire.data._columnar`), into a borrowed tree of the values
 //! the columns read. Whatever the models refuse, this refuses (an `Err`), and so do duplicate keys, numbers
 //! outside 64 bits and strings that lower-case differently in Rust and Python: a refused message goes to the
-//! Python decoder, which decides its row. Values the columns never read are validated and not kept.
+//! Python decoder, which decides its row. Values the columns never read are validated and not kept. The tree
+//! lives in an arena (`bumpalo`) the caller empties between messages: no allocation or drop per node.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+
+use bumpalo::Bump;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -56,16 +59,18 @@ impl Model {
     }
 }
 
-/// A parsed value; `Skip` stands for a value validated and not kept (numbers are never kept).
-#[derive(Debug)]
+/// A parsed value; `Skip` stands for a value validated and not kept (numbers are never kept). Strings are
+/// borrowed from the message (or, with escapes, made in the arena), lists, maps and structs are slices of the
+/// arena: a tree costs no allocation of its own and nothing to drop.
+#[derive(Debug, Clone, Copy)]
 pub enum V<'a> {
     Null,
     Skip,
     Bool(bool),
-    Str(Cow<'a, str>),
-    List(Vec<V<'a>>),
-    Map(Vec<(Cow<'a, str>, V<'a>)>),
-    Struct(Vec<V<'a>>),
+    Str(&'a str),
+    List(&'a [V<'a>]),
+    Map(&'a [(&'a str, V<'a>)]),
+    Struct(&'a [V<'a>]),
 }
 
 pub static NULL: V<'static> = V::Null;
@@ -74,27 +79,27 @@ impl<'a> V<'a> {
     pub fn is_null(&self) -> bool {
         matches!(self, V::Null | V::Skip)
     }
-    pub fn str(&self) -> Option<&str> {
-        match self {
+    pub fn str(&self) -> Option<&'a str> {
+        match *self {
             V::Str(s) => Some(s),
             _ => None,
         }
     }
     /// A struct's field by index (null when this is not a struct or the model has no such field).
-    pub fn get(&self, index: Option<usize>) -> &V<'a> {
-        match (self, index) {
+    pub fn get(&self, index: Option<usize>) -> &'a V<'a> {
+        match (*self, index) {
             (V::Struct(fields), Some(i)) => &fields[i],
             _ => &NULL,
         }
     }
-    pub fn list(&self) -> &[V<'a>] {
-        match self {
+    pub fn list(&self) -> &'a [V<'a>] {
+        match *self {
             V::List(items) => items,
             _ => &[],
         }
     }
-    pub fn map(&self) -> &[(Cow<'a, str>, V<'a>)] {
-        match self {
+    pub fn map(&self) -> &'a [(&'a str, V<'a>)] {
+        match *self {
             V::Map(entries) => entries,
             _ => &[],
         }
@@ -147,21 +152,45 @@ impl<'de> Visitor<'de> for TextVisitor {
     }
 }
 
-/// Parses one value against `accept`.
-pub struct Seed<'s> {
+/// A string kept in the tree: borrowed when it has no escapes, else made in the arena.
+struct Kept<'de>(&'de Bump);
+
+impl<'de> DeserializeSeed<'de> for Kept<'de> {
+    type Value = &'de str;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Kept<'de> {
+    type Value = &'de str;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(v)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(self.0.alloc_str(v))
+    }
+}
+
+/// Parses one value against `accept`, its lists, maps and structs made in `bump`.
+pub struct Seed<'s, 'de> {
     pub models: &'s [Model],
     pub accept: &'s Accept,
     pub keep: bool,
+    pub bump: &'de Bump,
 }
 
-impl<'de> DeserializeSeed<'de> for Seed<'_> {
+impl<'de> DeserializeSeed<'de> for Seed<'_, 'de> {
     type Value = V<'de>;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Seed<'_> {
+impl<'de> Visitor<'de> for Seed<'_, 'de> {
     type Value = V<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -203,65 +232,67 @@ impl<'de> Visitor<'de> for Seed<'_> {
     }
 
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        self.text(Cow::Borrowed(v))
+        self.text(v)?;
+        Ok(if self.keep { V::Str(v) } else { V::Skip })
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        self.text(Cow::Owned(v.to_owned()))
+        self.text(v)?;
+        Ok(if self.keep { V::Str(self.bump.alloc_str(v)) } else { V::Skip })
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let Some(item) = self.accept.list.as_deref() else {
             return Err(refuse());
         };
-        let seed = || Seed { models: self.models, accept: item, keep: self.keep };
+        let seed = || Seed { models: self.models, accept: item, keep: self.keep, bump: self.bump };
         if !self.keep {
             while seq.next_element_seed(seed())?.is_some() {}
             return Ok(V::Skip);
         }
-        let mut items = Vec::new();
+        let mut items = bumpalo::collections::Vec::new_in(self.bump);
         while let Some(v) = seq.next_element_seed(seed())? {
             items.push(v);
         }
-        Ok(V::List(items))
+        Ok(V::List(items.into_bump_slice()))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         if let Some(m) = self.accept.model {
-            let fields = fill(&mut map, self.models, &self.models[m], self.keep, None)?;
+            let fields = fill(&mut map, self.models, &self.models[m], self.keep, None, self.bump)?;
             return Ok(if self.keep { V::Struct(fields) } else { V::Skip });
         }
         let Some(value) = self.accept.dict.as_deref() else {
             return Err(refuse());
         };
         // Duplicate keys are refused: Python keeps the last value at the first key's place; let it decide.
-        let mut entries: Vec<(Cow<'de, str>, V<'de>)> = Vec::new();
-        let mut keys: Option<HashSet<Cow<'de, str>>> = None;
-        while let Some(key) = map.next_key_seed(Text)? {
-            let v = map.next_value_seed(Seed { models: self.models, accept: value, keep: true })?;
+        let mut entries = bumpalo::collections::Vec::<(&'de str, V<'de>)>::new_in(self.bump);
+        let mut keys: Option<HashSet<&'de str>> = None;
+        while let Some(key) = map.next_key_seed(Kept(self.bump))? {
+            let v = map.next_value_seed(Seed { models: self.models, accept: value, keep: true, bump: self.bump })?;
             if entries.len() < 16 {
                 if entries.iter().any(|(k, _)| *k == key) {
                     return Err(refuse());
                 }
             } else {
-                let set = keys.get_or_insert_with(|| entries.iter().map(|(k, _)| k.clone()).collect());
-                if !set.insert(key.clone()) {
+                let set = keys.get_or_insert_with(|| entries.iter().map(|(k, _)| *k).collect());
+                if !set.insert(key) {
                     return Err(refuse());
                 }
             }
             entries.push((key, v));
         }
-        Ok(if self.keep { V::Map(entries) } else { V::Skip })
+        Ok(if self.keep { V::Map(entries.into_bump_slice()) } else { V::Skip })
     }
 }
 
-impl Seed<'_> {
-    fn text<'de, E: de::Error>(self, v: Cow<'de, str>) -> Result<V<'de>, E> {
-        let ok = self.accept.string || self.accept.literals.as_ref().is_some_and(|l| l.contains(v.as_ref()));
-        if !ok {
-            return Err(refuse());
+impl Seed<'_, '_> {
+    fn text<E: de::Error>(&self, v: &str) -> Result<(), E> {
+        if self.accept.string || self.accept.literals.as_ref().is_some_and(|l| l.contains(v)) {
+            Ok(())
+        } else {
+            Err(refuse())
         }
-        Ok(if self.keep { V::Str(v) } else { V::Skip })
     }
 }
 
@@ -273,11 +304,9 @@ fn fill<'de, A: MapAccess<'de>>(
     model: &Model,
     keep: bool,
     tag: Option<&str>,
-) -> Result<Vec<V<'de>>, A::Error> {
-    let mut fields: Vec<V<'de>> = Vec::new();
-    if keep {
-        fields.resize_with(model.fields.len(), || V::Null);
-    }
+    bump: &'de Bump,
+) -> Result<&'de [V<'de>], A::Error> {
+    let fields: &'de mut [V<'de>] = if keep { bump.alloc_slice_fill_copy(model.fields.len(), V::Null) } else { &mut [] };
     let mut seen: u128 = 0; // a bit per field (spec::load refuses models of more than 128 fields)
     let mut hint = 0;
     while let Some(key) = map.next_key_seed(Text)? {
@@ -294,7 +323,7 @@ fn fill<'de, A: MapAccess<'de>>(
                 seen |= 1 << i;
                 let f = &model.fields[i];
                 let keep = keep && f.keep;
-                let v = map.next_value_seed(Seed { models, accept: &f.accept, keep })?;
+                let v = map.next_value_seed(Seed { models, accept: &f.accept, keep, bump })?;
                 if keep {
                     fields[i] = v;
                 }
@@ -309,16 +338,22 @@ fn fill<'de, A: MapAccess<'de>>(
 
 /// A message whose first member is its ``eventType`` tag, parsed in one pass: the tag and the envelope's
 /// fields (``None`` when the first member is another, see :func:`members`).
-pub fn tagged<'a, F>(text: &'a str, models: &[Model], model_of: F) -> Result<Option<(Cow<'a, str>, Vec<V<'a>>)>, Refused>
+pub fn tagged<'a, F>(
+    text: &'a str,
+    bump: &'a Bump,
+    models: &[Model],
+    model_of: F,
+) -> Result<Option<(Cow<'a, str>, &'a [V<'a>])>, Refused>
 where
     F: Fn(&str) -> Option<usize>,
 {
-    struct Tagged<'s, F> {
+    struct Tagged<'s, 'de, F> {
         models: &'s [Model],
         model_of: F,
+        bump: &'de Bump,
     }
-    impl<'de, F: Fn(&str) -> Option<usize>> Visitor<'de> for Tagged<'_, F> {
-        type Value = Option<(Cow<'de, str>, Vec<V<'de>>)>;
+    impl<'de, F: Fn(&str) -> Option<usize>> Visitor<'de> for Tagged<'_, 'de, F> {
+        type Value = Option<(Cow<'de, str>, &'de [V<'de>])>;
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("an object")
         }
@@ -329,12 +364,12 @@ where
             }
             let tag = map.next_value_seed(Text)?;
             let m = (self.model_of)(&tag).ok_or_else(refuse)?;
-            let fields = fill(&mut map, self.models, &self.models[m], true, Some("eventType"))?;
+            let fields = fill(&mut map, self.models, &self.models[m], true, Some("eventType"), self.bump)?;
             Ok(Some((tag, fields)))
         }
     }
     let mut d = serde_json::Deserializer::from_str(text);
-    let out = de::Deserializer::deserialize_map(&mut d, Tagged { models, model_of }).map_err(|_| Refused)?;
+    let out = de::Deserializer::deserialize_map(&mut d, Tagged { models, model_of, bump }).map_err(|_| Refused)?;
     if out.is_some() {
         d.end().map_err(|_| Refused)?;
     }
@@ -365,9 +400,9 @@ pub fn members(text: &str) -> Result<Vec<(Cow<'_, str>, &RawValue)>, Refused> {
 }
 
 /// One value (a member's raw text) against `accept`.
-pub fn value<'a>(models: &[Model], accept: &Accept, raw: &'a RawValue, keep: bool) -> Result<V<'a>, Refused> {
+pub fn value<'a>(models: &[Model], accept: &Accept, raw: &'a RawValue, bump: &'a Bump) -> Result<V<'a>, Refused> {
     let mut d = serde_json::Deserializer::from_str(raw.get());
-    let v = Seed { models, accept, keep }.deserialize(&mut d).map_err(|_| Refused)?;
+    let v = Seed { models, accept, keep: true, bump }.deserialize(&mut d).map_err(|_| Refused)?;
     Ok(v)
 }
 
@@ -381,3 +416,4 @@ pub fn string(raw: &RawValue) -> Result<Cow<'_, str>, Refused> {
 pub fn string_value(raw: &str) -> Result<String, Refused> {
     serde_json::from_str::<String>(raw).map_err(|_| Refused)
 }
+

@@ -174,6 +174,62 @@ def test_pruned_columns_are_those_of_the_whole_row(columns: list[str]) -> None:
     assert pruned.equals(whole.select(columns))
 
 
+# JSON escapes as raw message text (json.dumps never writes most of them), put in strings the columns read and
+# in map keys: the native decoder keeps the unescaped text of each, or refuses where Python reads it differently.
+_ESCAPES = [
+    r"\/",
+    r"\u0041",
+    r"\u00E9\u00e9",
+    r"\ud83d\ude00",  # a surrogate pair
+    r"\ud83d",  # a lone high surrogate
+    r"\ude00x",  # a lone low surrogate
+    r"\ud83d\u0041",  # a high surrogate and no low one
+    r"\b\f\n\r\t",
+    r"\"\\",
+    r"\u0000",
+    "\u00e9",  # not escaped: UTF-8 in the message
+]
+
+
+def escaped(data: bytes, rng: random.Random) -> bytes:
+    """A message with raw JSON escapes in some of its strings and in a key of its parameters."""
+    message = json.loads(data)
+    strings = _paths(message)
+    picked = {}
+    for i, path in enumerate(rng.sample(strings, min(len(strings), 6))):
+        value = message
+        for step in path:
+            value = value[step]
+        if isinstance(value, str):
+            _set(message, path, f"{value}ESC{i}ESC")
+            picked[i] = rng.choice(_ESCAPES)
+    params = message.get("parameters")
+    if isinstance(params, dict):
+        params["kESC9ESC"] = "v"
+        params["k" + json.loads('"' + rng.choice(["A", r"\u0041", "B"]) + '"')] = "w"  # maybe a duplicate key
+        picked[9] = rng.choice([r"\u0041", r"\/", r"\ud83d\ude00", "A"])
+    text = json.dumps(message, ensure_ascii=rng.random() < 0.5)
+    for i, escape in picked.items():
+        text = text.replace(f"ESC{i}ESC", escape)
+    return text.encode()
+
+
+def test_strings_with_every_json_escape() -> None:
+    """Escapes of every kind (surrogate pairs, lone surrogates, escaped ASCII, NUL) in the strings the columns
+    read and in map keys give the per-event path's table."""
+    rng = random.Random(33)
+    messages = [
+        Message(Origin(TOPIC, 0, i, T0_MS + i), escaped(data, rng))
+        for i, data in enumerate(mixed_messages(3_000, seed=33))
+    ]
+    today = to_arrow([todays_item(m.value, m.origin) for m in messages], on_error="record")
+    columnar = to_arrow(messages, on_error="record")
+    assert columnar.num_rows == today.num_rows == 3_000
+    assert columnar.equals(today)
+    # the escapes did reach decoded rows (930 of them), not only error rows
+    assert today.column("decode_error").null_count > 500
+
+
 def test_malformed_messages_one_at_a_time() -> None:
     """Each malformed message alone (no neighbour to hide a difference), every kind of break."""
     for message in messages_with_origins(3_000, bad_share=1.0, seed=31):

@@ -16,7 +16,8 @@ Exactly once, with the Delta log as the only source of truth (kafka-delta-ingest
   be at the offset sought (the partition's low watermark when the table has none for it). Any other first
   message is refused, the partition re-sought, and nothing of it is buffered until it resumes where the table
   says; a first offset past the one sought is accepted only when a successful re-seek delivers it again,
-  which proves that nothing lies between (compaction, transaction markers, retention);
+  which proves that nothing lies between (compaction, transaction markers, or retention, whose deleted range
+  is reported exactly);
 * before each write the table is reloaded and buffered rows at or below the stored versions are dropped
   (delta-rs does not skip them itself), and the write is committed against exactly that snapshot. A commit
   that races another writer's commit for the same partitions fails in delta-rs's conflict checker

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hivewire.runtime._kafka import LibrdkafkaLog
+from hivewire.runtime._kafka_log import LibrdkafkaLog
 
 __all__ = ["PRODUCER_DEFAULTS"]
 

@@ -29,7 +29,8 @@ import pytest
 from confluent_kafka import Producer
 from waiting import wait_for
 
-from hivewire.data._archive import Archiver, txn_app_id
+from hivewire.data._archive import Archiver
+from hivewire.data._archive_table import txn_app_id
 from hivewire.data._arrow import SCHEMA, Undecodable, paused_gc
 from hivewire.errors import ConfigError
 from hivewire.events import _apiary as apiary

@@ -29,7 +29,7 @@ from runtime_harness import PARTITIONS, read_to_end, stream
 from waiting import wait_for
 
 import hivewire as hw
-from hivewire.data._archive import txn_app_id
+from hivewire.data._archive_table import txn_app_id
 from hivewire.events import _apiary as apiary
 from hivewire.tools._kafka_broker import KafkaBroker, KafkaCluster, create_topic
 from hivewire.tools._local import LocalMetastore

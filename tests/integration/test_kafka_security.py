@@ -674,7 +674,8 @@ def test_the_spark_sources_plan_refuses_a_missing_group_grant_every_time(secure:
     """The group's refusal is the driver's, when it plans the read: an executor's read meets it only if it comes
     before the read ends (CI once read all rows without the grant). librdkafka answers the driver's
     committed() with a timeout and serves the refusal to poll(): planning must still raise it, at once."""
-    from hivewire.data._spark_source import SourceOptions, _watermarks
+    from hivewire.data._spark_options import SourceOptions
+    from hivewire.data._spark_plan import watermarks
 
     topic = secure.topic(f"spark-plan-{unique}", partitions=2)
     secure.grant(f"User:{SCRAM_USER}", ("READ",), topic=topic)
@@ -685,10 +686,10 @@ def test_the_spark_sources_plan_refuses_a_missing_group_grant_every_time(secure:
                                    "kafka.group.id": group, "timeoutSeconds": "600"})  # fmt: skip
     for _ in range(3):
         with pytest.raises(hw.HivewireError) as exc:
-            _watermarks(options)
+            watermarks(options)
         assert f"denies READ on group {group} to User:{SCRAM_USER}" in str(exc.value), exc.value
     secure.grant(f"User:{SCRAM_USER}", ("READ",), group=group)
-    assert set(_watermarks(options)) == {0, 1}  # granted: planned
+    assert set(watermarks(options)) == {0, 1}  # granted: planned
 
 
 def test_a_wrong_password_or_an_untrusted_certificate_fails_the_spark_read_with_one_line(

@@ -24,7 +24,9 @@ import pytest
 from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from hivewire.data._spark_source import BatchReader, SourceOptions, StreamReader, read_range, read_raw_range
+from hivewire.data._spark_options import SourceOptions
+from hivewire.data._spark_records import read_range, read_raw_range
+from hivewire.data._spark_source import BatchReader, StreamReader
 from hivewire.errors import HivewireError
 
 PER_PARTITION = 50

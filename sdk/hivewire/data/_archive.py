@@ -16,7 +16,8 @@ Exactly once, with the Delta log as the only source of truth (kafka-delta-ingest
   be at the offset sought (the partition's low watermark when the table has none for it). Any other first
   message is refused, the partition re-sought, and nothing of it is buffered until it resumes where the table
   says; a first offset past the one sought is accepted only when a successful re-seek delivers it again,
-  which proves that nothing lies between (compaction, transaction markers, retention);
+  which proves that nothing lies between (compaction, transaction markers, or retention, whose deleted range
+  is reported exactly);
 * before each write the table is reloaded and buffered rows at or below the stored versions are dropped
   (delta-rs does not skip them itself), and the write is committed against exactly that snapshot. A commit
   that races another writer's commit for the same partitions fails in delta-rs's conflict checker
@@ -30,6 +31,11 @@ split it between them. Messages that do not decode
 are archived too, in the same table: ``event_type`` null, ``decode_error`` set, ``raw`` and the Kafka
 columns kept, so that every offset of the topic has exactly one row.
 
+The archiver is the loop that composes the parts, each in its module: the group's callbacks and the buffers
+here; where each partition reads from and the check that it resumed where the table says
+(:mod:`~hivewire.data._archive_positions`); one Delta commit of the buffers with their offsets
+(:mod:`~hivewire.data._archive_commit`); the table itself (:mod:`~hivewire.data._archive_table`).
+
 ``deltalake`` and ``pyarrow`` are optional dependencies: ``pip install 'hivewire[delta]'``.
 """
 
@@ -40,30 +46,22 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hivewire.config import _keys as keys
 from hivewire.config._config import Config
-from hivewire.data._archive_table import PARTITION_BY, open_archive_table, txn_app_id
-from hivewire.data._arrow import Message, Undecodable, paused_gc, to_arrow
-from hivewire.errors import ConfigError, HivewireError, PrerequisiteError
-from hivewire.events._model import ListenerEvent, Origin
+from hivewire.data._archive_commit import Commit, Item, commit
+from hivewire.data._archive_positions import Positions, offset_beginning
+from hivewire.data._archive_table import open_archive_table, txn_app_id
+from hivewire.data._arrow import Message
+from hivewire.errors import ConfigError, HivewireError
+from hivewire.events._model import Origin
 from hivewire.runtime._kafka import KafkaSource
 
-try:
+if TYPE_CHECKING:
     import deltalake
-    from deltalake.exceptions import CommitFailedError
-except ImportError as e:  # pragma: no cover - depends on the environment
-    raise PrerequisiteError(
-        "hivewire archive needs deltalake, which is not installed: pip install 'hivewire[delta]'"
-    ) from e
-
 
 log = logging.getLogger("hivewire.archive")
-
-#: What the buffers hold: raw messages as read, or (from tests and callers of ``_add``) events and
-#: undecodable messages; :func:`~hivewire.data._arrow.to_arrow` takes each.
-_Item = Message | ListenerEvent | Undecodable
 
 # Conflicting commits retried against a fresh snapshot before the buffers are dropped and re-read.
 _MAX_COMMIT_ATTEMPTS = 5
@@ -126,15 +124,6 @@ class ArchiveSettings:
         )
 
 
-@dataclass
-class _Start:
-    """Where a partition must resume after an assignment or a seek, until its first message confirms it."""
-
-    offset: int | None  # the table's next offset; None: none stored, so the partition's low watermark
-    redelivered: int | None = None  # the refused first offset, once a re-seek succeeded
-    reseek_batch: int = -1  # the consume() batch during which we re-sought
-
-
 class Archiver:
     """Stream an Apiary topic into the Delta table at ``table_uri``, exactly once.
 
@@ -173,11 +162,8 @@ class Archiver:
         self.stats = ArchiveStats()
         self._consumer: Any = None
         self._table: Any = None
-        self._assigned: set[int] = set()
-        self._buffers: dict[int, list[_Item]] = {}
-        self._next: dict[int, int] = {}  # partition -> next offset expected (older deliveries are stale)
-        self._starts: dict[int, _Start] = {}  # partitions whose position since the last seek is unconfirmed
-        self._batch = 0  # consume() calls so far
+        self._positions = Positions(source.topic, lambda: self._consumer)
+        self._buffers: dict[int, list[Item]] = {}
         self._buffered = 0
         self._oldest: float | None = None  # when the oldest buffered message arrived
         self._active = time.monotonic()  # the last message or assignment (for idle_timeout)
@@ -256,10 +242,7 @@ class Archiver:
         self.stats.rebalances += 1
         table = self.table()
         for tp in partitions:
-            version = table.transaction_version(txn_app_id(self.app_id, tp.partition))
-            tp.offset = int(version) + 1 if version is not None else _offset_beginning()
-            self._next[tp.partition] = max(tp.offset, 0)
-            self._starts[tp.partition] = _Start(int(version) + 1 if version is not None else None)
+            tp.offset = self._resume_offset(table, tp.partition)
             self._buffers.setdefault(tp.partition, [])
         log.info(
             "assigned %s: seeking from the table (version %s): %s",
@@ -267,8 +250,8 @@ class Archiver:
             table.version(),
             {tp.partition: tp.offset for tp in partitions},
         )
+        self._positions.assign({tp.partition: tp.offset for tp in partitions})
         consumer.assign(partitions)
-        self._assigned = {tp.partition for tp in partitions}
         self._active = time.monotonic()
 
     def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
@@ -288,9 +271,7 @@ class Archiver:
     def _drop(self, partitions: list[int]) -> None:
         for p in partitions:
             self._buffered -= len(self._buffers.pop(p, []))
-            self._next.pop(p, None)
-            self._starts.pop(p, None)
-            self._assigned.discard(p)
+        self._positions.drop(partitions)
         if not self._buffered:
             self._oldest = None
 
@@ -298,7 +279,7 @@ class Archiver:
         """One consume() batch: messages buffered, errors raised or logged."""
         from confluent_kafka import KafkaError, KafkaException
 
-        self._batch += 1
+        self._positions.new_batch()
         for msg in batch:
             err = msg.error()
             if err is None:
@@ -307,81 +288,18 @@ class Archiver:
                 raise HivewireError(f"Kafka: {err.str()}") from KafkaException(err)
             elif err.code() != KafkaError._PARTITION_EOF:
                 self.source.report_error(err)  # a refusal (an ACL) stops the run below; others are logged
+        self.stats.refused = self._positions.refused
         self.source.raise_if_refused()
 
     def _take(self, msg: Any) -> None:
         p, offset = msg.partition(), msg.offset()
-        if p not in self._assigned or offset < self._next.get(p, 0):
-            return  # fetched before a re-seek or a revocation
-        if p in self._starts and not self._resumes_where_expected(p, offset):
+        if not self._positions.takes(p, offset):
             return
-        self._next[p] = offset + 1
         kind, ts = msg.timestamp()
         # Kept raw: the columnar decoder turns a whole flush into Arrow columns at once.
         self._add(p, Message(Origin(self.source.topic, p, offset, ts if kind else None), msg.value()))
 
-    def _resumes_where_expected(self, partition: int, offset: int) -> bool:
-        """Whether the first message since ``partition``'s last assignment or seek, at ``offset``, is where the
-        table says the partition resumes. If not, re-seek and refuse the message.
-
-        Exactly once rests on the position coming from the table. A seek that did not take effect (it failed,
-        or raced the fetcher) leaves the consumer where it was, and accepting what follows would skip the
-        range between for good: so the position is checked against the first message, not assumed.
-        """
-        start = self._starts[partition]
-        if start.reseek_batch == self._batch:
-            return False  # fetched, in this same batch, before our re-seek
-        expected = start.offset if start.offset is not None else self._low_watermark(partition)
-        if offset == expected:
-            del self._starts[partition]
-            return True
-        where = f"offset {start.offset}" if start.offset is not None else f"the low watermark ({expected})"
-        if offset == start.redelivered:
-            # A successful re-seek to the table's position delivered the same first message: nothing lies
-            # between on the broker.
-            log.warning(
-                "%s/%d resumes at offset %d, not at %s: nothing lies between on the broker (transaction "
-                "markers, compaction, or retention deleted them before they were archived); archiving "
-                "from %d",
-                self.source.topic,
-                partition,
-                offset,
-                where,
-                offset,
-            )
-            del self._starts[partition]
-            return True
-        self.stats.refused += 1
-        log.warning(
-            "%s/%d: the first message after seeking to %s is at offset %d: the seek did not take effect. "
-            "Not archiving this partition until it resumes where the table says; seeking again",
-            self.source.topic,
-            partition,
-            where,
-            offset,
-        )
-        target = start.offset if start.offset is not None else _offset_beginning()
-        self._next[partition] = max(target, 0)
-        start.redelivered = offset if self._seek_consumer(partition, target) else None
-        start.reseek_batch = self._batch
-        return False
-
-    def _low_watermark(self, partition: int) -> int | None:
-        """The partition's first offset on the broker now, or None when it cannot be asked."""
-        from confluent_kafka import KafkaException, TopicPartition
-
-        if self._consumer is None:
-            return None
-        try:
-            found = self._consumer.get_watermark_offsets(
-                TopicPartition(self.source.topic, partition), timeout=10.0, cached=False
-            )
-        except KafkaException as e:
-            log.warning("%s/%d: could not read the low watermark (%s)", self.source.topic, partition, e)
-            return None
-        return int(found[0]) if found else None
-
-    def _add(self, partition: int, item: _Item) -> None:
+    def _add(self, partition: int, item: Item) -> None:
         """Buffer one message of ``partition`` (in offset order)."""
         self._buffers.setdefault(partition, []).append(item)
         self._buffered += 1
@@ -414,63 +332,29 @@ class Archiver:
     def _write(self, table: Any) -> bool:
         """One attempt to commit the buffers against the snapshot ``table``: False when another writer's commit
         to the same partitions won the race (nothing was written; the caller re-checks a fresh snapshot)."""
-        items: list[_Item] = []
-        txns = []
-        for p, buffered in self._buffers.items():
-            stored = table.transaction_version(txn_app_id(self.app_id, p))
-            # delta-rs would happily commit rows at or below the stored version again: drop them here.
-            keep = buffered if stored is None else [x for x in buffered if _offset(x) > stored]
-            self.stats.skipped += len(buffered) - len(keep)
-            if keep:
-                items.extend(keep)
-                txns.append(deltalake.Transaction(txn_app_id(self.app_id, p), _offset(keep[-1])))
-            if stored is not None and buffered and stored >= _offset(buffered[-1]):
-                self._seek_past(p, int(stored))
-        if not items:
-            self._clear()
-            return True
-        with paused_gc():
-            data = to_arrow(items, on_error="record")
-        try:
-            # Committed against ``table``'s snapshot: a concurrent commit with any of these app transactions
-            # makes delta-rs fail this one (ConcurrentTransaction) instead of writing the rows twice.
-            deltalake.write_deltalake(
-                table,
-                data,
-                mode="append",
-                partition_by=PARTITION_BY,
-                writer_properties=deltalake.WriterProperties(compression="ZSTD"),
-                commit_properties=deltalake.CommitProperties(
-                    app_transactions=txns,
-                    custom_metadata={"hivewire.topic": self.source.topic, "hivewire.app_id": self.app_id},
-                ),
-            )
-        except CommitFailedError as e:
+        done = commit(table, self._buffers, app_id=self.app_id, topic=self.source.topic)
+        self.stats.skipped += done.skipped
+        for p, stored in done.behind.items():
+            self._positions.seek_past(p, stored)
+        if not done.won:
             self.stats.conflicts += 1
-            log.info("a commit of %d rows lost a race (%s); re-checking the table", len(items), e)
             return False
-        self.stats.undecodable += data.column("event_type").null_count
-        self._committed(txns, len(items))
+        if done.rows:
+            self._committed(done)
+        else:
+            self._clear()
         return True
 
-    def _committed(self, txns: list[Any], rows: int) -> None:
+    def _committed(self, done: Commit) -> None:
         from confluent_kafka import TopicPartition
 
         self.stats.commits += 1
-        self.stats.rows_written += rows
+        self.stats.rows_written += done.rows
+        self.stats.undecodable += done.undecodable
         self.stats.last_commit_at = time.monotonic()
-        offsets = []
-        for txn in txns:
-            p = int(txn.app_id.rsplit("-", 1)[1])
-            self.stats.versions[p] = int(txn.version)
-            offsets.append(TopicPartition(self.source.topic, p, int(txn.version) + 1))
-        log.debug(
-            "committed %d rows at table version %s: %s",
-            rows,
-            self._table.version(),
-            {t.app_id: t.version for t in txns},
-        )
+        self.stats.versions.update(done.versions)
         self._clear()
+        offsets = [TopicPartition(self.source.topic, p, version + 1) for p, version in done.versions.items()]
         if self._consumer is not None and offsets:
             # For monitoring only (consumer-group lag tools): positions are always taken from the table.
             try:
@@ -484,39 +368,15 @@ class Archiver:
         self._buffered = 0
         self._oldest = None
 
-    def _seek_past(self, partition: int, stored: int) -> None:
-        """Another writer archived this partition beyond what we read: continue after it, not from our position."""
-        if partition in self._assigned and self._next.get(partition, 0) <= stored:
-            self._seek(partition, stored + 1)
-
     def _reseek(self, partition: int) -> None:
-        if partition in self._assigned:
-            version = self.table().transaction_version(txn_app_id(self.app_id, partition))
-            self._seek(partition, int(version) + 1 if version is not None else _offset_beginning())
+        """Read ``partition`` again from where the table says it resumes."""
+        if partition in self._positions.assigned:
+            self._positions.seek(partition, self._resume_offset(self.table(), partition))
 
-    def _seek(self, partition: int, offset: int) -> None:
-        """Continue ``partition`` from ``offset`` (OFFSET_BEGINNING: its start); the first message checks it."""
-        self._next[partition] = max(offset, 0)
-        self._starts[partition] = _Start(offset if offset >= 0 else None)
-        self._seek_consumer(partition, offset)
-
-    def _seek_consumer(self, partition: int, offset: int) -> bool:
-        from confluent_kafka import KafkaException, TopicPartition
-
-        if self._consumer is None:
-            return False
-        try:
-            self._consumer.seek(TopicPartition(self.source.topic, partition, offset))
-        except KafkaException as e:
-            log.warning(
-                "seeking %s/%d to %d failed (%s): its messages are refused until it resumes there",
-                self.source.topic,
-                partition,
-                offset,
-                e,
-            )
-            return False
-        return True
+    def _resume_offset(self, table: Any, partition: int) -> int:
+        """Where the snapshot ``table`` says ``partition`` resumes: after its stored version, else from its start."""
+        version = table.transaction_version(txn_app_id(self.app_id, partition))
+        return int(version) + 1 if version is not None else offset_beginning()
 
     # -- the loop -------------------------------------------------------------------------------------
     def run(self, stop: threading.Event | None = None, *, idle_timeout: float | None = None) -> ArchiveStats:
@@ -558,7 +418,7 @@ class Archiver:
                     self.flush()
                 if (
                     idle_timeout is not None
-                    and self._assigned
+                    and self._positions.assigned
                     and not self._buffered
                     and now - self._active >= idle_timeout
                 ):
@@ -571,15 +431,3 @@ class Archiver:
             except Exception as e:
                 log.debug("closing the consumer: %s", e)
         return self.stats
-
-
-def _offset(item: _Item) -> int:
-    origin = item.origin
-    assert origin is not None  # every buffered item was read from Kafka
-    return origin.offset
-
-
-def _offset_beginning() -> int:
-    from confluent_kafka import OFFSET_BEGINNING
-
-    return int(OFFSET_BEGINNING)

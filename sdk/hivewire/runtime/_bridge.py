@@ -42,7 +42,7 @@ from hivewire.events import _apiary as apiary
 from hivewire.events._notification import from_notification
 from hivewire.events._types import TYPES
 from hivewire.metastore import MetastoreClient
-from hivewire.runtime._kafka import LibrdkafkaLog
+from hivewire.runtime._kafka_log import LibrdkafkaLog
 from hivewire.runtime._kafka_refusal import refusal
 from hivewire.runtime._notification_log import NotificationLogSettings, fetch
 from hivewire_thrift.hive_metastore.ttypes import NotificationEvent

@@ -2,8 +2,8 @@
 offsets it skipped the broker deleted (retention, ``delete_records``) before they were read.
 
 It serves every reader that starts at an offset it knows: the runtime's consumer group on each assignment
-(:mod:`hivewire.runtime._retention`), ``read_events`` (:mod:`hivewire.data._notebook`) and the Spark source
-(:mod:`hivewire.data._spark_source`).
+(:mod:`hivewire.runtime._retention`), ``read_events`` (:mod:`hivewire.data._notebook`), the archive
+(:mod:`hivewire.data._archive_positions`) and the Spark source's executors (:mod:`hivewire.data._spark_loss`).
 
 Invariant: a range is reported only when the broker's first retained offset lies above the expected one, so a
 skip over transaction markers or a compacted hole is never reported as loss; the range reported ends before the

@@ -8,7 +8,8 @@ singleton's tail) is read by the consumers of :mod:`hivewire.runtime._kafka_read
 
 ``apiary.messaging.consumer.*`` may be Drone Fly's Java consumer properties: they are translated for
 librdkafka (:func:`hivewire.config._kafka.consumer_settings`), Java-only ones ignored with one warning, and a
-setting librdkafka refuses is a :class:`~hivewire.errors.ConfigError` naming the key.
+setting librdkafka refuses is a :class:`~hivewire.errors.ConfigError` naming the key
+(:mod:`hivewire.runtime._kafka_bad_setting`).
 
 Pausing (backpressure) applies to the whole current assignment, which with the cooperative-sticky strategy
 grows and shrinks by increments: partitions assigned while paused are paused before they are fetched, and
@@ -16,8 +17,9 @@ partitions assigned while not paused are resumed (librdkafka keeps a partition's
 revocation, so one paused, revoked and assigned back later would otherwise never be read again).
 
 Outages: librdkafka retries on its own and logs every failed connection; its log lines go to
-``hivewire.kafka.librdkafka`` (connection failures at DEBUG). :attr:`KafkaSource.reachability` (what readiness
-reads) says once that Kafka is unreachable, reminds at most once a minute, and says when it is back. Kafka is
+``hivewire.kafka.librdkafka`` (connection failures at DEBUG: :mod:`hivewire.runtime._kafka_log`).
+:attr:`KafkaSource.reachability` (what readiness reads) says once that Kafka is unreachable, reminds at most
+once a minute, and says when it is back. Kafka is
 unreachable only when no broker of the cluster answers the *consumer*: librdkafka's ``_ALL_BROKERS_DOWN``
 error, or its statistics showing no broker ``UP`` in two reports in a row (:data:`STATISTICS_INTERVAL` apart,
 so a consumer moving its connections off a broker that died is not an outage). One broker failing
@@ -55,7 +57,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -72,9 +73,11 @@ from hivewire._ratelimit import RateLimit
 from hivewire._reachability import Reachability
 from hivewire.config._kafka import CONSUMER_PREFIX, KafkaValue, consumer_settings
 from hivewire.errors import ConfigError, HivewireError, SourceError
+from hivewire.runtime._kafka_bad_setting import bad_setting
 from hivewire.runtime._kafka_letters import DEFAULT_MAX_MESSAGE, DeadLetterProducer
+from hivewire.runtime._kafka_log import LibrdkafkaLog
 from hivewire.runtime._kafka_readers import KafkaReader, KafkaTail, reason
-from hivewire.runtime._kafka_refusal import Refusal, RefusalLog, refusal
+from hivewire.runtime._kafka_refusal import Refusal, refusal
 from hivewire.runtime._retention import RetentionWatch
 from hivewire.runtime._source import Assigned, Delivered, Record
 from hivewire.runtime._source import TopicPartition as TP
@@ -102,11 +105,6 @@ _CONNECTION_ERRORS = {
     KafkaError._RESOLVE,
     KafkaError._TIMED_OUT,
 }
-# librdkafka log facilities of connection failures: its errors reach Reachability, the lines go to DEBUG.
-_CONNECTION_FACILITIES = {"FAIL", "ERROR", "REQTMOUT", "BROKERFAIL", "CONNECT", "DISCONNECT", "SSL"}
-# ... and of what librdkafka retries while a broker takes over (an idempotent producer's id while the
-# coordinator loads after a broker died): a failure for good reaches the error callback.
-_RETRIED_FACILITIES = {"GETPID"}
 #: Seconds between the lines saying the consumer still waits for its partitions.
 ASSIGNMENT_REMINDER = 10.0
 # librdkafka's "Subscribed topic not available" (the topic does not exist, or not yet).
@@ -291,7 +289,7 @@ class KafkaSource:
         try:
             self._consumer = Consumer(conf)
         except KafkaException as e:
-            raise _consumer_config_error(e, conf, self.consumer_config, self._origins) from e
+            raise bad_setting(e, conf, self.consumer_config, self._origins) from e
         self.start_clock()
         try:  # a dead-letter producer setting librdkafka refuses is a configuration error, found at start
             self.letters.ensure_producer()
@@ -565,40 +563,3 @@ class KafkaSource:
 def no_such_topic(topic: str, bootstrap_servers: str) -> str:
     """What ``run`` and ``tail`` say of a topic the cluster does not have."""
     return f"topic {topic} does not exist on {bootstrap_servers}: check --topic"
-
-
-class LibrdkafkaLog:
-    """librdkafka's ``logger``: its lines to ``logger``, connection failures and refusals at DEBUG (a
-    :class:`~hivewire._reachability.Reachability` and the error callback speak for them, once; librdkafka
-    would log every retry: hundreds of lines a minute against a dead broker)."""
-
-    def __init__(self, logger: logging.Logger) -> None:
-        self._out = RefusalLog(logger)
-
-    def log(self, level: int, fmt: str, *args: object) -> None:
-        facility = args[0] if args else ""
-        quiet = facility in _CONNECTION_FACILITIES or facility in _RETRIED_FACILITIES
-        self._out.log(logging.DEBUG if quiet else level, fmt, *args)
-
-
-def _consumer_config_error(
-    error: KafkaException, conf: Mapping[str, Any], settings: Mapping[str, Any], origins: Mapping[str, str]
-) -> ConfigError:
-    """librdkafka refused ``conf``: a :class:`ConfigError` naming the user's setting at fault, as they wrote it
-    (``settings`` are the user's after translation, ``origins`` the keys they were translated from)."""
-    why = reason(error)
-    named = [name for name in re.findall(r'["`]([A-Za-z0-9_.]+)["`]', why) if name in settings]
-    if not named:  # librdkafka's message does not name it (Java JAAS lines, trust stores, ...): find the
-        # setting without which librdkafka stops giving this reason.
-        named = [key for key in settings if _refusal({k: v for k, v in conf.items() if k != key}) != why]
-    key = f"{CONSUMER_PREFIX}{origins.get(named[0], named[0])}" if named else f"{CONSUMER_PREFIX}*"
-    return ConfigError(key, f"librdkafka refuses this Kafka consumer setting: {why}")
-
-
-def _refusal(conf: Mapping[str, Any]) -> str | None:
-    """librdkafka's reason for refusing ``conf`` (None if it takes it)."""
-    try:
-        Consumer(dict(conf)).close()
-        return None
-    except KafkaException as e:
-        return reason(e)

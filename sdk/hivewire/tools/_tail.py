@@ -104,7 +104,7 @@ def tail(
     """
     from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException, TopicPartition
 
-    from hivewire.runtime._kafka import LibrdkafkaLog
+    from hivewire.runtime._kafka_log import LibrdkafkaLog
 
     raw = dict(consumer_config or {})
     start_at_beginning = from_beginning or str(raw.pop("auto.offset.reset", "")).lower() in ("earliest", "smallest")

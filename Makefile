@@ -3,11 +3,12 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
-# Three test processes, each with its own services, a file's tests kept together (module fixtures start once):
-# most integration tests wait on services, subprocesses or kills, so three overlap their waits on a 2-core
-# machine. --no-loadscope-reorder keeps tests/conftest.py's order (the longest files first); xdist's default
-# would sort the files by their number of tests and leave the long one-test files for last, alone.
-TEST_WORKERS ?= -n 3 --dist loadfile --no-loadscope-reorder
+# Two test processes, each with its own services, a file's tests kept together (module fixtures start once):
+# most integration tests wait on services or subprocesses, so two overlap their waits on a 2-core machine (with a
+# third, tried, the services each process keeps to its end took 18 of 24 GB while the cores were mostly busy).
+# --no-loadscope-reorder keeps tests/conftest.py's order (the longest files first); xdist's default would sort
+# the files by their number of tests and leave the long one-test files for last, alone.
+TEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
 # The suite must stay well under CI's time: its 30 slowest tests are printed at the end of every run.
 TEST_REPORT ?= --durations=30
 BASE ?= HEAD

@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 #: The files that take longest (Spark drivers, kill -9 runs, docs blocks in fresh interpreters), longest first.
-#: ``make test`` runs three test processes (pytest-xdist, a file at a time, in this order: --no-loadscope-reorder):
+#: ``make test`` runs two test processes (pytest-xdist, a file at a time, in this order: --no-loadscope-reorder):
 #: starting these first keeps one of them from starting last and running on alone.
 LONGEST_FIRST = (
     "peers/test_dronefly_side_by_side.py",

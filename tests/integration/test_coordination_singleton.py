@@ -11,7 +11,8 @@ import json
 import textwrap
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,20 @@ def seqs(instances: list[Instance], listener: str) -> set[int]:
     return {seq for i in instances for seq, _, _ in i.seen(listener)}
 
 
+@contextmanager
+def explained(instances: list[Instance]) -> Iterator[None]:
+    """A failed assertion inside says what each instance saw and logged last (a timed-out wait alone does not)."""
+    try:
+        yield
+    except AssertionError as e:
+        report = [
+            f"{i.workdir.name}: alive {i.alive()}, single {len(i.seen('single'))}, healthy {len(i.seen('healthy'))}"
+            f"\n{i.tail()}"
+            for i in instances
+        ]
+        raise AssertionError("\n".join([str(e), *report])) from None
+
+
 def test_three_instances_one_singleton_and_a_kill_9_takeover_from_its_progress(
     kafka: str, zookeeper: LocalZooKeeper, unique: str, tmp_path: Path
 ) -> None:
@@ -113,62 +128,65 @@ def test_three_instances_one_singleton_and_a_kill_9_takeover_from_its_progress(
     produce(kafka, topic, payloads[:600])
     instances = [Instance(tmp_path / n, kafka, topic, app, zookeeper.quorum, unique) for n in ("a", "b", "c")]
     try:
-        for i in instances:
-            i.start()
-        pids = {i.proc.pid for i in instances if i.proc is not None}
+        with explained(instances):
+            for i in instances:
+                i.start()
+            pids = {i.proc.pid for i in instances if i.proc is not None}
 
-        def three_with_a_singleton() -> bool:
+            def three_with_a_singleton() -> bool:
+                found = status(zookeeper, unique, app)
+                live = {i["pid"] for i in found["instances"].values()}
+                return live == pids and found["listeners"].get("single", {}).get("singleton_on") is not None
+
+            wait(
+                lambda: three_with_a_singleton() or not all(i.alive() for i in instances), "three instances, one leader"
+            )
+            wait(lambda: seqs(instances, "single") == set(range(600)), "the singleton to see the first 600 events")
+            assert all(i.alive() for i in instances), "\n".join(i.tail() for i in instances)
+
             found = status(zookeeper, unique, app)
-            live = {i["pid"] for i in found["instances"].values()}
-            return live == pids and found["listeners"].get("single", {}).get("singleton_on") is not None
+            assert {tuple(i["listeners"]) for i in found["instances"].values()} == {("healthy", "single")}
+            leader_member = found["listeners"]["single"]["singleton_on"]
+            assert [m for m, i in found["instances"].items() if i["leading"] == ["single"]] == [leader_member]
+            leader = next(i for i in instances if i.proc and i.proc.pid == found["instances"][leader_member]["pid"])
+            others = [i for i in instances if i is not leader]
+            # Exactly one runs it, over every partition; the others never called it.
+            assert {p for _, p, _ in leader.seen("single")} == {0, 1, 2, 3}
+            assert all(i.seen("single") == [] for i in others)
+            assert [i.leads() for i in instances].count(True) == 1 and leader.leads()
+            assert all(metric(i.port, "hivewire_coordination_instances", app=app) == 3 for i in instances)
+            text = status(zookeeper, unique, app, text=True)
+            assert f"single  running  singleton on {leader_member}" in text, text
+            assert f"{leader_member}  " in text and "singletons single" in text, text
 
-        wait(lambda: three_with_a_singleton() or not all(i.alive() for i in instances), "three instances, one leader")
-        wait(lambda: seqs(instances, "single") == set(range(600)), "the singleton to see the first 600 events")
-        assert all(i.alive() for i in instances), "\n".join(i.tail() for i in instances)
+            # kill -9 the leader; what its commits recorded is where its successor must start.
+            with ZooKeeperCoordinator(zookeeper.quorum, root=unique) as zk:
+                wait(lambda: sum(AppState(zk, app).progress("single").values()) == 600, "the leader's progress")
+                leader.kill9()
+                killed_at = time.monotonic()
+                progress = AppState(zk, app).progress("single")
+            produce(kafka, topic, payloads[600:])
+            wait(lambda: any(i.alive() and i.leads() for i in others), "another instance to take over")
+            # Shown with the test's output (a figure, not an assertion: this machine is shared).
+            print(f"takeover {time.monotonic() - killed_at:.1f} s after the kill (session timeout {SESSION})")
+            wait(lambda: seqs(others, "single") >= set(range(600, 1200)), "the new leader to see the rest")
+            assert all(i.alive() for i in others), "\n".join(i.tail() for i in others)
 
-        found = status(zookeeper, unique, app)
-        assert {tuple(i["listeners"]) for i in found["instances"].values()} == {("healthy", "single")}
-        leader_member = found["listeners"]["single"]["singleton_on"]
-        assert [m for m, i in found["instances"].items() if i["leading"] == ["single"]] == [leader_member]
-        leader = next(i for i in instances if i.proc and i.proc.pid == found["instances"][leader_member]["pid"])
-        others = [i for i in instances if i is not leader]
-        # Exactly one runs it, over every partition; the others never called it.
-        assert {p for _, p, _ in leader.seen("single")} == {0, 1, 2, 3}
-        assert all(i.seen("single") == [] for i in others)
-        assert [i.leads() for i in instances].count(True) == 1 and leader.leads()
-        assert all(metric(i.port, "hivewire_coordination_instances", app=app) == 3 for i in instances)
-        text = status(zookeeper, unique, app, text=True)
-        assert f"single  running  singleton on {leader_member}" in text, text
-        assert f"{leader_member}  " in text and "singletons single" in text, text
-
-        # kill -9 the leader; what its commits recorded is where its successor must start.
-        with ZooKeeperCoordinator(zookeeper.quorum, root=unique) as zk:
-            wait(lambda: sum(AppState(zk, app).progress("single").values()) == 600, "the leader's progress")
-            leader.kill9()
-            killed_at = time.monotonic()
-            progress = AppState(zk, app).progress("single")
-        produce(kafka, topic, payloads[600:])
-        wait(lambda: any(i.alive() and i.leads() for i in others), "another instance to take over")
-        # Shown with the test's output (a figure, not an assertion: this machine is shared).
-        print(f"takeover {time.monotonic() - killed_at:.1f} s after the kill (session timeout {SESSION})")
-        wait(lambda: seqs(others, "single") >= set(range(600, 1200)), "the new leader to see the rest")
-        assert all(i.alive() for i in others), "\n".join(i.tail() for i in others)
-
-        (successor,) = [i for i in others if i.leads()]
-        calls = successor.seen("single")
-        # Every event at least once, no gap; the successor began each partition exactly at the committed progress.
-        assert seqs(instances, "single") == set(range(1200))
-        first = {}
-        for _, p, o in calls:
-            first.setdefault(p, o)
-        assert first == {int(tp.rpartition(":")[2]): o for tp, o in progress.items()}, (first, progress)
-        assert metric(successor.port, "hivewire_singleton_leadership_changes_total", "single", change="gained") == 1
-        wait(
-            lambda: all(metric(i.port, "hivewire_coordination_instances", app=app) == 2 for i in others),
-            "two instances",
-        )
-        for i in others:
-            assert i.terminate() == 0, i.tail()
+            (successor,) = [i for i in others if i.leads()]
+            calls = successor.seen("single")
+            # Every event at least once, no gap; the successor began each partition exactly at the committed progress.
+            assert seqs(instances, "single") == set(range(1200))
+            first = {}
+            for _, p, o in calls:
+                first.setdefault(p, o)
+            assert first == {int(tp.rpartition(":")[2]): o for tp, o in progress.items()}, (first, progress)
+            assert metric(successor.port, "hivewire_singleton_leadership_changes_total", "single", change="gained") == 1
+            wait(
+                lambda: all(metric(i.port, "hivewire_coordination_instances", app=app) == 2 for i in others),
+                "two instances",
+            )
+            for i in others:
+                assert i.terminate() == 0, i.tail()
     finally:
         for i in instances:
             if i.alive():
@@ -188,42 +206,43 @@ def test_zookeeper_cut_off_for_30_s_pauses_only_the_singleton(
     quorum = f"127.0.0.1:{proxy.port}"
     instances = [Instance(tmp_path / n, kafka, topic, app, quorum, unique) for n in ("a", "b")]
     try:
-        for i in instances:
-            i.start()
-        wait(lambda: seqs(instances, "single") == set(range(300)), "the singleton to see the first 300 events")
-        wait(lambda: seqs(instances, "healthy") == set(range(300)), "the others to see them")
-        with ZooKeeperCoordinator(zookeeper.quorum, root=unique) as zk:
-            wait(lambda: sum(AppState(zk, app).progress("single").values()) == 300, "the singleton's progress")
-            before = AppState(zk, app).progress("single")
+        with explained(instances):
+            for i in instances:
+                i.start()
+            wait(lambda: seqs(instances, "single") == set(range(300)), "the singleton to see the first 300 events")
+            wait(lambda: seqs(instances, "healthy") == set(range(300)), "the others to see them")
+            with ZooKeeperCoordinator(zookeeper.quorum, root=unique) as zk:
+                wait(lambda: sum(AppState(zk, app).progress("single").values()) == 300, "the singleton's progress")
+                before = AppState(zk, app).progress("single")
 
-        proxy.cut()
-        cut_at = time.monotonic()
-        # Nobody can prove it leads: the singleton stops everywhere, at once.
-        wait(lambda: not any(i.leads() for i in instances), "the singleton to pause")
-        produce(kafka, topic, payloads[300:600])
-        # The data path goes on: the other listeners handle what arrives meanwhile; the singleton does not.
-        wait(lambda: seqs(instances, "healthy") == set(range(600)), "the others to go on during the outage")
-        wait(lambda: time.monotonic() - cut_at >= OUTAGE, "the outage", timeout=OUTAGE + 10)
-        assert seqs(instances, "single") == set(range(300)), "the singleton ran without proving it leads"
-        assert all(i.alive() for i in instances), "\n".join(i.tail() for i in instances)
+            proxy.cut()
+            cut_at = time.monotonic()
+            # Nobody can prove it leads: the singleton stops everywhere, at once.
+            wait(lambda: not any(i.leads() for i in instances), "the singleton to pause")
+            produce(kafka, topic, payloads[300:600])
+            # The data path goes on: the other listeners handle what arrives meanwhile; the singleton does not.
+            wait(lambda: seqs(instances, "healthy") == set(range(600)), "the others to go on during the outage")
+            wait(lambda: time.monotonic() - cut_at >= OUTAGE, "the outage", timeout=OUTAGE + 10)
+            assert seqs(instances, "single") == set(range(300)), "the singleton ran without proving it leads"
+            assert all(i.alive() for i in instances), "\n".join(i.tail() for i in instances)
 
-        proxy.restore()
-        produce(kafka, topic, payloads[600:])
-        wait(lambda: [i.leads() for i in instances].count(True) == 1, "one instance to lead again")
-        wait(lambda: seqs(instances, "single") == set(range(900)), "the singleton to catch up, no gap")
-        wait(lambda: seqs(instances, "healthy") == set(range(900)), "the others to see everything")
-        with ZooKeeperCoordinator(zookeeper.quorum, root=unique) as zk:
-            wait(lambda: sum(AppState(zk, app).progress("single").values()) == 900, "the progress to move on")
-            after = AppState(zk, app).progress("single")
-        assert all(after[p] >= o for p, o in before.items())
+            proxy.restore()
+            produce(kafka, topic, payloads[600:])
+            wait(lambda: [i.leads() for i in instances].count(True) == 1, "one instance to lead again")
+            wait(lambda: seqs(instances, "single") == set(range(900)), "the singleton to catch up, no gap")
+            wait(lambda: seqs(instances, "healthy") == set(range(900)), "the others to see everything")
+            with ZooKeeperCoordinator(zookeeper.quorum, root=unique) as zk:
+                wait(lambda: sum(AppState(zk, app).progress("single").values()) == 900, "the progress to move on")
+                after = AppState(zk, app).progress("single")
+            assert all(after[p] >= o for p, o in before.items())
 
-        def both_back() -> bool:  # each joins again once its ZooKeeper client has reconnected (it backs off)
-            found = status(zookeeper, unique, app)
-            return len(found["instances"]) == 2 and found["listeners"]["single"]["singleton_on"] is not None
+            def both_back() -> bool:  # each joins again once its ZooKeeper client has reconnected (it backs off)
+                found = status(zookeeper, unique, app)
+                return len(found["instances"]) == 2 and found["listeners"]["single"]["singleton_on"] is not None
 
-        wait(both_back, "both instances back in the group, one of them running the singleton")
-        for i in instances:
-            assert i.terminate() == 0, i.tail()
+            wait(both_back, "both instances back in the group, one of them running the singleton")
+            for i in instances:
+                assert i.terminate() == 0, i.tail()
     finally:
         for i in instances:
             if i.alive():

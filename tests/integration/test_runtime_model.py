@@ -432,7 +432,7 @@ def test_regression_a_replay_queued_behind_a_later_range_of_its_partition_is_rea
         filter=EventFilter(types=types),
     )
     listener.bind(Config())
-    lane = Lane(listener, 0, services)
+    lane = Lane(listener, services)
     everything = lambda decoded: True  # noqa: E731
     lane.replay([(tracker.detached(tp, 10, lambda: None), 6, 10, 4)], everything)  # the later range first
     lane.replay([(tracker.detached(tp, 6, lambda: None), 0, 6, 6)], everything)

@@ -35,6 +35,8 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from confluent_kafka import Consumer, TopicPartition
+
 from hivewire.errors import HivewireError, PrerequisiteError
 from hivewire.tools import _jvm
 from hivewire.tools._local import LocalService, find_java, free_port
@@ -258,6 +260,28 @@ class DroneFly(LocalService):
     def mark(self) -> int:
         """Where the log ends now: pass it to :meth:`errors` to see only what came after."""
         return len(self.log())
+
+    def caught_up(self, kafka: str, topic: str, timeout: float = 180) -> None:
+        """Wait until Drone Fly has consumed ``topic`` to its end: its group's committed offsets (Apiary's
+        receiver leaves Kafka's auto-commit on, every 5 s) equal the partitions' end offsets. Take a
+        :meth:`mark` after it, so what an earlier test published (and the errors it causes) stays before it."""
+        group = f"apiary-kafka-metastore-receiver-{self.instance_name}"
+        consumer = Consumer({"bootstrap.servers": kafka, "group.id": group, "enable.auto.commit": False})
+        try:
+            partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
+            ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in partitions}
+            deadline = time.monotonic() + timeout
+            while True:
+                tps = consumer.committed([TopicPartition(topic, p) for p in partitions], timeout=30)
+                behind = {tp.partition: (max(tp.offset, 0), ends[tp.partition]) for tp in tps}
+                behind = {p: pair for p, pair in behind.items() if pair[0] < pair[1]}
+                if not behind:
+                    return
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{self.name} still behind on {topic} (committed, end): {behind}")
+                time.sleep(0.5)
+        finally:
+            consumer.close()
 
     def records(self) -> list[dict[str, object]]:
         """Every callback the recorder wrote so far, in the order Drone Fly called it."""

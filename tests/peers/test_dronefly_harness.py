@@ -33,6 +33,8 @@ def wait_for_records(
 def test_both_releases_and_hivewire_record_the_same_callbacks(
     dronefly_109: DroneFly, dronefly_108: DroneFly, hivewire_run: HivewireRun, kafka: str, peers_topic: str, unique: str
 ) -> None:
+    for peer in (dronefly_109, dronefly_108):
+        peer.caught_up(kafka, peers_topic)
     marks = {peer: peer.mark() for peer in (dronefly_109, dronefly_108)}
     db = unique
     table = make_table(db, "orders", partition_keys={"dt": "string"}, parameters={"team": "core"})
@@ -64,6 +66,7 @@ def test_both_releases_and_hivewire_record_the_same_callbacks(
 def test_a_message_drone_fly_cannot_read_shows_in_its_errors(
     dronefly_108: DroneFly, kafka: str, peers_topic: str
 ) -> None:
+    dronefly_108.caught_up(kafka, peers_topic)
     mark = dronefly_108.mark()
     produce(kafka, peers_topic, [b'{"eventType": "ON_NOTHING_KNOWN"}'])
     deadline = time.monotonic() + 60

@@ -82,6 +82,7 @@ def test_dronefly_109_and_hivewire_run_read_the_bridged_hive4_log_alike(
     tmp_path: Path,
 ) -> None:
     oracle, db = notifying_hive4_metastore, unique
+    dronefly_109.caught_up(kafka, peers_topic)
     mark = dronefly_109.mark()
     first = _current_id(oracle.uri) + 1
     workload(oracle, db)

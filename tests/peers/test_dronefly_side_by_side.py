@@ -154,6 +154,8 @@ def compare(
 def side_by_side(
     feed: Feed, peers: tuple[DroneFly, DroneFly], run: HivewireRun, kafka: str, topic: str, db: str, tmp_path: Path
 ) -> None:
+    for peer in peers:
+        peer.caught_up(kafka, topic)
     marks = [peer.mark() for peer in peers]
     run_workload(Calls(feed.uri, feed.workdir), "2.3", db, tmp_path)
     dbs = {db, f"{db}_spark"}

@@ -110,7 +110,7 @@ class Rig:
         types = frozenset({hw.EventType.CREATE_TABLE})
         listener = Listener(name=name, target=fn, types=types, filter=EventFilter(types=types))
         listener.bind(hw.Config())
-        lane = Lane(listener, 0, self.services)
+        lane = Lane(listener, self.services)
         lane.start()
         self.lanes.append(lane)
         return lane

@@ -84,13 +84,11 @@ class Lane:
     def __init__(
         self,
         listener: Listener,
-        index: int,
         services: LaneServices,
         loop: Callable[[], EventLoop] | None = None,
         concurrency: int = 1,
     ) -> None:
         self.listener = listener
-        self.index = index
         self.name = listener.name
         self.services = services
         self.timeout = listener.timeout or services.timeout

@@ -112,7 +112,7 @@ class Runner:
         self.failures = services.failures
         self.loop: EventLoop | None = None  # made for the first lane that needs it
         self.routes = [
-            (listener, Lane(listener, 0, services, self._loop, listener.concurrency or settings.listener_concurrency))
+            (listener, Lane(listener, services, self._loop, listener.concurrency or settings.listener_concurrency))
             for listener in listeners
         ]
         self.lanes = [lane for _, lane in self.routes]

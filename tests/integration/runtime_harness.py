@@ -65,7 +65,9 @@ def read_to_end(bootstrap: str, topic: str, timeout: float = 120) -> list[tuple[
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out reading {topic} to its end: at {positions}, end {ends}")
             for m in consumer.consume(1000, 0.5):
-                if m.error() is None and m.offset() < ends[m.partition()]:
+                if m.error() is not None:
+                    raise AssertionError(f"reading {topic}: {m.error()} at {m.partition()}@{m.offset()}")
+                if m.offset() < ends[m.partition()]:
                     out.append((m.value() or b"", {k: v.decode() for k, v in (m.headers() or [])}))
                     positions[m.partition()] = m.offset() + 1
         return out

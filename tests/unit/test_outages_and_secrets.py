@@ -158,6 +158,23 @@ def test_a_dead_letter_the_broker_refuses_as_too_large_is_queued_again_smaller()
     assert queued is letter and letter.stored == "truncated"
 
 
+def test_a_dead_letter_acknowledged_without_an_offset_is_sent_again() -> None:
+    # librdkafka's idempotent producer can report a message delivered that the broker never wrote (it restarted
+    # a partition's sequence after the topic's metadata changed: librdkafka issue 3712). Its report then has no
+    # offset, as a real Message with OFFSET_INVALID shows it; seen against a real broker in
+    # tests/integration/test_outages.py's dead-letter test, about one run in ten, before this.
+    from confluent_kafka import OFFSET_INVALID, Message
+
+    source = KafkaSource("localhost:1", "t")
+    done: list[int] = []
+    letter = Letter(source.letters, b"x", b"key", [], lambda: done.append(1))
+    letter.delivered(None, Message(topic="t.dlq", partition=0, offset=OFFSET_INVALID))
+    [(_, _, queued)] = source.letters.resend
+    assert queued is letter and done == []
+    letter.delivered(None, Message(topic="t.dlq", partition=0, offset=7))
+    assert done == [1]
+
+
 def test_a_small_dead_letter_refused_with_a_large_one_goes_again_whole() -> None:
     # A broker refuses a whole batch that exceeds the topic's limit: the small letter batched with a large one
     # is refused too, and must not lose its content for it.

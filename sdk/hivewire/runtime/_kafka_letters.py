@@ -1,15 +1,15 @@
 """A :class:`~hivewire.runtime._kafka.KafkaSource`'s dead letters: the producer that sends them
 (:class:`DeadLetterProducer`), one :class:`Letter` each, and the key they go under (:func:`letter_key`).
 
-Invariants: a dead letter counts as done only when the broker acknowledged it; one that fails is sent again
-until it succeeds (its batch, and so the commit, waits meanwhile: nothing is lost); sending one never blocks
-the caller. The producer is created once (under a lock: the polling thread and listener workers dead-letter
-concurrently) and served by one thread, ``hivewire-dlq``, which also sends again, from one queue, whatever
-failed or found librdkafka's queue full. A letter larger than ``message.max.bytes``, or refused by the broker
-as too large, is sent again smaller: the start of the original, else only its reference (its
-``hivewire.source.*`` headers), as the ``hivewire.original.*`` headers say. A refusal of the producer itself
-(credentials, an ACL) is the source's to report (:class:`LetterOwner`): the letter is then left unsent, and
-its record uncommitted.
+Invariants: a dead letter counts as done only when the broker acknowledged it with its offset; one that fails
+(or is acknowledged without one) is sent again until it succeeds (its batch, and so the commit, waits meanwhile:
+nothing is lost); sending one never blocks the caller. The producer is created once (under a lock: the polling
+thread and listener workers dead-letter concurrently) and served by one thread, ``hivewire-dlq``, which also
+sends again, from one queue, whatever failed or found librdkafka's queue full. A letter larger than
+``message.max.bytes``, or refused by the broker as too large, is sent again smaller: the start of the original,
+else only its reference (its ``hivewire.source.*`` headers), as the ``hivewire.original.*`` headers say. A
+refusal of the producer itself (credentials, an ACL) is the source's to report (:class:`LetterOwner`): the
+letter is then left unsent, and its record uncommitted.
 """
 
 from __future__ import annotations
@@ -99,11 +99,13 @@ class Letter:
         self.headers.append(("hivewire.original.stored", self.stored.encode()))
         return True
 
-    def delivered(self, err: KafkaError | None, _msg: Any) -> None:
-        if err is None:
-            self.on_delivered()
-        else:
+    def delivered(self, err: KafkaError | None, msg: Any) -> None:
+        if err is not None:
             self.sender.delivery_failed(self, err)
+        elif msg.offset() is None:
+            self.sender.acknowledged_without_offset(self)
+        else:
+            self.on_delivered()
 
 
 class DeadLetterProducer:
@@ -256,6 +258,15 @@ class DeadLetterProducer:
         self._count_failure(err, str(err))
         # Keep trying: the record's batch (and its commit) waits for this acknowledgement.
         self._queue_resend(letter, 1.0)
+
+    def acknowledged_without_offset(self, letter: Letter) -> None:
+        """librdkafka reported ``letter`` delivered without an offset: the idempotent producer's answer to a
+        duplicate sequence number, which is also what it gives, wrongly, when it restarted a partition's
+        sequence after the topic's metadata changed (librdkafka issue 3712; seen here with a dead-letter topic
+        the broker created on first use: a letter acknowledged and never written). Send it again: a duplicate
+        letter at worst, never a lost one."""
+        self._count_failure(None, "a dead letter was acknowledged without an offset")
+        self._queue_resend(letter, 0.0)
 
     def _count_failure(self, err: KafkaError | None, text: str) -> None:
         if self.metrics is not None:

@@ -37,6 +37,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from oracle import RecordedMetastore, recorded_hive_metastore
@@ -79,6 +80,49 @@ LONGEST_FIRST = (
 )
 
 
+#: Files that share a session service few other files use, run by one test process as one unit (pytest-xdist
+#: hands out work a file at a time; these go together), so that service starts once in the run, not once in
+#: each process: two Drone Fly releases and ``hivewire run``, a Hive 4 metastore writing a notification log,
+#: three Kafka brokers, Hive 3.1 and 4.0 metastores, the recorded Hive 4 metastore.
+SHARED_SERVICES = {
+    "drone-fly": (
+        "peers/test_dronefly_side_by_side.py",
+        "peers/test_dronefly_harness.py",
+        "peers/test_dronefly_notification_log.py",
+        "integration/test_notification_log_releases.py",
+    ),
+    "kafka-cluster": ("integration/test_kafka_readiness.py", "integration/test_kafka_faults.py"),
+    "hive-releases": (
+        "integration/test_metastore_releases.py",
+        "integration/test_shim_peer_clients_releases.py",
+        "integration/test_hive4_zookeeper.py",
+    ),
+    "recorded-hive4": ("integration/test_shim_fidelity.py", "integration/test_shim_fidelity_hive4.py"),
+}
+UNIT_OF = {path: unit for unit, paths in SHARED_SERVICES.items() for path in paths}
+
+
+def _unit(path: str) -> str:
+    """The work unit of a test file (a path under tests/): its shared-services group, else itself."""
+    return UNIT_OF.get(path, path)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With ``--dist loadfile``: a file at a time, except the files of one :data:`SHARED_SERVICES` unit, which
+    go to one process together."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedServicesScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return _unit(path.removeprefix("tests/"))
+
+    return SharedServicesScheduling(config, log)
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     repository = _jvm.peers_repository()
     if repository is None:
@@ -101,9 +145,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.integration)
             item.add_marker(pytest.mark.peers)
 
-    def rank(item: pytest.Item) -> int:
-        path = Path(str(item.fspath)).relative_to(ROOT / "tests").as_posix()
-        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+    def rank(item: pytest.Item) -> tuple[int, str]:  # a unit's files together, at its longest file's place
+        unit = _unit(Path(str(item.fspath)).relative_to(ROOT / "tests").as_posix())
+        files = SHARED_SERVICES.get(unit, (unit,))
+        first = min(LONGEST_FIRST.index(f) if f in LONGEST_FIRST else len(LONGEST_FIRST) for f in files)
+        return first, unit if first == len(LONGEST_FIRST) and unit in SHARED_SERVICES else ""
 
     items.sort(key=rank)  # stable: the order within a file, and of the other files, is kept
 

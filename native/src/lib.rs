@@ -6,6 +6,7 @@
 mod columns;
 mod parse;
 mod row;
+mod scan;
 mod spec;
 
 use std::borrow::Cow;

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use bumpalo::Bump;
 
 use crate::parse::{self, Refused, V};
+use crate::scan;
 use crate::spec::{Event, Spec};
 
 /// One cell of a row, in the shape its column takes.
@@ -350,18 +351,7 @@ pub fn row<'a>(
     if value.len() > spec.constants.max_message_bytes {
         return Err(Refused);
     }
-    let text = std::str::from_utf8(value).map_err(|_| Refused)?;
-    // serde_json skips the strings of the values it ignores without checking their \u escapes, and msgspec
-    // refuses a lone surrogate anywhere: a message with an escape of the D block (all surrogates are there) is
-    // left to the Python decoder
-    if text.contains("\\u") && (text.contains("\\ud") || text.contains("\\uD")) {
-        return Err(Refused);
-    }
-    let model_of = |tag: &str| spec.events.get(tag).map(|e| e.model);
-    let (event, fields) = match parse::tagged(text, bump, &spec.models, model_of)? {
-        Some((tag, fields)) => (spec.events.get(tag.as_ref()).ok_or(Refused)?, fields),
-        None => two_pass(spec, text, bump)?,
-    };
+    let (event, fields) = scan::message(value, bump, spec)?;
     let env = V::Struct(fields);
     for &r in &event.required {
         if env.get(Some(r)).is_null() {
@@ -408,38 +398,6 @@ pub fn row<'a>(
     out.extend(objects);
     debug_assert_eq!(out.len(), COLUMNS);
     Ok(out)
-}
-
-/// The envelope of a message whose tag is not its first member: the members first, then the tag's model.
-fn two_pass<'s, 'a>(spec: &'s Spec, text: &'a str, bump: &'a Bump) -> Result<(&'s Event, &'a [V<'a>]), Refused> {
-    let members = parse::members(text)?;
-    let mut tag = None;
-    for (k, raw) in &members {
-        if k == "eventType" {
-            if tag.is_some() {
-                return Err(Refused);
-            }
-            tag = Some(parse::string(raw)?);
-        }
-    }
-    let event = spec.events.get(tag.ok_or(Refused)?.as_ref()).ok_or(Refused)?;
-    let model = &spec.models[event.model];
-    let mut fields: Vec<V<'a>> = Vec::new();
-    fields.resize_with(model.fields.len(), || V::Null);
-    let mut seen = vec![false; model.fields.len()];
-    for (k, raw) in &members {
-        if let Some(i) = model.field(k) {
-            if seen[i] {
-                return Err(Refused);
-            }
-            seen[i] = true;
-            fields[i] = parse::value(&spec.models, &model.fields[i].accept, raw, bump)?;
-        } // other members (the tag among them) are skipped, as valid JSON (RawValue checked them)
-    }
-    if model.fields.iter().zip(&seen).any(|(f, s)| f.required && !s) {
-        return Err(Refused);
-    }
-    Ok((event, bump.alloc_slice_copy(&fields)))
 }
 
 const MS_PER_DAY: i64 = 86_400_000;

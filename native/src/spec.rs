@@ -85,11 +85,11 @@ fn add(a: &mut Accept, v: &Value) -> Result<(), String> {
         "int" => a.int = Some((v["ge"].as_i64().unwrap_or(i64::MIN), v["le"].as_i64().unwrap_or(i64::MAX))),
         "str" => a.string = true,
         "lit" => {
-            let set = a.literals.get_or_insert_with(HashSet::new);
+            let set = a.literals.get_or_insert_with(Vec::new);
             for item in v["values"].as_array().ok_or_else(|| bad("literals"))? {
                 match item {
                     Value::String(s) => {
-                        set.insert(s.clone());
+                        set.push(s.clone());
                     }
                     _ => return Err(bad("non-string literal")),
                 }

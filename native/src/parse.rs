@@ -71,7 +71,15 @@ pub fn same(a: &str, b: &str) -> bool {
             return false;
         }
     }
-    ca.remainder() == cb.remainder()
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    let mut i = 0;
+    while i < ra.len() {
+        if ra[i] != rb[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// A parsed value; `Skip` stands for a value validated and not kept (numbers are never kept). Strings are

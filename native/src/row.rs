@@ -97,7 +97,7 @@ fn map<'a>(v: &V<'a>) -> Vec<(Cow<'a, str>, Option<Cow<'a, str>>)> {
 }
 
 fn get<'v, 'a>(entries: &'v [(&'a str, V<'a>)], key: &str) -> Option<&'v V<'a>> {
-    entries.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    entries.iter().find(|(k, _)| parse::same(k, key)).map(|(_, v)| v)
 }
 
 fn get_str<'a>(entries: &[(&'a str, V<'a>)], key: &str) -> Option<Cow<'a, str>> {
@@ -142,7 +142,7 @@ fn by_name<'v, 'a>(ix: &Ix, cols: &'v [V<'a>]) -> Result<Vec<(String, &'v V<'a>)
     let mut out: Vec<(String, &V)> = Vec::with_capacity(cols.len());
     for c in cols {
         let k = lower(c.get(ix.f_name).str())?;
-        match out.iter_mut().find(|(key, _)| *key == k) {
+        match out.iter_mut().find(|(key, _)| parse::same(key, &k)) {
             Some(slot) => slot.1 = c,
             None => out.push((k, c)),
         }
@@ -164,7 +164,7 @@ fn changes<'a>(
     let before = by_name(ix, ix.cols(old, sd))?;
     let after = by_name(ix, ix.cols(new, sd))?;
     let triple = |c: &V<'a>| [s(c.get(ix.f_name)), s(c.get(ix.f_type)), s(c.get(ix.f_comment))];
-    let find = |list: &[(String, &'_ V<'a>)], k: &str| list.iter().position(|(key, _)| key == k);
+    let find = |list: &[(String, &'_ V<'a>)], k: &str| list.iter().position(|(key, _)| parse::same(key, k));
     let added = after.iter().filter(|(k, _)| find(&before, k).is_none()).map(|(_, c)| triple(c)).collect();
     let removed = before.iter().filter(|(k, _)| find(&after, k).is_none()).map(|(_, c)| triple(c)).collect();
     let mut retyped = Vec::new();

@@ -310,8 +310,18 @@ impl<'a, 's> Scanner<'a, 's> {
         }
     }
 
-    /// One value against `accept`; kept in the tree when `keep`.
-    fn value(&mut self, accept: &'s Accept, keep: bool) -> R<V<'a>> {
+    /// One value against `accept` into `out` (the tree's slot: no copy of the value through the return, whose
+    /// store the caller's load could not forward); kept there when `keep`, else `out` is left as it is.
+    fn value(&mut self, accept: &'s Accept, keep: bool, out: &mut V<'a>) -> R<()> {
+        let v = self.value_of(accept, keep)?;
+        if keep {
+            *out = v;
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn value_of(&mut self, accept: &'s Accept, keep: bool) -> R<V<'a>> {
         self.ws();
         match self.peek() {
             b'"' => {
@@ -347,9 +357,12 @@ impl<'a, 's> Scanner<'a, 's> {
                     self.i += 1;
                 } else {
                     loop {
-                        let v = self.value(item, keep)?;
                         if keep {
-                            items.push(v);
+                            items.push(V::Null);
+                            let last = items.len() - 1;
+                            self.value(item, keep, &mut items[last])?;
+                        } else {
+                            self.value(item, keep, &mut V::Null)?;
                         }
                         self.ws();
                         match self.peek() {
@@ -404,7 +417,8 @@ impl<'a, 's> Scanner<'a, 's> {
             }
             let key = self.string()?;
             self.eat(b':')?;
-            let v = self.value(value, keep)?;
+            let mut v = V::Null;
+            self.value(value, keep, &mut v)?;
             let kb = key.as_bytes();
             let print = match kb {
                 [] => 0,
@@ -471,9 +485,10 @@ impl<'a, 's> Scanner<'a, 's> {
                         seen |= 1 << i;
                         let f = &model.fields[i];
                         let keep = keep && f.keep;
-                        let v = self.value(&f.accept, keep)?;
                         if keep {
-                            fields[i] = v;
+                            self.value(&f.accept, true, &mut fields[i])?;
+                        } else {
+                            self.value(&f.accept, false, &mut V::Null)?;
                         }
                     }
                 }

@@ -128,21 +128,32 @@ impl Ix {
     }
 }
 
-/// ``(name or "").lower()``, refused beyond ASCII (Python's and Rust's lower-casing differ there).
-fn lower(v: Option<&str>) -> Result<String, Refused> {
+/// ``name or ""``, refused beyond ASCII: compared as ``(name or "").lower()`` is (ASCII case ignored), since
+/// Python's and Rust's lower-casing differ beyond ASCII.
+fn ascii(v: Option<&str>) -> Result<&str, Refused> {
     let v = v.unwrap_or("");
     if !v.is_ascii() {
         return Err(Refused);
     }
-    Ok(v.to_ascii_lowercase())
+    Ok(v)
+}
+
+/// ``a + "." + b``.
+fn dotted(a: &str, b: &str) -> String {
+    let mut out = String::with_capacity(a.len() + 1 + b.len());
+    out.push_str(a);
+    out.push('.');
+    out.push_str(b);
+    out
 }
 
 /// Dict semantics of Python's comprehension: first key's place, last value.
-fn by_name<'v, 'a>(ix: &Ix, cols: &'v [V<'a>]) -> Result<Vec<(String, &'v V<'a>)>, Refused> {
-    let mut out: Vec<(String, &V)> = Vec::with_capacity(cols.len());
+/// Keys are the names as they are (ASCII), compared with ASCII case ignored: ``name.lower()``'s equality.
+fn by_name<'v, 'a>(ix: &Ix, cols: &'v [V<'a>]) -> Result<Vec<(&'a str, &'v V<'a>)>, Refused> {
+    let mut out: Vec<(&'a str, &V)> = Vec::with_capacity(cols.len());
     for c in cols {
-        let k = lower(c.get(ix.f_name).str())?;
-        match out.iter_mut().find(|(key, _)| parse::same(key, &k)) {
+        let k = ascii(c.get(ix.f_name).str())?;
+        match out.iter_mut().find(|(key, _)| key.eq_ignore_ascii_case(k)) {
             Some(slot) => slot.1 = c,
             None => out.push((k, c)),
         }
@@ -164,7 +175,7 @@ fn changes<'a>(
     let before = by_name(ix, ix.cols(old, sd))?;
     let after = by_name(ix, ix.cols(new, sd))?;
     let triple = |c: &V<'a>| [s(c.get(ix.f_name)), s(c.get(ix.f_type)), s(c.get(ix.f_comment))];
-    let find = |list: &[(String, &'_ V<'a>)], k: &str| list.iter().position(|(key, _)| parse::same(key, k));
+    let find = |list: &[(&str, &'_ V<'a>)], k: &str| list.iter().position(|(key, _)| key.eq_ignore_ascii_case(k));
     let added = after.iter().filter(|(k, _)| find(&before, k).is_none()).map(|(_, c)| triple(c)).collect();
     let removed = before.iter().filter(|(k, _)| find(&after, k).is_none()).map(|(_, c)| triple(c)).collect();
     let mut retyped = Vec::new();
@@ -172,8 +183,9 @@ fn changes<'a>(
         if let Some(i) = find(&before, k) {
             let old_type = before[i].1.get(ix.f_type).str();
             let new_type = c.get(ix.f_type).str();
-            if lower(old_type)? != lower(new_type)? {
-                let name = nonempty(s(c.get(ix.f_name))).unwrap_or_else(|| Cow::Owned(k.clone()));
+            if !ascii(old_type)?.eq_ignore_ascii_case(ascii(new_type)?) {
+                // the key, ``(name or "").lower()``, when the name is empty: ""
+                let name = nonempty(s(c.get(ix.f_name))).unwrap_or(Cow::Borrowed(""));
                 retyped.push([Some(name), s(before[i].1.get(ix.f_type)), s(c.get(ix.f_type))]);
             }
         }
@@ -368,7 +380,7 @@ pub fn row<'a>(
     let db = db_name.unwrap_or(Cow::Borrowed(""));
     let qualified = match &table_name {
         None => db.clone(),
-        Some(t) => Cow::Owned(format!("{db}.{t}")),
+        Some(t) => Cow::Owned(dotted(&db, t)),
     };
     let status = match env.get(event.status) {
         V::Bool(b) => *b,
@@ -441,8 +453,8 @@ fn objects<'a>(spec: &Spec, ix: &Ix, event: &Event, env: &V<'a>) -> Result<Vec<C
                 let (od, on) = (o.get(ix.t_db).str(), o.get(ix.t_name).str());
                 let (td, tn) = (t.get(ix.t_db).str(), t.get(ix.t_name).str());
                 if (od, on) != (td, tn) {
-                    old_name = Some(Cow::Owned(format!("{}.{}", show(od), show(on))));
-                    new_name = Some(Cow::Owned(format!("{}.{}", show(td), show(tn))));
+                    old_name = Some(Cow::Owned(dotted(show(od), show(on))));
+                    new_name = Some(Cow::Owned(dotted(show(td), show(tn))));
                 }
             }
             altered = Some(changes(ix, spec, old_table, table, ix.t_sd, ix.t_params)?);

@@ -134,7 +134,8 @@ pub fn load(text: &str) -> Result<Spec, String> {
         }
         let required = fields.iter().enumerate().filter(|(_, f)| f.required).fold(0u128, |r, (i, _)| r | 1 << i);
         classes.insert(string(m, "name")?, i);
-        models.push(Model { fields, index, required });
+        let keys = fields.iter().map(|f| f.key.clone().into_boxed_str()).collect();
+        models.push(Model { fields, index, keys, required });
     }
     let mut events = HashMap::new();
     for e in d["events"].as_array().ok_or_else(|| bad("events"))? {

@@ -63,7 +63,12 @@ impl Model {
 /// key cost more than the comparison).
 #[inline]
 pub fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+    same_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// [`same`] of bytes.
+#[inline]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

@@ -258,19 +258,21 @@ const NO_ICEBERG: usize = 9;
 /// The cells `objects` makes: 12, the five changes, the Iceberg ones.
 const OBJECT_CELLS: usize = 12 + 5 + NO_ICEBERG;
 
-/// ``iceberg_columns``: the nine ``iceberg_*`` cells.
+/// ``iceberg_columns``: the nine ``iceberg_*`` cells, pushed onto `out`.
 fn iceberg<'a>(
+    out: &mut Vec<Cell<'a>>,
     ix: &Ix,
     spec: &Spec,
     event: &Event,
     env: &V<'a>,
     table: &V<'a>,
     old: &V<'a>,
-) -> Result<Vec<Cell<'a>>, Refused> {
+) -> Result<(), Refused> {
     let c = &spec.constants;
-    let nulls = || (0..NO_ICEBERG).map(|_| Cell::Null).collect();
+    let nulls = |out: &mut Vec<Cell<'a>>| out.extend((0..NO_ICEBERG).map(|_| Cell::Null));
     if table.is_null() {
-        return Ok(nulls());
+        nulls(out);
+        return Ok(());
     }
     let params = table.get(ix.t_params).map();
     let kind = get_str(params, &c.table_type).unwrap_or(Cow::Borrowed(""));
@@ -278,7 +280,8 @@ fn iceberg<'a>(
         return Err(Refused);
     }
     if !kind.eq_ignore_ascii_case("ICEBERG") {
-        return Ok(nulls());
+        nulls(out);
+        return Ok(());
     }
     let roles = &event.roles;
     let (current, previous) = if roles.metadata.is_some() && roles.previous_metadata.is_some() {
@@ -318,17 +321,20 @@ fn iceberg<'a>(
     let count = |key: &str| -> Result<Cell<'a>, Refused> {
         Ok(whole(scalar(key)?.as_deref()).map_or(Cell::Null, Cell::Int))
     };
-    let mut out = vec![
+    let cells = [
         cell(current),
         cell(previous),
         id.map_or(Cell::Null, Cell::Int),
         committed.map_or(Cell::Null, Cell::Int),
         scalar("operation")?.map_or(Cell::Null, |s| Cell::Str(Cow::Owned(s))),
     ];
+    let mut counts = Vec::with_capacity(c.summary_counts.len());
     for key in &c.summary_counts {
-        out.push(count(key)?);
+        counts.push(count(key)?);
     }
-    Ok(out)
+    out.extend(cells);
+    out.extend(counts);
+    Ok(())
 }
 
 /// Which of the costly cells a batch reads: the others are left null (the message is still parsed and
@@ -526,7 +532,8 @@ fn objects<'a>(spec: &Spec, ix: &Ix, event: &Event, env: &V<'a>) -> Result<Vec<C
         table_type = s(table.get(ix.t_type));
         table_parameters = Some(map(table.get(ix.t_params)));
     }
-    let mut out = vec![
+    let mut out = Vec::with_capacity(OBJECT_CELLS);
+    out.extend([
         cell(location),
         cell(table_type),
         cols.map_or(Cell::Null, Cell::Triples),
@@ -539,11 +546,11 @@ fn objects<'a>(spec: &Spec, ix: &Ix, event: &Event, env: &V<'a>) -> Result<Vec<C
         table_parameters.map_or(Cell::Null, Cell::Map),
         delete_data.map_or(Cell::Null, Cell::Bool),
         files.map_or(Cell::Null, Cell::StrList),
-    ];
+    ]);
     match altered {
         Some(changed) => out.extend(changed),
         None => out.extend((0..5).map(|_| Cell::Null)),
     }
-    out.extend(iceberg(ix, spec, event, env, table, old_table)?);
+    iceberg(&mut out, ix, spec, event, env, table, old_table)?;
     Ok(out)
 }

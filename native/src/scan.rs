@@ -13,7 +13,7 @@
 
 use bumpalo::Bump;
 
-use crate::parse::{same, Accept, Model, Refused, V};
+use crate::parse::{same, same_bytes, Accept, Model, Refused, V};
 use crate::spec::{Event, Spec};
 
 /// The deepest nesting read (serde_json's limit was 128; real messages nest less than ten deep).
@@ -55,6 +55,21 @@ impl<'a, 's> Scanner<'a, 's> {
             } else {
                 break;
             }
+        }
+    }
+
+    /// Whether the string at the cursor (on its opening quote) is `key` written plainly, and if so the cursor
+    /// past it (`spec::load` makes sure no key holds a quote, a backslash or a control character).
+    #[inline]
+    fn plain_key(&mut self, key: &str) -> bool {
+        let k = key.as_bytes();
+        let start = self.i + 1;
+        match self.b.get(start..start + k.len() + 1) {
+            Some(raw) if raw[k.len()] == b'"' && same_bytes(&raw[..k.len()], k) => {
+                self.i = start + k.len() + 1;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -459,20 +474,26 @@ impl<'a, 's> Scanner<'a, 's> {
                 if self.peek() != b'"' {
                     return Err(Refused);
                 }
-                let key = self.string()?;
+                let (found, tag_member) = match model.keys.get(hint) {
+                    // the member the model expects next, as plain bytes: no scan of the key, one comparison
+                    Some(k) if self.plain_key(k) => (Some(hint), false),
+                    _ => {
+                        let key = self.string()?;
+                        let found = model.find(key, hint);
+                        (found, found.is_none() && tag.is_some() && same(key, "eventType"))
+                    }
+                };
                 self.eat(b':')?;
-                match model.find(key, hint) {
+                match found {
                     None => {
-                        if same(key, "eventType") {
-                            if let Some(read) = tag {
-                                if read {
-                                    return Err(Refused);
-                                }
-                                tag = Some(true);
-                                self.ws();
-                                if self.peek() != b'"' {
-                                    return Err(Refused);
-                                }
+                        if tag_member {
+                            if tag == Some(true) {
+                                return Err(Refused);
+                            }
+                            tag = Some(true);
+                            self.ws();
+                            if self.peek() != b'"' {
+                                return Err(Refused);
                             }
                         }
                         self.skip()?;

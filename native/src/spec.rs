@@ -121,6 +121,9 @@ pub fn load(text: &str) -> Result<Spec, String> {
         let mut index = HashMap::new();
         for f in m["fields"].as_array().ok_or_else(|| bad("fields"))? {
             let key = string(f, "key")?;
+            if key.bytes().any(|c| c < 0x20 || c == b'"' || c == b'\\') {
+                return Err(bad("a key with a quote, a backslash or a control character"));
+            }
             index.insert(key.clone(), fields.len());
             fields.push(FieldSpec {
                 keep: KEPT.contains(&key.as_str()) || m["envelope"].as_bool() == Some(true),

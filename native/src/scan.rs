@@ -73,6 +73,35 @@ impl<'a, 's> Scanner<'a, 's> {
         }
     }
 
+    /// After a member or an item: whether another follows (a comma, read) or the container ends (`close`,
+    /// read); anything else is refused.
+    #[inline]
+    fn more(&mut self, close: u8) -> R<bool> {
+        self.ws();
+        match self.peek() {
+            b',' => {
+                self.i += 1;
+                Ok(true)
+            }
+            c if c == close => {
+                self.i += 1;
+                Ok(false)
+            }
+            _ => Err(Refused),
+        }
+    }
+
+    /// Skips whitespace, then expects a key's opening quote (not read).
+    #[inline]
+    fn key_start(&mut self) -> R<()> {
+        self.ws();
+        if self.peek() == b'"' {
+            Ok(())
+        } else {
+            Err(Refused)
+        }
+    }
+
     /// Skips whitespace, then expects `c`.
     #[inline]
     fn eat(&mut self, c: u8) -> R<()> {
@@ -274,21 +303,12 @@ impl<'a, 's> Scanner<'a, 's> {
                     self.i += 1;
                 } else {
                     loop {
-                        self.ws();
-                        if self.peek() != b'"' {
-                            return Err(Refused);
-                        }
+                        self.key_start()?;
                         self.string()?;
                         self.eat(b':')?;
                         self.skip()?;
-                        self.ws();
-                        match self.peek() {
-                            b',' => self.i += 1,
-                            b'}' => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return Err(Refused),
+                        if !self.more(b'}')? {
+                            break;
                         }
                     }
                 }
@@ -304,14 +324,8 @@ impl<'a, 's> Scanner<'a, 's> {
                 } else {
                     loop {
                         self.skip()?;
-                        self.ws();
-                        match self.peek() {
-                            b',' => self.i += 1,
-                            b']' => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return Err(Refused),
+                        if !self.more(b']')? {
+                            break;
                         }
                     }
                 }
@@ -379,14 +393,8 @@ impl<'a, 's> Scanner<'a, 's> {
                         } else {
                             self.value(item, keep, &mut V::Null)?;
                         }
-                        self.ws();
-                        match self.peek() {
-                            b',' => self.i += 1,
-                            b']' => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return Err(Refused),
+                        if !self.more(b']')? {
+                            break;
                         }
                     }
                 }
@@ -426,10 +434,7 @@ impl<'a, 's> Scanner<'a, 's> {
             return Ok(&[]);
         }
         loop {
-            self.ws();
-            if self.peek() != b'"' {
-                return Err(Refused);
-            }
+            self.key_start()?;
             let key = self.string()?;
             self.eat(b':')?;
             let mut v = V::Null;
@@ -444,14 +449,8 @@ impl<'a, 's> Scanner<'a, 's> {
             }
             prints.push(print);
             entries.push((key, v));
-            self.ws();
-            match self.peek() {
-                b',' => self.i += 1,
-                b'}' => {
-                    self.i += 1;
-                    break;
-                }
-                _ => return Err(Refused),
+            if !self.more(b'}')? {
+                break;
             }
         }
         Ok(if keep { entries.into_bump_slice() } else { &[] })
@@ -470,10 +469,7 @@ impl<'a, 's> Scanner<'a, 's> {
             self.i += 1;
         } else {
             loop {
-                self.ws();
-                if self.peek() != b'"' {
-                    return Err(Refused);
-                }
+                self.key_start()?;
                 let (found, tag_member) = match model.keys.get(hint) {
                     // the member the model expects next, as plain bytes: no scan of the key, one comparison
                     Some(k) if self.plain_key(k) => (Some(hint), false),
@@ -491,10 +487,7 @@ impl<'a, 's> Scanner<'a, 's> {
                                 return Err(Refused);
                             }
                             tag = Some(true);
-                            self.ws();
-                            if self.peek() != b'"' {
-                                return Err(Refused);
-                            }
+                            self.key_start()?;
                         }
                         self.skip()?;
                     }
@@ -513,14 +506,8 @@ impl<'a, 's> Scanner<'a, 's> {
                         }
                     }
                 }
-                self.ws();
-                match self.peek() {
-                    b',' => self.i += 1,
-                    b'}' => {
-                        self.i += 1;
-                        break;
-                    }
-                    _ => return Err(Refused),
+                if !self.more(b'}')? {
+                    break;
                 }
             }
         }
@@ -549,10 +536,7 @@ impl<'a, 's> Scanner<'a, 's> {
         self.eat(b'{')?;
         self.depth = 1;
         loop {
-            self.ws();
-            if self.peek() != b'"' {
-                return Err(Refused);
-            }
+            self.key_start()?;
             let key = self.string()?;
             self.eat(b':')?;
             self.ws();
@@ -564,14 +548,8 @@ impl<'a, 's> Scanner<'a, 's> {
             } else {
                 self.skip()?;
             }
-            self.ws();
-            match self.peek() {
-                b',' => self.i += 1,
-                b'}' => {
-                    self.i += 1;
-                    break;
-                }
-                _ => return Err(Refused),
+            if !self.more(b'}')? {
+                break;
             }
         }
         self.end()?;

@@ -6,6 +6,7 @@
 mod columns;
 mod parse;
 mod row;
+mod scan;
 mod spec;
 
 use std::borrow::Cow;
@@ -15,9 +16,15 @@ use arrow_array::{Array, ArrayRef, StructArray};
 use arrow_schema::{Field, Fields, Schema};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::Borrowed;
 use pyo3::types::{PyBytes, PyCapsule, PyList, PyString, PyTuple};
 
 use columns::Builder;
+
+/// mimalloc for every allocation of this module (the rows' cells, the columns' buffers): glibc's malloc and
+/// free took a tenth of a batch's time, and its fresh pages faulted.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use row::{Cell, Ix, Need, Origin, COLUMNS};
 
@@ -32,20 +39,47 @@ fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-/// The origin of one message; its topic is borrowed from `topic`, the tuple's first item, which the caller
-/// keeps alive (no copy per message).
-fn origin<'b, 'py>(o: &Bound<'py, PyAny>, topic: &'b mut Option<Bound<'py, PyAny>>) -> PyResult<Option<Origin<'b>>> {
+/// Item `i` of `list`, borrowed (no reference counted: the list is not changed while a batch is decoded, and the
+/// caller holds it).
+fn item<'a, 'py>(list: &'a Bound<'py, PyList>, i: usize) -> PyResult<Borrowed<'a, 'py, PyAny>> {
+    let i = pyo3::ffi::Py_ssize_t::try_from(i).map_err(value_error)?;
+    // SAFETY: PyList_GetItem returns a borrowed reference (or NULL with an exception set), valid while `list`
+    // holds the item; `list` is borrowed for 'a and nothing runs Python code that could change it meanwhile
+    // (the fallback may run Python code: its items are taken again after it returns).
+    unsafe { Borrowed::from_ptr_or_err(list.py(), pyo3::ffi::PyList_GetItem(list.as_ptr(), i)) }
+}
+
+/// The text of the topics met so far, by the topic object (a batch has one or a few: its text is read once).
+struct Topics<'py> {
+    last: Option<(Bound<'py, PyAny>, String)>,
+}
+
+impl<'py> Topics<'py> {
+    fn text(&mut self, topic: Borrowed<'_, 'py, PyAny>) -> PyResult<&str> {
+        let same = matches!(&self.last, Some((t, _)) if t.is(&*topic));
+        if !same {
+            let text = topic.cast::<PyString>()?.to_str()?.to_owned();
+            self.last = Some((topic.to_owned(), text));
+        }
+        Ok(self.last.as_ref().map_or("", |(_, text)| text.as_str()))
+    }
+}
+
+/// The origin of one message (an Origin tuple or None); its topic's text is kept by `topics`.
+fn origin<'t, 'py>(o: Borrowed<'_, 'py, PyAny>, topics: &'t mut Topics<'py>) -> PyResult<Option<Origin<'t>>> {
     if o.is_none() {
         return Ok(None);
     }
     let t = o.cast::<PyTuple>()?;
-    let ts = t.get_item(3)?;
-    let topic = topic.insert(t.get_item(0)?);
+    let ts = t.get_borrowed_item(3)?;
+    let partition = t.get_borrowed_item(1)?.extract()?;
+    let offset = t.get_borrowed_item(2)?.extract()?;
+    let timestamp = if ts.is_none() { None } else { Some(ts.extract()?) };
     Ok(Some(Origin {
-        topic: Cow::Borrowed(topic.cast::<PyString>()?.to_str()?),
-        partition: t.get_item(1)?.extract()?,
-        offset: t.get_item(2)?.extract()?,
-        timestamp: if ts.is_none() { None } else { Some(ts.extract()?) },
+        topic: Cow::Borrowed(topics.text(t.get_borrowed_item(0)?)?),
+        partition,
+        offset,
+        timestamp,
     }))
 }
 
@@ -86,7 +120,12 @@ impl Decoder {
         let fields = self.schema.fields();
         let need = if selected.len() == COLUMNS { Need::ALL } else { Need::of(&selected) };
         let rows = values.len();
-        let bytes: usize = values.iter().map(|v| v.cast::<PyBytes>().map_or(0, |b| b.as_bytes().len())).sum();
+        let mut bytes = 0;
+        for i in 0..rows {
+            if let Ok(b) = item(values, i)?.cast::<PyBytes>() {
+                bytes += b.as_bytes().len();
+            }
+        }
         let mut builders: Vec<Builder> = selected
             .iter()
             .map(|&c| Builder::new(fields[c].data_type(), rows, bytes))
@@ -100,16 +139,18 @@ impl Decoder {
         let mut refused = 0;
         // one arena for the parsed trees, emptied before each message (its cells are in the builders by then)
         let mut bump = bumpalo::Bump::new();
-        for (i, value) in values.iter().enumerate() {
+        let mut topics = Topics { last: None };
+        for i in 0..rows {
             bump.reset();
-            let mut topic = None;
+            let value = item(values, i)?;
             let o = match origins {
-                Some(list) => origin(&list.get_item(i)?, &mut topic)?,
+                Some(list) => origin(item(list, i)?, &mut topics)?,
                 None => None,
             };
-            let native = match value.cast::<PyBytes>() {
-                Ok(b) => row::row(&self.spec, &self.ix, &bump, b.as_bytes(), o.as_ref(), need).ok(),
-                Err(_) => None,
+            let bytes = value.cast::<PyBytes>().ok();
+            let native = match &bytes {
+                Some(b) => row::row(&self.spec, &self.ix, &bump, b.as_bytes(), o.as_ref(), need).ok(),
+                None => None,
             };
             match native {
                 Some(cells) => {

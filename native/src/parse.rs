@@ -1,17 +1,14 @@
-//! The validating parse: one message's JSON against the description of what the Python fast path accepts
-//! (msgspec's models of the Thrift objects, `hivewire.data._columnar`), into a borrowed tree of the values
-//! the columns read. Whatever the models refuse, this refuses (an `Err`), and so do duplicate keys, numbers
-//! outside 64 bits and strings that lower-case differently in Rust and Python: a refused message goes to the
-//! Python decoder, which decides its row. Values the columns never read are validated and not kept. The tree
-//! lives in an arena (`bumpalo`) the caller empties between messages: no allocation or drop per node.
+//! The parsed message: what a JSON value may be (`Accept`, from the description of what the Python fast path
+//! accepts: msgspec's models of the Thrift objects, `hivewire.data._columnar`) and the borrowed tree of the
+//! values the columns read (`V`), which `scan.rs` makes. The tree lives in an arena (`bumpalo`) the caller
+//! empties between messages: no allocation or drop per node. Also here: the members of a JSON object read by
+//! serde_json, for the Iceberg snapshot summaries (a JSON text inside a string), read as Python's `json` does.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 
-use bumpalo::Bump;
-
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 /// What a JSON value may be (a union of msgspec types).
@@ -21,7 +18,7 @@ pub struct Accept {
     pub boolean: bool,
     pub int: Option<(i64, i64)>,
     pub string: bool,
-    pub literals: Option<HashSet<String>>,
+    pub literals: Option<Vec<String>>,
     pub list: Option<Box<Accept>>,
     pub dict: Option<Box<Accept>>,
     pub model: Option<usize>,
@@ -39,6 +36,9 @@ pub struct FieldSpec {
 pub struct Model {
     pub fields: Vec<FieldSpec>,
     pub index: HashMap<String, usize>,
+    /// The fields' keys, apart from the rest of their specs: what the parse looks up per member stays in few
+    /// cache lines.
+    pub keys: Vec<Box<str>>,
     /// A bit per required field.
     pub required: u128,
 }
@@ -52,11 +52,42 @@ impl Model {
     /// so the next key is almost always the next field).
     #[inline]
     pub fn find(&self, key: &str, hint: usize) -> Option<usize> {
-        match self.fields.get(hint) {
-            Some(f) if f.key == key => Some(hint),
-            _ => self.fields.iter().position(|f| f.key == key),
+        match self.keys.get(hint) {
+            Some(k) if same(k, key) => Some(hint),
+            _ => self.keys.iter().position(|k| same(k, key)),
         }
     }
+}
+
+/// Whether two (short) strings are equal, compared eight bytes at a time in line (a call of `memcmp` per
+/// key cost more than the comparison).
+#[inline]
+pub fn same(a: &str, b: &str) -> bool {
+    same_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// [`same`] of bytes.
+#[inline]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut ca = a.chunks_exact(8);
+    let mut cb = b.chunks_exact(8);
+    for (x, y) in ca.by_ref().zip(cb.by_ref()) {
+        if u64::from_ne_bytes(x.try_into().unwrap_or_default()) != u64::from_ne_bytes(y.try_into().unwrap_or_default()) {
+            return false;
+        }
+    }
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    let mut i = 0;
+    while i < ra.len() {
+        if ra[i] != rb[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// A parsed value; `Skip` stands for a value validated and not kept (numbers are never kept). Strings are
@@ -123,10 +154,6 @@ impl de::Error for Refused {
     }
 }
 
-fn refuse<E: de::Error>() -> E {
-    E::custom("refused")
-}
-
 /// A key or a string, borrowed when it has no escapes.
 struct Text;
 
@@ -152,230 +179,6 @@ impl<'de> Visitor<'de> for TextVisitor {
     }
 }
 
-/// A string kept in the tree: borrowed when it has no escapes, else made in the arena.
-struct Kept<'de>(&'de Bump);
-
-impl<'de> DeserializeSeed<'de> for Kept<'de> {
-    type Value = &'de str;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Kept<'de> {
-    type Value = &'de str;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string")
-    }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(v)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(self.0.alloc_str(v))
-    }
-}
-
-/// Parses one value against `accept`, its lists, maps and structs made in `bump`.
-pub struct Seed<'s, 'de> {
-    pub models: &'s [Model],
-    pub accept: &'s Accept,
-    pub keep: bool,
-    pub bump: &'de Bump,
-}
-
-impl<'de> DeserializeSeed<'de> for Seed<'_, 'de> {
-    type Value = V<'de>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Seed<'_, 'de> {
-    type Value = V<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a value of the model")
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        if self.accept.null {
-            Ok(V::Null)
-        } else {
-            Err(refuse())
-        }
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-        if self.accept.boolean {
-            Ok(if self.keep { V::Bool(v) } else { V::Skip })
-        } else {
-            Err(refuse())
-        }
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        match self.accept.int {
-            Some((lo, hi)) if lo <= v && v <= hi => Ok(V::Skip), // no column reads a number
-            _ => Err(refuse()),
-        }
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        match i64::try_from(v) {
-            Ok(v) => self.visit_i64(v),
-            Err(_) => Err(refuse()),
-        }
-    }
-
-    fn visit_f64<E: de::Error>(self, _v: f64) -> Result<Self::Value, E> {
-        Err(refuse())
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        self.text(v)?;
-        Ok(if self.keep { V::Str(v) } else { V::Skip })
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        self.text(v)?;
-        Ok(if self.keep { V::Str(self.bump.alloc_str(v)) } else { V::Skip })
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let Some(item) = self.accept.list.as_deref() else {
-            return Err(refuse());
-        };
-        let seed = || Seed { models: self.models, accept: item, keep: self.keep, bump: self.bump };
-        if !self.keep {
-            while seq.next_element_seed(seed())?.is_some() {}
-            return Ok(V::Skip);
-        }
-        let mut items = bumpalo::collections::Vec::new_in(self.bump);
-        while let Some(v) = seq.next_element_seed(seed())? {
-            items.push(v);
-        }
-        Ok(V::List(items.into_bump_slice()))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        if let Some(m) = self.accept.model {
-            let fields = fill(&mut map, self.models, &self.models[m], self.keep, None, self.bump)?;
-            return Ok(if self.keep { V::Struct(fields) } else { V::Skip });
-        }
-        let Some(value) = self.accept.dict.as_deref() else {
-            return Err(refuse());
-        };
-        // Duplicate keys are refused: Python keeps the last value at the first key's place; let it decide.
-        let mut entries = bumpalo::collections::Vec::<(&'de str, V<'de>)>::new_in(self.bump);
-        let mut keys: Option<HashSet<&'de str>> = None;
-        while let Some(key) = map.next_key_seed(Kept(self.bump))? {
-            let v = map.next_value_seed(Seed { models: self.models, accept: value, keep: true, bump: self.bump })?;
-            if entries.len() < 16 {
-                if entries.iter().any(|(k, _)| *k == key) {
-                    return Err(refuse());
-                }
-            } else {
-                let set = keys.get_or_insert_with(|| entries.iter().map(|(k, _)| *k).collect());
-                if !set.insert(key) {
-                    return Err(refuse());
-                }
-            }
-            entries.push((key, v));
-        }
-        Ok(if self.keep { V::Map(entries.into_bump_slice()) } else { V::Skip })
-    }
-}
-
-impl Seed<'_, '_> {
-    fn text<E: de::Error>(&self, v: &str) -> Result<(), E> {
-        if self.accept.string || self.accept.literals.as_ref().is_some_and(|l| l.contains(v)) {
-            Ok(())
-        } else {
-            Err(refuse())
-        }
-    }
-}
-
-/// The fields of one object of ``model`` (empty when not kept), its keys read from ``map``. ``tag``: a key
-/// already read (the envelope's ``eventType``), refused if it comes again.
-fn fill<'de, A: MapAccess<'de>>(
-    map: &mut A,
-    models: &[Model],
-    model: &Model,
-    keep: bool,
-    tag: Option<&str>,
-    bump: &'de Bump,
-) -> Result<&'de [V<'de>], A::Error> {
-    let fields: &'de mut [V<'de>] = if keep { bump.alloc_slice_fill_copy(model.fields.len(), V::Null) } else { &mut [] };
-    let mut seen: u128 = 0; // a bit per field (spec::load refuses models of more than 128 fields)
-    let mut hint = 0;
-    while let Some(key) = map.next_key_seed(Text)? {
-        match model.find(&key, hint) {
-            None if tag == Some(key.as_ref()) => return Err(refuse()),
-            None => {
-                map.next_value::<IgnoredAny>()?;
-            }
-            Some(i) => {
-                hint = i + 1;
-                if seen & (1 << i) != 0 {
-                    return Err(refuse());
-                }
-                seen |= 1 << i;
-                let f = &model.fields[i];
-                let keep = keep && f.keep;
-                let v = map.next_value_seed(Seed { models, accept: &f.accept, keep, bump })?;
-                if keep {
-                    fields[i] = v;
-                }
-            }
-        }
-    }
-    if model.required & !seen != 0 {
-        return Err(refuse());
-    }
-    Ok(fields)
-}
-
-/// A message whose first member is its ``eventType`` tag, parsed in one pass: the tag and the envelope's
-/// fields (``None`` when the first member is another, see :func:`members`).
-pub fn tagged<'a, F>(
-    text: &'a str,
-    bump: &'a Bump,
-    models: &[Model],
-    model_of: F,
-) -> Result<Option<(Cow<'a, str>, &'a [V<'a>])>, Refused>
-where
-    F: Fn(&str) -> Option<usize>,
-{
-    struct Tagged<'s, 'de, F> {
-        models: &'s [Model],
-        model_of: F,
-        bump: &'de Bump,
-    }
-    impl<'de, F: Fn(&str) -> Option<usize>> Visitor<'de> for Tagged<'_, 'de, F> {
-        type Value = Option<(Cow<'de, str>, &'de [V<'de>])>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            match map.next_key_seed(Text)? {
-                Some(k) if k == "eventType" => {}
-                _ => return Ok(None),
-            }
-            let tag = map.next_value_seed(Text)?;
-            let m = (self.model_of)(&tag).ok_or_else(refuse)?;
-            let fields = fill(&mut map, self.models, &self.models[m], true, Some("eventType"), self.bump)?;
-            Ok(Some((tag, fields)))
-        }
-    }
-    let mut d = serde_json::Deserializer::from_str(text);
-    let out = de::Deserializer::deserialize_map(&mut d, Tagged { models, model_of, bump }).map_err(|_| Refused)?;
-    if out.is_some() {
-        d.end().map_err(|_| Refused)?;
-    }
-    Ok(out)
-}
-
 /// The top-level object's members, values not parsed yet.
 pub fn members(text: &str) -> Result<Vec<(Cow<'_, str>, &RawValue)>, Refused> {
     struct Members;
@@ -397,19 +200,6 @@ pub fn members(text: &str) -> Result<Vec<(Cow<'_, str>, &RawValue)>, Refused> {
     let out = de::Deserializer::deserialize_map(&mut d, Members).map_err(|_| Refused)?;
     d.end().map_err(|_| Refused)?;
     Ok(out)
-}
-
-/// One value (a member's raw text) against `accept`.
-pub fn value<'a>(models: &[Model], accept: &Accept, raw: &'a RawValue, bump: &'a Bump) -> Result<V<'a>, Refused> {
-    let mut d = serde_json::Deserializer::from_str(raw.get());
-    let v = Seed { models, accept, keep: true, bump }.deserialize(&mut d).map_err(|_| Refused)?;
-    Ok(v)
-}
-
-/// A string member (the ``eventType`` tag).
-pub fn string(raw: &RawValue) -> Result<Cow<'_, str>, Refused> {
-    let mut d = serde_json::Deserializer::from_str(raw.get());
-    Text.deserialize(&mut d).map_err(|_| Refused)
 }
 
 /// A JSON string's value.

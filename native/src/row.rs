@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use bumpalo::Bump;
 
 use crate::parse::{self, Refused, V};
+use crate::scan;
 use crate::spec::{Event, Spec};
 
 /// One cell of a row, in the shape its column takes.
@@ -96,7 +97,7 @@ fn map<'a>(v: &V<'a>) -> Vec<(Cow<'a, str>, Option<Cow<'a, str>>)> {
 }
 
 fn get<'v, 'a>(entries: &'v [(&'a str, V<'a>)], key: &str) -> Option<&'v V<'a>> {
-    entries.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    entries.iter().find(|(k, _)| parse::same(k, key)).map(|(_, v)| v)
 }
 
 fn get_str<'a>(entries: &[(&'a str, V<'a>)], key: &str) -> Option<Cow<'a, str>> {
@@ -127,21 +128,32 @@ impl Ix {
     }
 }
 
-/// ``(name or "").lower()``, refused beyond ASCII (Python's and Rust's lower-casing differ there).
-fn lower(v: Option<&str>) -> Result<String, Refused> {
+/// ``name or ""``, refused beyond ASCII: compared as ``(name or "").lower()`` is (ASCII case ignored), since
+/// Python's and Rust's lower-casing differ beyond ASCII.
+fn ascii(v: Option<&str>) -> Result<&str, Refused> {
     let v = v.unwrap_or("");
     if !v.is_ascii() {
         return Err(Refused);
     }
-    Ok(v.to_ascii_lowercase())
+    Ok(v)
+}
+
+/// ``a + "." + b``.
+fn dotted(a: &str, b: &str) -> String {
+    let mut out = String::with_capacity(a.len() + 1 + b.len());
+    out.push_str(a);
+    out.push('.');
+    out.push_str(b);
+    out
 }
 
 /// Dict semantics of Python's comprehension: first key's place, last value.
-fn by_name<'v, 'a>(ix: &Ix, cols: &'v [V<'a>]) -> Result<Vec<(String, &'v V<'a>)>, Refused> {
-    let mut out: Vec<(String, &V)> = Vec::with_capacity(cols.len());
+/// Keys are the names as they are (ASCII), compared with ASCII case ignored: ``name.lower()``'s equality.
+fn by_name<'v, 'a>(ix: &Ix, cols: &'v [V<'a>]) -> Result<Vec<(&'a str, &'v V<'a>)>, Refused> {
+    let mut out: Vec<(&'a str, &V)> = Vec::with_capacity(cols.len());
     for c in cols {
-        let k = lower(c.get(ix.f_name).str())?;
-        match out.iter_mut().find(|(key, _)| *key == k) {
+        let k = ascii(c.get(ix.f_name).str())?;
+        match out.iter_mut().find(|(key, _)| key.eq_ignore_ascii_case(k)) {
             Some(slot) => slot.1 = c,
             None => out.push((k, c)),
         }
@@ -163,7 +175,7 @@ fn changes<'a>(
     let before = by_name(ix, ix.cols(old, sd))?;
     let after = by_name(ix, ix.cols(new, sd))?;
     let triple = |c: &V<'a>| [s(c.get(ix.f_name)), s(c.get(ix.f_type)), s(c.get(ix.f_comment))];
-    let find = |list: &[(String, &'_ V<'a>)], k: &str| list.iter().position(|(key, _)| key == k);
+    let find = |list: &[(&str, &'_ V<'a>)], k: &str| list.iter().position(|(key, _)| key.eq_ignore_ascii_case(k));
     let added = after.iter().filter(|(k, _)| find(&before, k).is_none()).map(|(_, c)| triple(c)).collect();
     let removed = before.iter().filter(|(k, _)| find(&after, k).is_none()).map(|(_, c)| triple(c)).collect();
     let mut retyped = Vec::new();
@@ -171,8 +183,9 @@ fn changes<'a>(
         if let Some(i) = find(&before, k) {
             let old_type = before[i].1.get(ix.f_type).str();
             let new_type = c.get(ix.f_type).str();
-            if lower(old_type)? != lower(new_type)? {
-                let name = nonempty(s(c.get(ix.f_name))).unwrap_or_else(|| Cow::Owned(k.clone()));
+            if !ascii(old_type)?.eq_ignore_ascii_case(ascii(new_type)?) {
+                // the key, ``(name or "").lower()``, when the name is empty: ""
+                let name = nonempty(s(c.get(ix.f_name))).unwrap_or(Cow::Borrowed(""));
                 retyped.push([Some(name), s(before[i].1.get(ix.f_type)), s(c.get(ix.f_type))]);
             }
         }
@@ -245,19 +258,21 @@ const NO_ICEBERG: usize = 9;
 /// The cells `objects` makes: 12, the five changes, the Iceberg ones.
 const OBJECT_CELLS: usize = 12 + 5 + NO_ICEBERG;
 
-/// ``iceberg_columns``: the nine ``iceberg_*`` cells.
+/// ``iceberg_columns``: the nine ``iceberg_*`` cells, pushed onto `out`.
 fn iceberg<'a>(
+    out: &mut Vec<Cell<'a>>,
     ix: &Ix,
     spec: &Spec,
     event: &Event,
     env: &V<'a>,
     table: &V<'a>,
     old: &V<'a>,
-) -> Result<Vec<Cell<'a>>, Refused> {
+) -> Result<(), Refused> {
     let c = &spec.constants;
-    let nulls = || (0..NO_ICEBERG).map(|_| Cell::Null).collect();
+    let nulls = |out: &mut Vec<Cell<'a>>| out.extend((0..NO_ICEBERG).map(|_| Cell::Null));
     if table.is_null() {
-        return Ok(nulls());
+        nulls(out);
+        return Ok(());
     }
     let params = table.get(ix.t_params).map();
     let kind = get_str(params, &c.table_type).unwrap_or(Cow::Borrowed(""));
@@ -265,7 +280,8 @@ fn iceberg<'a>(
         return Err(Refused);
     }
     if !kind.eq_ignore_ascii_case("ICEBERG") {
-        return Ok(nulls());
+        nulls(out);
+        return Ok(());
     }
     let roles = &event.roles;
     let (current, previous) = if roles.metadata.is_some() && roles.previous_metadata.is_some() {
@@ -305,17 +321,20 @@ fn iceberg<'a>(
     let count = |key: &str| -> Result<Cell<'a>, Refused> {
         Ok(whole(scalar(key)?.as_deref()).map_or(Cell::Null, Cell::Int))
     };
-    let mut out = vec![
+    let cells = [
         cell(current),
         cell(previous),
         id.map_or(Cell::Null, Cell::Int),
         committed.map_or(Cell::Null, Cell::Int),
         scalar("operation")?.map_or(Cell::Null, |s| Cell::Str(Cow::Owned(s))),
     ];
+    let mut counts = Vec::with_capacity(c.summary_counts.len());
     for key in &c.summary_counts {
-        out.push(count(key)?);
+        counts.push(count(key)?);
     }
-    Ok(out)
+    out.extend(cells);
+    out.extend(counts);
+    Ok(())
 }
 
 /// Which of the costly cells a batch reads: the others are left null (the message is still parsed and
@@ -350,18 +369,7 @@ pub fn row<'a>(
     if value.len() > spec.constants.max_message_bytes {
         return Err(Refused);
     }
-    let text = std::str::from_utf8(value).map_err(|_| Refused)?;
-    // serde_json skips the strings of the values it ignores without checking their \u escapes, and msgspec
-    // refuses a lone surrogate anywhere: a message with an escape of the D block (all surrogates are there) is
-    // left to the Python decoder
-    if text.contains("\\u") && (text.contains("\\ud") || text.contains("\\uD")) {
-        return Err(Refused);
-    }
-    let model_of = |tag: &str| spec.events.get(tag).map(|e| e.model);
-    let (event, fields) = match parse::tagged(text, bump, &spec.models, model_of)? {
-        Some((tag, fields)) => (spec.events.get(tag.as_ref()).ok_or(Refused)?, fields),
-        None => two_pass(spec, text, bump)?,
-    };
+    let (event, fields) = scan::message(value, bump, spec)?;
     let env = V::Struct(fields);
     for &r in &event.required {
         if env.get(Some(r)).is_null() {
@@ -378,7 +386,7 @@ pub fn row<'a>(
     let db = db_name.unwrap_or(Cow::Borrowed(""));
     let qualified = match &table_name {
         None => db.clone(),
-        Some(t) => Cow::Owned(format!("{db}.{t}")),
+        Some(t) => Cow::Owned(dotted(&db, t)),
     };
     let status = match env.get(event.status) {
         V::Bool(b) => *b,
@@ -408,38 +416,6 @@ pub fn row<'a>(
     out.extend(objects);
     debug_assert_eq!(out.len(), COLUMNS);
     Ok(out)
-}
-
-/// The envelope of a message whose tag is not its first member: the members first, then the tag's model.
-fn two_pass<'s, 'a>(spec: &'s Spec, text: &'a str, bump: &'a Bump) -> Result<(&'s Event, &'a [V<'a>]), Refused> {
-    let members = parse::members(text)?;
-    let mut tag = None;
-    for (k, raw) in &members {
-        if k == "eventType" {
-            if tag.is_some() {
-                return Err(Refused);
-            }
-            tag = Some(parse::string(raw)?);
-        }
-    }
-    let event = spec.events.get(tag.ok_or(Refused)?.as_ref()).ok_or(Refused)?;
-    let model = &spec.models[event.model];
-    let mut fields: Vec<V<'a>> = Vec::new();
-    fields.resize_with(model.fields.len(), || V::Null);
-    let mut seen = vec![false; model.fields.len()];
-    for (k, raw) in &members {
-        if let Some(i) = model.field(k) {
-            if seen[i] {
-                return Err(Refused);
-            }
-            seen[i] = true;
-            fields[i] = parse::value(&spec.models, &model.fields[i].accept, raw, bump)?;
-        } // other members (the tag among them) are skipped, as valid JSON (RawValue checked them)
-    }
-    if model.fields.iter().zip(&seen).any(|(f, s)| f.required && !s) {
-        return Err(Refused);
-    }
-    Ok((event, bump.alloc_slice_copy(&fields)))
 }
 
 const MS_PER_DAY: i64 = 86_400_000;
@@ -483,8 +459,8 @@ fn objects<'a>(spec: &Spec, ix: &Ix, event: &Event, env: &V<'a>) -> Result<Vec<C
                 let (od, on) = (o.get(ix.t_db).str(), o.get(ix.t_name).str());
                 let (td, tn) = (t.get(ix.t_db).str(), t.get(ix.t_name).str());
                 if (od, on) != (td, tn) {
-                    old_name = Some(Cow::Owned(format!("{}.{}", show(od), show(on))));
-                    new_name = Some(Cow::Owned(format!("{}.{}", show(td), show(tn))));
+                    old_name = Some(Cow::Owned(dotted(show(od), show(on))));
+                    new_name = Some(Cow::Owned(dotted(show(td), show(tn))));
                 }
             }
             altered = Some(changes(ix, spec, old_table, table, ix.t_sd, ix.t_params)?);
@@ -556,7 +532,8 @@ fn objects<'a>(spec: &Spec, ix: &Ix, event: &Event, env: &V<'a>) -> Result<Vec<C
         table_type = s(table.get(ix.t_type));
         table_parameters = Some(map(table.get(ix.t_params)));
     }
-    let mut out = vec![
+    let mut out = Vec::with_capacity(OBJECT_CELLS);
+    out.extend([
         cell(location),
         cell(table_type),
         cols.map_or(Cell::Null, Cell::Triples),
@@ -569,11 +546,11 @@ fn objects<'a>(spec: &Spec, ix: &Ix, event: &Event, env: &V<'a>) -> Result<Vec<C
         table_parameters.map_or(Cell::Null, Cell::Map),
         delete_data.map_or(Cell::Null, Cell::Bool),
         files.map_or(Cell::Null, Cell::StrList),
-    ];
+    ]);
     match altered {
         Some(changed) => out.extend(changed),
         None => out.extend((0..5).map(|_| Cell::Null)),
     }
-    out.extend(iceberg(ix, spec, event, env, table, old_table)?);
+    iceberg(&mut out, ix, spec, event, env, table, old_table)?;
     Ok(out)
 }

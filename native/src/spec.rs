@@ -85,11 +85,11 @@ fn add(a: &mut Accept, v: &Value) -> Result<(), String> {
         "int" => a.int = Some((v["ge"].as_i64().unwrap_or(i64::MIN), v["le"].as_i64().unwrap_or(i64::MAX))),
         "str" => a.string = true,
         "lit" => {
-            let set = a.literals.get_or_insert_with(HashSet::new);
+            let set = a.literals.get_or_insert_with(Vec::new);
             for item in v["values"].as_array().ok_or_else(|| bad("literals"))? {
                 match item {
                     Value::String(s) => {
-                        set.insert(s.clone());
+                        set.push(s.clone());
                     }
                     _ => return Err(bad("non-string literal")),
                 }
@@ -121,6 +121,9 @@ pub fn load(text: &str) -> Result<Spec, String> {
         let mut index = HashMap::new();
         for f in m["fields"].as_array().ok_or_else(|| bad("fields"))? {
             let key = string(f, "key")?;
+            if key.bytes().any(|c| c < 0x20 || c == b'"' || c == b'\\') {
+                return Err(bad("a key with a quote, a backslash or a control character"));
+            }
             index.insert(key.clone(), fields.len());
             fields.push(FieldSpec {
                 keep: KEPT.contains(&key.as_str()) || m["envelope"].as_bool() == Some(true),
@@ -134,7 +137,8 @@ pub fn load(text: &str) -> Result<Spec, String> {
         }
         let required = fields.iter().enumerate().filter(|(_, f)| f.required).fold(0u128, |r, (i, _)| r | 1 << i);
         classes.insert(string(m, "name")?, i);
-        models.push(Model { fields, index, required });
+        let keys = fields.iter().map(|f| f.key.clone().into_boxed_str()).collect();
+        models.push(Model { fields, index, keys, required });
     }
     let mut events = HashMap::new();
     for e in d["events"].as_array().ok_or_else(|| bad("events"))? {

@@ -230,6 +230,87 @@ def test_strings_with_every_json_escape() -> None:
     assert today.column("decode_error").null_count > 500
 
 
+def _grammar_variants(data: bytes) -> list[bytes]:
+    """Raw-text variants of one message at the edges of JSON's grammar and of what the models take, written
+    by hand (json.dumps never writes them): each is accepted alike or refused alike by both paths."""
+    text = data.decode()
+    body = text[1:-1]
+    out = [
+        # whitespace of every kind everywhere
+        " \t\r\n" + json.dumps(json.loads(text), indent="\t", separators=(" ,\r", " : ")) + " \n",
+        text.replace('"status":true', '"status" :true', 1),
+        text[:-1] + ",}",  # a trailing comma
+        text.replace("[]", "[,]", 1),
+        text.replace("[", "[1,", 1),
+        text + "x",  # text after the object
+        text + "{}",
+        "\ufeff" + text,  # a byte order mark
+        text.replace('"status":true', '"status":tru', 1),
+        text.replace('"status":true', '"status":True', 1),
+        text.replace('"status":true', '"status":null', 1),
+        text.replace('"status":true', '"status":1', 1),
+        text.replace('"status":true', '"status":"true"', 1),
+        text.replace(":0,", ":-0,", 1),
+        text.replace(":0,", ":00,", 1),
+        text.replace(":0,", ":0.0,", 1),
+        text.replace(":0,", ":0e0,", 1),
+        text.replace(":0,", ":1E+2,", 1),
+        text.replace(":0,", ":-,", 1),
+        text.replace(":0,", ":9223372036854775807,", 1),
+        text.replace(":0,", ":9223372036854775808,", 1),
+        text.replace(":0,", ":-9223372036854775808,", 1),
+        text.replace(":0,", ":-9223372036854775809,", 1),
+        text.replace(":0,", ":18446744073709551616,", 1),
+        text.replace('"db', '"d\tb', 1),  # a raw control character in a string
+        text.replace('"db', '"d\x7fb', 1),
+        text.replace('"db', '"d\\\\ud800b', 1),  # an escaped backslash, then "ud800" as text
+        text.replace('"db', '"d\\\\\\ud800b', 1),  # an escaped backslash, then a lone surrogate
+        text.replace('"db', '"d\\u00e9b', 1),
+        text.replace('"db', '"d\\u00G9b', 1),  # a bad escape
+        text.replace('"db', '"d\\xb', 1),
+        text.replace('"db', '"d\\u00', 1),  # an escape cut short
+        text.replace('"db', '"d\u00e9b', 1),  # UTF-8 in a name
+        text.replace('"hive.version"', '"hive.version","x":{"a":[[[[[[[[[[1]]]]]]]]]]},"y"', 1),
+        text.replace('"hive.version"', '"hive\\u002eversion"', 1),  # an escaped key
+        text.replace('"databaseName"', '"databaseNam\\u0065"', 1),
+        text.replace('"databaseName"', '"x":' + "[" * 200 + "]" * 200 + ',"databaseName"', 1),  # deep nesting
+        text.replace('"databaseName"', '"eventType":"ON_DROP_TABLE","databaseName"', 1),  # a second tag
+        "{" + body.split(",", 1)[1] + "," + body.split(",", 1)[0] + "}",  # the tag last
+        "{" + body.split(",", 1)[1] + "," + body.split(",", 1)[0] + "," + body.split(",", 1)[0] + "}",
+        '{"eventType":' + body.split(",", 1)[0].split(":", 1)[1] + "}",  # the tag alone
+        '{"eventType":5,' + body.split(",", 1)[1] + "}",
+        "{}",
+        "[]",
+        "",
+        text.replace('"parameters":{', '"parameters":{"seq":"0",', 1),  # a duplicate map key
+        text.replace('"parameters":{', '"parameters":{"":"",', 1),
+        text.replace('"databaseName"', '"databaseName":"a","databaseName"', 1),  # a duplicate field
+    ]
+    raw = [v.encode() for v in out]
+    raw.append(data.replace(b'"db', b'"d\xc3b', 1))  # UTF-8 cut short inside a string
+    raw.append(data.replace(b'"db', b'"d\xed\xa0\x80b', 1))  # an encoded surrogate
+    raw.append(data.replace(b',"databaseName"', b',\xc3\xa9"databaseName"', 1))  # UTF-8 outside strings
+    return raw
+
+
+def test_grammar_edges_one_at_a_time() -> None:
+    """The hand-written parse of the native decoder at JSON's edges: whitespace, trailing commas, literals,
+    numbers at 64 bits, control characters, escapes (and text that reads as one once a summary is read
+    again), UTF-8 in and out of strings, nesting, the tag's place and duplicates: each message alone gives
+    the per-event path's row."""
+    bases = [m for m in mixed_messages(300, seed=34) if b":0," in m and b'"db' in m]
+    bases = [bases[0], *[m for m in bases if b"ALTER_TABLE" in m][:1], *[m for m in bases if b"ICEBERG" in m][:1]]
+    count = 0
+    for base in bases:
+        for i, value in enumerate(_grammar_variants(base)):
+            message = Message(Origin(TOPIC, 0, i, T0_MS + i), value)
+            columnar = to_arrow([message], on_error="record")
+            assert columnar.num_rows == 1
+            assert columnar.equals(to_arrow([todays_item(message.value, message.origin)], on_error="record")), value
+            count += 1
+    assert count >= 3 * 50
+
+
 def test_malformed_messages_one_at_a_time() -> None:
     """Each malformed message alone (no neighbour to hide a difference), every kind of break."""
     for message in messages_with_origins(3_000, bad_share=1.0, seed=31):

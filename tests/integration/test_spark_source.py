@@ -40,13 +40,14 @@ from hivewire.tools._local import LocalMetastore, LocalZooKeeper
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from test_arrow import mixed_messages
 
-N = 200_000
+N = 50_000
 PARTITIONS = 4
+LATE = N * 3 // 4  # the docs' batch example reads from this message's timestamp on
 T0 = 1_700_000_000_000
 STEP_MS = 10
 #: Message index -> a malformed value: 20 of them, of every kind that fails to decode.
 MALFORMED: dict[int, bytes | None] = {
-    i * 9_973 + 17: value
+    i * 2_459 + 17: value
     for i, value in enumerate(
         [
             b"{not json",
@@ -233,12 +234,12 @@ def test_offsets_and_timestamps_bound_the_range(spark: Any, topic: Topic) -> Non
     df = _load(
         spark,
         topic,
-        startingOffsets=json.dumps({"0": 1000, "1": 49_990, "3": -2}),
+        startingOffsets=json.dumps({"0": 1000, "1": N // PARTITIONS - 10, "3": -2}),
         endingOffsets=json.dumps({"0": 1500, "2": 7, "3": 3}),
     )
     expected = (
         [(0, o) for o in range(1000, 1500)]
-        + [(1, o) for o in range(49_990, 50_000)]  # no end given: latest
+        + [(1, o) for o in range(N // PARTITIONS - 10, N // PARTITIONS)]  # no end given: latest
         + [(2, o) for o in range(7)]  # no start given: earliest
         + [(3, o) for o in range(3)]
     )
@@ -282,7 +283,10 @@ def test_the_jvm_path_gives_the_python_paths_rows(spark: Any, topic: Topic, loca
     assert pc.sum(pc.is_valid(table["decode_error"])).as_py() == len(MALFORMED)
     assert set(pc.unique(table["event_type"]).to_pylist()) == set(pc.unique(local_table["event_type"]).to_pylist())
     # the same bounds mean the same rows
-    bounds = {"startingOffsets": json.dumps({"0": 1000, "1": 49_990}), "endingOffsets": json.dumps({"0": 1500})}
+    bounds = {
+        "startingOffsets": json.dumps({"0": 1000, "1": N // PARTITIONS - 10}),
+        "endingOffsets": json.dumps({"0": 1500}),
+    }
     assert _keys(_fast(spark, topic.bootstrap, topic.name, **bounds)) == _keys(_load(spark, topic, **bounds))
 
 
@@ -512,7 +516,7 @@ def _docs_example(name: str) -> str:
 
 
 def test_docs_batch_example_runs(spark: Any, topic: Topic, zookeeper: LocalZooKeeper, namespace: str) -> None:
-    since = T0 + 150_000 * STEP_MS
+    since = T0 + LATE * STEP_MS
     code = (
         _docs_example("spark-batch")
         .replace('zookeeper="zk1:2181,zk2:2181"', f"zookeeper={zookeeper.quorum!r}, namespace={namespace!r}")
@@ -523,8 +527,8 @@ def test_docs_batch_example_runs(spark: Any, topic: Topic, zookeeper: LocalZooKe
     scope: dict[str, Any] = {}
     exec(compile(code, "docs/data.md", "exec"), scope)
     assert scope["spark"] is spark  # the running session, with the source registered
-    assert sum(scope["counts"].values()) == N - 150_000
-    assert scope["failed"].count() == sum(1 for i in MALFORMED if i >= 150_000)
+    assert sum(scope["counts"].values()) == N - LATE
+    assert scope["failed"].count() == sum(1 for i in MALFORMED if i >= LATE)
 
 
 def test_docs_fast_example_runs(

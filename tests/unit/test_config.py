@@ -282,7 +282,12 @@ def test_unknown_keys_from_files_flags_and_the_app_are_errors(tmp_path: Path, wh
 
 def test_the_tools_own_environment_variables_are_not_settings(caplog: pytest.LogCaptureFixture) -> None:
     # make exports HIVEWIRE_PEERS_M2 for the tests; the CLI's output must not gain a line about it.
-    env = {"HIVEWIRE_PEERS_M2": "/peers/m2", "HIVEWIRE_JVM_CACHE": "/cache", "HIVEWIRE_NATIVE": "0"}
+    env = {
+        "HIVEWIRE_PEERS_M2": "/peers/m2",
+        "HIVEWIRE_JVM_CACHE": "/cache",
+        "HIVEWIRE_JVM_OPTIONS": "-Xss4m",
+        "HIVEWIRE_NATIVE": "0",
+    }
     config = Config.load(base={"apiary.bootstrap.servers": "b", "apiary.kafka.topic.name": "t"}, env=env)
     with caplog.at_level("DEBUG", logger="hivewire.config"):
         Settings.from_config(config)

@@ -43,8 +43,11 @@ _RANK: dict[Source, int] = {"default": 0, "code": 1, "file": 2, "environment": 3
 # What Kubernetes sets for every Service: never a typo of ours.
 _KUBERNETES = re.compile(r".+_(SERVICE_HOST|SERVICE_PORT(_\w+)?|PORT(_\d+_(TCP|UDP|SCTP)(_(PORT|PROTO|ADDR))?)?)")
 #: Environment variables of hivewire's tools, not settings (the Java components' cache and the peers'
-#: repository of hivewire.tools._jvm, the native decoder's switch, the Drone Fly tests' JDK): never read as keys.
-TOOL_VARIABLES = frozenset({"HIVEWIRE_JVM_CACHE", "HIVEWIRE_PEERS_M2", "HIVEWIRE_NATIVE", "HIVEWIRE_DRONEFLY_JAVA"})
+#: repository of hivewire.tools._jvm, the local services' JVM options of hivewire.tools._local, the native
+#: decoder's switch, the Drone Fly tests' JDK): never read as keys.
+TOOL_VARIABLES = frozenset(
+    {"HIVEWIRE_JVM_CACHE", "HIVEWIRE_PEERS_M2", "HIVEWIRE_JVM_OPTIONS", "HIVEWIRE_NATIVE", "HIVEWIRE_DRONEFLY_JAVA"}
+)
 # An environment variable this close to a key's is reported as a likely typo.
 _TYPO_CUTOFF = 0.9
 

@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from confluent_kafka import Consumer, TopicPartition
+from waiting import wait_for
 
 from hivewire.errors import HivewireError, PrerequisiteError
 from hivewire.tools import _jvm
@@ -269,17 +270,13 @@ class DroneFly(LocalService):
         consumer = Consumer({"bootstrap.servers": kafka, "group.id": group, "enable.auto.commit": False})
         try:
             partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
-            ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in partitions}
-            deadline = time.monotonic() + timeout
-            while True:
+            ends = [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in partitions]
+
+            def consumed() -> bool:
                 tps = consumer.committed([TopicPartition(topic, p) for p in partitions], timeout=30)
-                behind = {tp.partition: (max(tp.offset, 0), ends[tp.partition]) for tp in tps}
-                behind = {p: pair for p, pair in behind.items() if pair[0] < pair[1]}
-                if not behind:
-                    return
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"{self.name} still behind on {topic} (committed, end): {behind}")
-                time.sleep(0.5)
+                return all(max(tp.offset, 0) >= end for tp, end in zip(tps, ends, strict=True))
+
+            wait_for(consumed, f"{self.name} to commit {topic}'s end offsets {ends}", timeout, 0.5)
         finally:
             consumer.close()
 

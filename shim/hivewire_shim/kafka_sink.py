@@ -24,6 +24,7 @@ from hivewire.config._kafka import KafkaValue
 from hivewire.errors import ConfigError
 from hivewire.events import _apiary as apiary
 from hivewire.events._model import ListenerEvent
+from hivewire.runtime._kafka_acks import UNWRITTEN, written
 from hivewire.runtime._kafka_refusal import refusal
 from hivewire_shim.sinks import partition_key
 from hivewire_shim.spool import FsyncPolicy, Spool, SpoolRecord
@@ -44,6 +45,14 @@ from hivewire_shim.rejected import REJECTED_FILE, _append_line, replay_rejected
 __all__ = ["PRODUCER_DEFAULTS", "REJECTED_FILE", "KafkaSink", "replay_rejected"]
 
 log = logging.getLogger(__name__)
+
+# How an earlier event of a partition went wrong, when a later one overtook it (:meth:`KafkaSink._overtook`).
+_FAILED = "failed"
+_UNWRITTEN = "was acknowledged without being written (librdkafka issue 3712)"
+_PREVENTION = (
+    "; the shim's producer defaults (enable.idempotence with enable.gapless.guarantee) prevent this: do not "
+    "override them"
+)
 
 #: The record key Apiary's listener writes: the event time in ms, as Kafka's LongSerializer (big-endian).
 _APIARY_KEY = struct.Struct(">q")
@@ -348,16 +357,19 @@ class KafkaSink:
         purged = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
 
         def on_delivery(record: SpoolRecord, partition: int) -> Any:
-            def report(err: Any, _msg: Any) -> None:
+            def report(err: Any, msg: Any) -> None:
                 if not session.open:
                     return  # a producer given up on: its record is sent again (a duplicate at worst)
-                if err is None:
+                if err is None and not written(msg):  # kept in the spool: the restart sends it again
+                    session.failed_partitions.setdefault(partition, _UNWRITTEN)
+                    session.failure.append(f"event #{record.seq}: {UNWRITTEN}")
+                elif err is None:
                     self.reachability.up()
                     if self.refused is not None:
                         self.refused = None
                         log.warning("Kafka takes the shim's events for %s again", self.topic)
                     if partition in session.failed_partitions:
-                        self._overtook(record, partition)
+                        self._overtook(record, partition, session.failed_partitions[partition])
                     in_flight[record.seq] = _DELIVERED
                     self.delivered += 1
                     self.spool.mark_done(record.seq)
@@ -367,7 +379,7 @@ class KafkaSink:
                     pass  # we purged it (restarting, or stopping): it is still in the spool
                 else:  # including a purge we did not ask for: librdkafka's after a fatal error
                     self._refusal(err)
-                    session.failed_partitions.add(partition)
+                    session.failed_partitions.setdefault(partition, _FAILED)
                     session.failure.append(f"event #{record.seq}: {err}")
 
             return report
@@ -476,17 +488,18 @@ class KafkaSink:
             self.spool.directory if hasattr(self, "spool") else "(not open yet)",
         )
 
-    def _overtook(self, record: SpoolRecord, partition: int) -> None:
+    def _overtook(self, record: SpoolRecord, partition: int, why: str) -> None:
         self.overtaken += 1
         if self._overtaken_errors.due():
             log.error(
                 "Kafka topic %s: event #%d was delivered to partition %d after an earlier event of that "
-                "partition failed, so consumers see them out of order (%d so far); the shim's producer defaults "
-                "(enable.idempotence with enable.gapless.guarantee) prevent this: do not override them",
+                "partition %s, so consumers see them out of order (%d so far)%s",
                 self.topic,
                 record.seq,
                 partition,
+                why,
                 self.overtaken,
+                _PREVENTION if why == _FAILED else "; the earlier event was sent again",
             )
 
     def _warn_if_pending(self) -> None:

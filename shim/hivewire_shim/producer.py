@@ -112,7 +112,8 @@ class _Producer:
         self.failure: list[str] = []
         self._on_refusal = on_refusal
         self._on_other = on_error
-        self.failed_partitions: set[int] = set()
+        #: The partitions where a delivery failed, and how ("failed", or acknowledged without being written).
+        self.failed_partitions: dict[int, str] = {}
         self.purging = False
         self.open = True
         self._user_error_cb = config.get("error_cb")

@@ -175,6 +175,24 @@ def test_a_dead_letter_acknowledged_without_an_offset_is_sent_again() -> None:
     assert done == [1]
 
 
+def test_the_bridge_does_not_move_its_checkpoint_past_a_record_acknowledged_without_an_offset(
+    tmp_path: Path,
+) -> None:
+    # The same librdkafka report (issue 3712) for a record of hivewire's bridge: it counts as not acknowledged,
+    # so the bridge stops without saving its position and a restart publishes the record again.
+    from confluent_kafka import OFFSET_INVALID, Message
+
+    from hivewire.metastore import MetastoreClient
+    from hivewire.runtime._bridge import Bridge
+    from hivewire.runtime._kafka_acks import UNWRITTEN
+
+    bridge = Bridge(MetastoreClient("thrift://localhost:1"), "localhost:1", "t", checkpoint=tmp_path / "position")
+    bridge._delivered(None, Message(topic="t", partition=0, offset=OFFSET_INVALID))
+    assert bridge._errors == [UNWRITTEN] and bridge._offsets == {}
+    bridge._delivered(None, Message(topic="t", partition=1, offset=7))
+    assert bridge._offsets == {1: 8}
+
+
 def test_a_small_dead_letter_refused_with_a_large_one_goes_again_whole() -> None:
     # A broker refuses a whole batch that exceeds the topic's limit: the small letter batched with a large one
     # is refused too, and must not lose its content for it.

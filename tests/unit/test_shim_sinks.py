@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import OFFSET_INVALID, KafkaError, KafkaException, Message
 
 import hivewire as hw
 from hivewire.errors import ConfigError
@@ -153,13 +153,16 @@ def test_partition_key_of_a_rename_is_the_new_name_unless_asked_for_the_old() ->
 
 #: What a ``FakeKafka.judge`` returns for a record the cluster does not answer (yet): it stays queued.
 NO_ANSWER = object()
+#: What a ``FakeKafka.judge`` returns for a record acknowledged without an offset and never written
+#: (librdkafka issue 3712, :mod:`hivewire.runtime._kafka_acks`).
+UNWRITTEN_ACK = object()
 
 
 class FakeKafka:
     """Stands in for a Kafka cluster behind ``confluent_kafka.Producer``: a topic of ``partitions``
     partitions that takes what it is given on ``poll``. ``report(value)`` may answer a delivery with an
     error instead; ``judge(producer, partition, value)``, when set, decides instead (an error, None for
-    delivered, or :data:`NO_ANSWER`)."""
+    delivered, :data:`NO_ANSWER` or :data:`UNWRITTEN_ACK`)."""
 
     def __init__(self, *, topic_error: Any = None, partitions: int = 2) -> None:
         self.messages: list[bytes] = []
@@ -218,10 +221,14 @@ class FakeProducer:
             if error is NO_ANSWER:
                 self.queue.append((value, partition, report))
                 continue
-            if error is None:
+            offset = OFFSET_INVALID
+            if error is UNWRITTEN_ACK:
+                error = None
+            elif error is None:
+                offset = len(self.kafka.messages)
                 self.kafka.messages.append(value)
                 self.kafka.arrived.append((partition, value))
-            report(error, None)
+            report(error, Message(topic="apiary", partition=partition, offset=offset, error=error))
             served += 1
         if not served and timeout:
             time.sleep(min(timeout, 0.01))
@@ -434,6 +441,28 @@ def test_after_a_producer_fails_mid_batch_each_event_arrives_once_in_order(tmp_p
     assert arrivals(kafka) == {0: ["x0", "b", "d"], 1: ["a", "c", "e"]}
     assert len(kafka.messages) == len(BATCH) and sink.skipped == 2 and sink.overtaken == 0
     assert sink.spool.acked == len(BATCH) and sink.spool.done_beyond == frozenset()
+    sink.close(5)
+
+
+def test_an_event_acknowledged_without_an_offset_is_sent_again_and_arrives_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # librdkafka's idempotent producer can report a record delivered that the broker never wrote (issue 3712):
+    # the report has no offset. The record stays in the spool and the next producer sends it. A record of the
+    # same partition already in flight behind it is written first: said, as any overtaking is.
+    kafka = FakeKafka()
+    kafka.judge = lambda producer, partition, value: (
+        UNWRITTEN_ACK if producer.number == 1 and b'"tableName":"c"' in value else None
+    )
+    spool_events(tmp_path / "spool", BATCH)
+    with caplog.at_level(logging.WARNING, logger="hivewire_shim"):
+        sink = kafka_sink(tmp_path, kafka)
+        assert sink.wait_delivered(30)
+    assert kafka.producers == 2
+    assert arrivals(kafka) == {0: ["x0", "b", "d"], 1: ["a", "e", "c"]}
+    assert sink.spool.acked == len(BATCH) and sink.spool.done_beyond == frozenset() and sink.overtaken == 1
+    assert "acknowledged without being written (librdkafka issue 3712)" in caplog.text
+    assert "the earlier event was sent again" in caplog.text and "do not override them" not in caplog.text
     sink.close(5)
 
 

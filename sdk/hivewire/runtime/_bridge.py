@@ -42,6 +42,7 @@ from hivewire.events import _apiary as apiary
 from hivewire.events._notification import from_notification
 from hivewire.events._types import TYPES
 from hivewire.metastore import MetastoreClient
+from hivewire.runtime._kafka_acks import UNWRITTEN, written
 from hivewire.runtime._kafka_log import LibrdkafkaLog
 from hivewire.runtime._kafka_refusal import refusal
 from hivewire.runtime._notification_log import NotificationLogSettings, fetch
@@ -240,6 +241,8 @@ class Bridge:
         if error is not None:
             self._refusal(error)
             self._errors.append(self._refused or str(error))
+        elif not written(message):  # sent again by the restart the error causes (the checkpoint stays)
+            self._errors.append(UNWRITTEN)
         else:
             p, offset = message.partition() or 0, message.offset() or 0
             self._offsets[p] = max(self._offsets.get(p, 0), offset + 1)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from hivewire._ratelimit import RateLimit
+from hivewire.runtime._kafka_acks import written
 from hivewire.runtime._kafka_refusal import Refusal
 from hivewire.runtime._source import Delivered, Record
 
@@ -102,7 +103,7 @@ class Letter:
     def delivered(self, err: KafkaError | None, msg: Any) -> None:
         if err is not None:
             self.sender.delivery_failed(self, err)
-        elif msg.offset() is None:
+        elif not written(msg):
             self.sender.acknowledged_without_offset(self)
         else:
             self.on_delivered()
@@ -260,11 +261,8 @@ class DeadLetterProducer:
         self._queue_resend(letter, 1.0)
 
     def acknowledged_without_offset(self, letter: Letter) -> None:
-        """librdkafka reported ``letter`` delivered without an offset: the idempotent producer's answer to a
-        duplicate sequence number, which is also what it gives, wrongly, when it restarted a partition's
-        sequence after the topic's metadata changed (librdkafka issue 3712; seen here with a dead-letter topic
-        the broker created on first use: a letter acknowledged and never written). Send it again: a duplicate
-        letter at worst, never a lost one."""
+        """librdkafka reported ``letter`` delivered without an offset (:mod:`hivewire.runtime._kafka_acks`):
+        send it again, a duplicate letter at worst, never a lost one."""
         self._count_failure(None, "a dead letter was acknowledged without an offset")
         self._queue_resend(letter, 0.0)
 

@@ -39,6 +39,7 @@ from hivewire.tools._local import LocalMetastore, LocalZooKeeper
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from test_arrow import mixed_messages
+from waiting import wait_for
 
 N = 50_000
 PARTITIONS = 4
@@ -390,11 +391,24 @@ class Trickle:
         assert self.producer.flush(60) == 0
 
 
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
 def _commits(checkpoint: Path) -> int:
     return len(list((checkpoint / "commits").glob("[0-9]*"))) if (checkpoint / "commits").exists() else 0
 
 
-# Five driver starts (each a Hive-catalog SparkSession): minutes on a loaded 2-core machine.
+# Four driver starts (each a Hive-catalog SparkSession): minutes on a loaded 2-core machine.
 @pytest.mark.timeout(2400)
 def test_history_is_exactly_once_across_kill_9(
     spark: Any, kafka: str, zookeeper: LocalZooKeeper, namespace: str, tmp_path: Path
@@ -417,7 +431,17 @@ def test_history_is_exactly_once_across_kill_9(
     log = tmp_path / "driver.log"
     trickle = Trickle(kafka, name)
     try:
-        for _ in range(3):
+        # Stopped by SIGINT while Spark starts: exits 0 once the session is up, no traceback, nothing written.
+        with open(log, "ab") as out:
+            driver = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=out, stderr=out)
+        # the signal handlers are in place before Spark's JVM, a child of the driver, is launched
+        wait_for(lambda: _children(driver.pid) or driver.poll() is not None, "Spark's JVM to be launched", 300)
+        driver.send_signal(signal.SIGINT)
+        assert driver.wait(600) == 0, log.read_text(errors="replace")[-5000:]
+        said = log.read_text(errors="replace")
+        assert "SIGINT: stopping the query" in said and "Traceback" not in said, said[-5000:]
+        assert _commits(checkpoint) == 0
+        for _ in range(2):
             before = _commits(checkpoint)
             with open(log, "ab") as out:
                 driver = subprocess.Popen(

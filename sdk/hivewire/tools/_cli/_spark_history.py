@@ -44,6 +44,8 @@ def spark_history(**params: object) -> None:
         uris = None if zookeeper is not None else config.optional(keys.METASTORE_URIS)
         if zookeeper is None and uris is None:
             raise ConfigError(keys.SPARK_ZOOKEEPER.name, f"set it or {keys.METASTORE_URIS.name} to find the metastore")
+        # before Spark starts (tens of seconds): a SIGINT or SIGTERM meanwhile stops the command once it has
+        stop = stop_on_signals("hivewire.spark.history", "stopping the query")
         spark = session(
             zookeeper=zookeeper,
             namespace=config.read(keys.SPARK_NAMESPACE) if zookeeper is not None else None,
@@ -57,8 +59,8 @@ def spark_history(**params: object) -> None:
         raise usage(e, FLAGS) from e
     except HivewireError as e:
         raise click.ClickException(str(e)) from e
-    stop = stop_on_signals("hivewire.spark.history", "stopping the query")
     try:
-        run_history(spark, settings, stop)
+        if not stop.is_set():
+            run_history(spark, settings, stop)
     finally:
         spark.stop()

@@ -6,7 +6,11 @@ dead-lettering every event (one listener always fails). ``/health`` is polled tw
 
 * started while one of the three bootstrap brokers is down, it becomes ready and logs no WARNING;
 * ten times over, the broker leading the dead-letter topic is killed with SIGKILL and restarted: ``/health``
-  never says DOWN (the first time it is the dead-letter producer's only broker: its bootstrap server);
+  never says DOWN (the first time it is the dead-letter producer's only broker: its bootstrap server), but
+  while the group is joined again after librdkafka logged a session timeout (:data:`SESSION_TIMED_OUT`: the
+  coordinator's new broker answered "Not coordinator" for a whole session, Kafka's doing; seen in two of
+  four full test runs on a loaded machine, in none of five runs of this file alone). Then it says DOWN with
+  Kafka reachable and no partition assigned, which is true, and UP again once the group has assigned them;
 * every broker killed: ``/health`` says DOWN, ``"reachable": false``, within the documented time
   (:data:`OUTAGE_SEEN`, docs/runtime.md), and UP again once they are back.
 
@@ -27,6 +31,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,12 +75,39 @@ def health(port: int) -> tuple[int, dict[str, Any]]:
         return 0, {"error": str(e)}
 
 
+#: librdkafka's line when the group coordinator did not answer its heartbeats for a whole session (45 s): it
+#: gives the partitions up and joins the group again. Seen when the coordinator's broker was killed and the
+#: broker that took over answered "Not coordinator" all that time (docs/runtime.md, "Operations").
+SESSION_TIMED_OUT = "Consumer group session timed out"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One ``/health`` answer: when (monotonic seconds), its status and what it said."""
+
+    at: float
+    status: int
+    body: dict[str, Any]
+
+    @property
+    def rejoining(self) -> bool:
+        """Not ready only because the group has not assigned partitions (again): Kafka reachable, alive."""
+        b = self.body
+        return self.status == 503 and b.get("reachable") is True and b.get("alive") is True and not b.get("assigned")
+
+    def line(self, start: float) -> str:
+        keys = ("reachable", "alive", "assigned", "waiting_for_assignment_s", "waiting_reason", "error")
+        return f"{self.at - start:.1f} s: {self.status}, " + ", ".join(
+            f"{k}={self.body[k]!r}" for k in keys if k in self.body
+        )
+
+
 class Poller:
-    """``/health`` twice a second on a thread; :attr:`seen` holds each answer's status and reachability."""
+    """``/health`` twice a second on a thread; :attr:`seen` holds every answer."""
 
     def __init__(self, port: int) -> None:
         self.port = port
-        self.seen: list[tuple[float, int, bool]] = []
+        self.seen: list[Answer] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -83,12 +115,26 @@ class Poller:
     def _run(self) -> None:
         while not self._stop.wait(0.5):
             status, body = health(self.port)  # the endpoint not answering (status 0) is a failed probe too
-            self.seen.append((time.monotonic(), status, bool(body.get("reachable"))))
+            self.seen.append(Answer(time.monotonic(), status, body))
 
-    def stop(self) -> list[tuple[float, int, bool]]:
+    def not_ready(self, run_log: Path) -> tuple[str, int]:
+        """The answers that were not 200 (seconds since the first answer, what each said) that a rejoin after
+        a logged session timeout does not explain, and how many answers such rejoins took."""
+        rejoined = SESSION_TIMED_OUT in run_log.read_text()
+        bad = [a for a in self.seen if a.status != 200 and not (rejoined and a.rejoining)]
+        start = self.seen[0].at
+        return "\n".join(a.line(start) for a in bad), sum(a.status != 200 for a in self.seen) - len(bad)
+
+    def stop(self) -> list[Answer]:
         self._stop.set()
         self._thread.join(10)
         return self.seen
+
+
+def events_of_the_run(log: Path) -> str:
+    """The run's log without its per-event lines (each dead letter's): the group's and Kafka's news."""
+    noise = ("hivewire.runtime.lane", "RuntimeError", "Traceback", "  ")
+    return "\n".join(line for line in log.read_text().splitlines() if not line.startswith(noise))[-4000:]
 
 
 def leader_of(cluster: KafkaCluster, topic: str) -> KafkaBroker:
@@ -170,14 +216,17 @@ def test_readiness_follows_the_cluster_not_one_broker(kafka_cluster: KafkaCluste
             victim.stop(kill=True)
             time.sleep(DOWN)
             victim.start()
-            bad = [(round(t - poller.seen[0][0], 1), status, up) for t, status, up in poller.seen if status != 200]
-            assert bad == [], f"kill {kill + 1}: /health not ready (seconds into the kills, status, reachable): {bad}"
+            bad, _ = poller.not_ready(log_path)
+            assert not bad, f"kill {kill + 1}: /health not ready:\n{bad}\nthe run said:\n{events_of_the_run(log_path)}"
+            # after a rejoin, the group assigns the partitions again before the next kill
+            wait_for(lambda: health(port)[0] == 200, "/health to be ready (the group's partitions assigned)", 120)
         seen = poller.stop()
         letters = topic_size(cluster.bootstrap_servers, dlq) - letters_before
+        bad, rejoining = poller.not_ready(log_path)
         print(f"{len(seen)} /health answers over {KILLS} kills; {letters} dead letters meanwhile")
+        print(f"{rejoining} answers not ready while the group was joined again after a session timeout")
         assert letters > 0, "nothing was dead-lettered while brokers were killed"
-        not_ready = [(round(t - seen[0][0], 1), status, reachable) for t, status, reachable in seen if status != 200]
-        assert not_ready == [], f"/health was not ready (seconds into the kills, status, reachable): {not_ready}"
+        assert not bad, f"/health was not ready:\n{bad}"
         assert len(seen) >= KILLS * DOWN * 2 * 0.5, f"only {len(seen)} /health answers: the poller fell behind"
         during = log_path.read_text()[len(started) :]
         assert "unreachable" not in during, during[-3000:]

@@ -119,7 +119,8 @@ class KafkaSink:
             metadata_refresh = refresh_ms / 1000 if refresh_ms > 0 else float("inf")
         self._producer_factory: Callable[[dict[str, Any]], Any] = producer_factory or Producer
         #: Whether the brokers answer: one line when none does (librdkafka's ``_ALL_BROKERS_DOWN``; one broker
-        #: failing is not an outage), a reminder at most once a minute, one line at the next delivery.
+        #: failing is not an outage), a reminder at most once a minute, one line at the next delivery or the
+        #: next statistics report with a broker up, whichever comes first.
         self.reachability = Reachability(
             f"Kafka at {bootstrap_servers}",
             "check apiary.bootstrap.servers (--bootstrap-servers), the network, and that the brokers run; "
@@ -128,7 +129,7 @@ class KafkaSink:
         )
         self._last_error = ""  # the last broker's connection error, said with the outage
         try:  # a bad setting is an error now, not a sender thread that dies later
-            first = _Producer(self._producer_factory, self._config, self._refusal, self._error)
+            first = self._new_producer()
         except KafkaException as e:
             raise ConfigError(
                 "Kafka producer",
@@ -296,7 +297,7 @@ class KafkaSink:
                         return
                     self._retry_overflow()
                 try:
-                    session = _Producer(self._producer_factory, self._config, self._refusal, self._error)
+                    session = self._new_producer()
                     break
                 except Exception:
                     log.exception("could not create a Kafka producer for %s; retrying", self.topic)
@@ -455,6 +456,9 @@ class KafkaSink:
             self._advance(in_flight)
             self.spool.checkpoint(force=True)
             cursor.close()
+
+    def _new_producer(self) -> _Producer:
+        return _Producer(self._producer_factory, self._config, self._refusal, self._error, self.reachability.up)
 
     def _error(self, err: Any) -> None:
         """librdkafka's errors other than refusals: every broker down is an outage (said by

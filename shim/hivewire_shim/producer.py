@@ -3,12 +3,14 @@ for good, and one librdkafka producer with what its callbacks told (:class:`_Pro
 
 Invariants: unless the user turns idempotence off, a producer keeps each partition's records in order and
 acknowledges none past one that failed (the gapless guarantee): a failure makes the sender start a new
-producer and resend. A refusal (credentials, certificates) is said once, not on every retry.
+producer and resend. A refusal (credentials, certificates) is said once, not on every retry. A producer
+reports each statistics interval whether a broker is up, sending or not.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -44,6 +46,9 @@ PRODUCER_DEFAULTS: Mapping[str, Any] = {
 #: librdkafka's metadata refresh interval (``topic.metadata.refresh.interval.ms``) when not configured;
 #: the sink re-reads the topic's partition count as often.
 _METADATA_REFRESH_MS = 300_000
+#: librdkafka's statistics interval for the sink's producer (unless configured): a broker coming back is seen
+#: in the next report, and an idle sink says Kafka is reachable again without waiting for an event.
+STATISTICS_INTERVAL_MS = 5_000
 
 
 def _false(value: Any) -> bool:
@@ -108,16 +113,27 @@ class _Producer:
         config: dict[str, Any],
         on_refusal: Callable[[Any], None] = lambda _error: None,
         on_error: Callable[[Any], None] = lambda _error: None,
+        on_broker_up: Callable[[], None] = lambda: None,
     ) -> None:
         self.failure: list[str] = []
         self._on_refusal = on_refusal
         self._on_other = on_error
+        self._on_broker_up = on_broker_up
         #: The partitions where a delivery failed, and how ("failed", or acknowledged without being written).
         self.failed_partitions: dict[int, str] = {}
         self.purging = False
         self.open = True
         self._user_error_cb = config.get("error_cb")
-        self.producer = factory({**config, "error_cb": self._on_error})
+        statistics: dict[str, Any] = {}
+        if "stats_cb" not in config and "statistics.interval.ms" not in config:
+            # librdkafka's only news of a broker coming back while nothing is sent (an idle shim after an outage)
+            statistics = {"statistics.interval.ms": STATISTICS_INTERVAL_MS, "stats_cb": self._on_statistics}
+        self.producer = factory({**config, **statistics, "error_cb": self._on_error})
+
+    def _on_statistics(self, text: str) -> None:
+        with contextlib.suppress(ValueError, AttributeError):
+            if any(b.get("state") == "UP" for b in json.loads(text).get("brokers", {}).values()):
+                self._on_broker_up()
 
     def _on_error(self, error: Any) -> None:
         if callable(self._user_error_cb):

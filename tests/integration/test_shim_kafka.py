@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 from proxy import TcpProxy
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire.events import _apiary as apiary
@@ -158,6 +159,25 @@ def test_500_changes_while_kafka_is_away_all_arrive_in_order(
         finally:
             forwarder.close()
     check_order(consume(kafka, topic, 500), [t.tableName for t in tables], 100)
+
+
+def test_an_idle_sink_says_kafka_is_back_without_an_event(kafka: str, tmp_path: Path) -> None:
+    # Kafka away, then back, while no client changes anything: the sink says so from librdkafka's statistics,
+    # not at the next delivery (which may be hours later).
+    dead = free_port()
+    sink = KafkaSink(
+        f"127.0.0.1:{dead}", f"shim-{uuid.uuid4().hex[:8]}", tmp_path / "spool", producer_config=FAST_RECONNECT
+    )
+    try:
+        wait_for(lambda: sink.reachability.out, "the sink to say Kafka is unreachable", 30)
+        forwarder = TcpProxy(kafka.split(",")[0], dead)
+        try:
+            wait_for(lambda: sink.reachability.reachable, "the sink to say Kafka is reachable again", 30)
+        finally:
+            forwarder.close()
+        assert sink.delivered == 0 and sink.spool.last_seq == 0
+    finally:
+        sink.close()
 
 
 class ShimProcess:

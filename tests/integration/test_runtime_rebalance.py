@@ -1,31 +1,41 @@
 """Two apps sharing a consumer group on Kafka (a real Apache Kafka broker) while one joins or leaves, with
 backpressure in force: nothing is lost, offsets end at the partitions' ends, and pausing covers exactly
-the current assignment, with the eager (range) and the incremental (cooperative-sticky) protocols."""
+the current assignment, with the eager (range) and the incremental (cooperative-sticky) protocols; a member's
+``/health`` stays ready through the rebalances (docs/runtime.md, "Operations")."""
 
 from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 from runtime_harness import KafkaHarness, seq_of, stream
 from waiting import wait_for
 
 import hivewire as hw
-from hivewire.runtime._source import Record
+from hivewire.runtime._source import Assigned, Record, TopicPartition
 
 STRATEGIES = ["range", "cooperative-sticky"]
 
 
 class CountingSource(hw.KafkaSource):
-    """A KafkaSource that counts polls, so a test can let the runner poll a while without timing it."""
+    """A KafkaSource that counts polls, so a test can let the runner poll a while without timing it, and
+    calls :attr:`after_revoke` once the runner has handled a revocation."""
 
     polls = 0
+    after_revoke: Callable[[], None] = staticmethod(lambda: None)
 
     def poll(self, max_records: int, timeout: float) -> Sequence[Record]:
         self.polls += 1
         return super().poll(max_records, timeout)
+
+    def open(self, on_assign: Assigned, on_revoke: Assigned) -> None:
+        def revoked(partitions: list[TopicPartition]) -> None:
+            on_revoke(partitions)
+            self.after_revoke()
+
+        super().open(on_assign, revoked)
 
 
 class Member:
@@ -228,3 +238,45 @@ def test_spilled_records_of_revoked_partitions_are_left_to_their_new_owner(kafka
     # a read again only what it still owned: of the partitions it lost, at most the event it was stuck in.
     assert len([p for p, _, _ in a.seen if p not in mine]) <= 1
     assert harness.committed() == ends(payloads)
+
+
+def test_a_member_stays_ready_while_the_group_rebalances(kafka: str) -> None:
+    # The eager protocol takes every partition of every member at each join and leave (a rolling deploy):
+    # the member that had them is rejoining, not unready. /health asked every 10 ms throughout.
+    harness = KafkaHarness(kafka)
+    harness.send(stream(200, tables=20))
+    a = Member(harness, "a", "range", gated=False)
+    b: Member | None = None
+    answers: list[dict[str, object]] = []
+    asking = threading.Event()
+
+    def ask() -> None:
+        while not asking.wait(0.01):
+            runner = a.app._runner
+            if runner is not None:
+                answers.append(runner.health())
+
+    def after_revoke() -> None:  # on a's polling thread, inside the rebalance: certainly seen
+        assert a.app._runner is not None
+        answers.append(a.app._runner.health())
+
+    poller = threading.Thread(target=ask, daemon=True)
+    try:
+        wait_for(lambda: a.assigned() == {0, 1, 2, 3}, "a to own every partition", 60)
+        a.source.after_revoke = after_revoke
+        poller.start()
+        b = Member(harness, "b", "range", gated=False)
+        wait_for(lambda: len(a.assigned()) == 2 and len(b.assigned()) == 2, "b to join", 60)
+        b.stop()
+        wait_for(lambda: a.assigned() == {0, 1, 2, 3}, "a to take b's partitions back", 60)
+    finally:
+        asking.set()
+        poller.join(10)
+        a.source.after_revoke = lambda: None  # stopping revokes too, and is DOWN
+        a.stop()
+        if b is not None:
+            b.stop()
+    rebalancing = [h for h in answers if h["rebalancing_s"] is not None]
+    assert len(rebalancing) >= 2, f"{len(rebalancing)} of {len(answers)} answers inside the two rebalances"
+    assert all(h["status"] == "UP" and h["assigned"] == [] for h in rebalancing), rebalancing[:3]
+    assert [h for h in answers if h["status"] != "UP"] == []

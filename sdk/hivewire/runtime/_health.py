@@ -2,7 +2,8 @@
 
 Invariants: ``alive`` (liveness) asks only whether the process works: the polling loop turns (a poll within
 the last 30 s) and no listener leaks threads, whatever Kafka does; ``status`` (readiness) is UP only when it
-is alive, the source is reachable and partitions are assigned.
+is alive, the source is reachable and partitions are assigned, or were until at most :data:`REJOIN_GRACE`
+seconds ago (a rebalance: the group takes partitions back before it hands them out again).
 """
 
 from __future__ import annotations
@@ -14,6 +15,12 @@ from hivewire.runtime._lane import Lane, Watchdog
 from hivewire.runtime._source import Source, SupportsReachability, SupportsWaiting, TopicPartition
 from hivewire.runtime._tracker import CommitTracker
 
+#: Seconds a member that had partitions stays ready once a rebalance took them all: the eager protocol takes
+#: every member's partitions at each join or leave (a rolling deploy), and a session timeout after the group
+#: coordinator's broker died takes them until the member has joined again. A member left with none for
+#: longer (more members than partitions, a group that cannot rebalance) is DOWN.
+REJOIN_GRACE = 60.0
+
 
 def health(
     *,
@@ -24,17 +31,20 @@ def health(
     watchdog: Watchdog,
     tracker: CommitTracker,
     assigned: Set[TopicPartition],
+    unassigned_for: float | None,
     now: float,
 ) -> dict[str, Any]:
-    """``/health`` of a runner: UP while ``polling`` with partitions ``assigned`` and ``source`` reachable,
-    unless a listener left more hung threads behind than allowed. Each listener as :meth:`Lane.health` says;
+    """``/health`` of a runner: UP while ``polling`` with partitions ``assigned`` (or, having had some, without
+    any for ``unassigned_for`` seconds, at most :data:`REJOIN_GRACE`) and ``source`` reachable, unless a
+    listener left more hung threads behind than allowed. Each listener as :meth:`Lane.health` says;
     ``oldest_pending_batch_s``: how long commits have been waiting."""
     reachable = not isinstance(source, SupportsReachability) or source.reachability.reachable
     listeners = {lane.name: lane.health(now) for lane in lanes}
     stuck_names = [name for name, lane in listeners.items() if lane["stuck"]]
     leaking = sorted(watchdog.over_cap)
     alive = polling and not leaking
-    ready = alive and reachable and bool(assigned)
+    rejoining = not assigned and unassigned_for is not None and unassigned_for <= REJOIN_GRACE
+    ready = alive and reachable and (bool(assigned) or rejoining)
     waiting = source.waiting_for if isinstance(source, SupportsWaiting) else None
     reason = source.waiting_reason if isinstance(source, SupportsWaiting) else None
     return {
@@ -43,6 +53,7 @@ def health(
         "reachable": reachable,
         "paused": paused,
         "assigned": sorted(f"{t}/{p}" for t, p in assigned),
+        "rebalancing_s": round(unassigned_for, 1) if unassigned_for is not None and not assigned else None,
         "waiting_for_assignment_s": round(waiting, 1) if waiting is not None else None,
         "waiting_reason": reason,
         "pending_batches": tracker.pending_batches,

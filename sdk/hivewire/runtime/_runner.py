@@ -121,6 +121,8 @@ class Runner:
         self.last_poll = time.monotonic()
         self.started = False
         self.assigned: set[TopicPartition] = set()
+        #: When a rebalance took the last assigned partition (None: some assigned, or none ever).
+        self.unassigned_since: float | None = None
         self.positions: dict[TopicPartition, int] = {}  # the next offset to read, per partition polled
         self.committed: dict[TopicPartition, int] = {}  # the last offset committed (or read from), per partition
         # Undecodable records dead-lettered and not yet acknowledged: bounded like a listener's backlog.
@@ -365,6 +367,8 @@ class Runner:
     def _on_assign(self, partitions: list[TopicPartition]) -> None:
         log.info("assigned %s", sorted(partitions))
         self.assigned |= set(partitions)
+        if self.assigned:
+            self.unassigned_since = None
         self.tracker.assign(partitions)
         if self.membership is not None:
             self.membership.hold(self.assigned)
@@ -379,6 +383,8 @@ class Runner:
             # would hold the polling thread (and liveness) for as long as the broker is away. A commit that
             # does not make it means those records are read again by the new owner (at least once).
             self.source.commit(final, wait=False)
+        if self.assigned and not self.assigned - set(partitions):
+            self.unassigned_since = time.monotonic()
         self.assigned -= set(partitions)
         if self.switches is not None:
             self.switches.revoked(partitions)
@@ -437,6 +443,10 @@ class Runner:
     def health(self) -> dict[str, Any]:
         """``/health``: see :func:`hivewire.runtime._health.health`."""
         now = time.monotonic()
+        # the assignment before the time it emptied: a revocation sets the time first (answered from another
+        # thread than the polling one, which changes both)
+        assigned = frozenset(self.assigned)
+        since = self.unassigned_since
         return health(
             polling=self.started and not self.stopping.is_set() and now - self.last_poll < 30,
             paused=self.paused,
@@ -444,6 +454,7 @@ class Runner:
             lanes=self.lanes,
             watchdog=self.watchdog,
             tracker=self.tracker,
-            assigned=self.assigned,
+            assigned=assigned,
+            unassigned_for=None if since is None else now - since,
             now=now,
         )

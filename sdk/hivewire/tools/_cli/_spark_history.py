@@ -44,7 +44,7 @@ def spark_history(**params: object) -> None:
         uris = None if zookeeper is not None else config.optional(keys.METASTORE_URIS)
         if zookeeper is None and uris is None:
             raise ConfigError(keys.SPARK_ZOOKEEPER.name, f"set it or {keys.METASTORE_URIS.name} to find the metastore")
-        # before Spark starts (tens of seconds): a SIGINT or SIGTERM meanwhile stops the command once it has
+        # before Spark starts (tens of seconds): a SIGINT or SIGTERM meanwhile stops the command once it is up
         stop = stop_on_signals("hivewire.spark.history", "stopping the query")
         spark = session(
             zookeeper=zookeeper,

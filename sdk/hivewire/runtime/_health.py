@@ -16,9 +16,9 @@ from hivewire.runtime._source import Source, SupportsReachability, SupportsWaiti
 from hivewire.runtime._tracker import CommitTracker
 
 #: Seconds a member that had partitions stays ready once a rebalance took them all: the eager protocol takes
-#: every member's partitions at each join or leave (a rolling deploy), and a session timeout after the group
-#: coordinator's broker died takes them until the member has joined again. A member left with none for
-#: longer (more members than partitions, a group that cannot rebalance) is DOWN.
+#: every member's partitions at each join or leave (a rolling deploy) before it hands them out again. A
+#: member left with none for longer (more members than partitions, a group that cannot rebalance) is DOWN,
+#: and so is one whose partitions were lost (the group dropped it: its session timed out) until it has some.
 REJOIN_GRACE = 60.0
 
 

@@ -183,6 +183,7 @@ class KafkaSource:
         self.retention = RetentionWatch(self._records_missing)
         # Joining the group: when the wait for an assignment began (None: assigned), and when it was last said.
         self._waiting_since: float | None = None
+        self._losing = False  # partitions being revoked were lost (session timed out), not rebalanced
         self._waiting_said = 0.0
         #: The subscribed topic does not exist (librdkafka said so while this consumer waited for partitions).
         self.missing_topic: str | None = None
@@ -286,6 +287,13 @@ class KafkaSource:
             self.retention.revoked(partitions)
             on_revoke([(p.topic, p.partition) for p in partitions])
 
+        def lost(consumer: Consumer, partitions: list[TopicPartition]) -> None:
+            self._losing = True
+            try:
+                revoked(consumer, partitions)
+            finally:
+                self._losing = False
+
         try:
             self._consumer = Consumer(conf)
         except KafkaException as e:
@@ -299,12 +307,19 @@ class KafkaSource:
             raise ConfigError(
                 "hivewire.dead.letter.producer.*", f"librdkafka refuses the dead-letter producer settings: {reason(e)}"
             ) from e
-        # A lost partition (session timed out) is revoked without a chance to commit; same bookkeeping.
-        self._consumer.subscribe([self.topic], on_assign=assigned, on_revoke=revoked, on_lost=revoked)
+        # A lost partition (session timed out) is revoked without a chance to commit; same bookkeeping, and
+        # :attr:`losing` says which it was.
+        self._consumer.subscribe([self.topic], on_assign=assigned, on_revoke=revoked, on_lost=lost)
         self._waiting_since = self._waiting_said = time.monotonic()
         log.info(
             "joining consumer group %s; waiting for partition assignment from the group coordinator", self.group_id
         )
+
+    @property
+    def losing(self) -> bool:
+        """True while the partitions being revoked were lost: the group dropped this consumer (its session
+        timed out), rather than a rebalance taking them back."""
+        return self._losing
 
     @property
     def waiting_for(self) -> float | None:

@@ -48,6 +48,7 @@ from hivewire.runtime._shutdown import summary, wind_down
 from hivewire.runtime._source import (
     Record,
     Source,
+    SupportsLoss,
     SupportsMetrics,
     TopicPartition,
 )
@@ -384,7 +385,10 @@ class Runner:
             # does not make it means those records are read again by the new owner (at least once).
             self.source.commit(final, wait=False)
         if self.assigned and not self.assigned - set(partitions):
-            self.unassigned_since = time.monotonic()
+            # a rebalance takes them back to hand them out again: ready meanwhile; lost ones (the group
+            # dropped this member) are not coming back by themselves
+            lost = isinstance(self.source, SupportsLoss) and self.source.losing
+            self.unassigned_since = None if lost else time.monotonic()
         self.assigned -= set(partitions)
         if self.switches is not None:
             self.switches.revoked(partitions)

@@ -159,6 +159,16 @@ class SupportsWaiting(Protocol):
 
 
 @runtime_checkable
+class SupportsLoss(Protocol):
+    """A source that tells a lost assignment from a revoked one: while it hands the runtime partitions that
+    the group took from this member without a rebalance (its session timed out: the coordinator did not hear
+    from it), :attr:`losing` is True."""
+
+    @property
+    def losing(self) -> bool: ...
+
+
+@runtime_checkable
 class SupportsTail(Protocol):
     """A source that singleton listeners can read: a new :class:`Tail` over every partition of its topic."""
 

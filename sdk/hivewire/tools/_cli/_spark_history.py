@@ -1,6 +1,16 @@
-"""``hivewire spark-history``: the topic's events into a metastore table on Spark, exactly once."""
+"""``hivewire spark-history``: the topic's events into a metastore table on Spark, exactly once.
+
+Invariant: SIGINT and SIGTERM only ask the query to stop, from the start on. The SparkSession is made on a
+thread of its own: PySpark puts a SIGINT handler of its own in place when a SparkContext is made on the main
+thread, and that handler makes a Py4J call from inside the signal (a "reentrant call" error while the main
+thread waits on Py4J) and raises KeyboardInterrupt.
+"""
 
 from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 import click
 
@@ -46,14 +56,16 @@ def spark_history(**params: object) -> None:
             raise ConfigError(keys.SPARK_ZOOKEEPER.name, f"set it or {keys.METASTORE_URIS.name} to find the metastore")
         # before Spark starts (tens of seconds): a SIGINT or SIGTERM meanwhile stops the command once it is up
         stop = stop_on_signals("hivewire.spark.history", "stopping the query")
-        spark = session(
-            zookeeper=zookeeper,
-            namespace=config.read(keys.SPARK_NAMESPACE) if zookeeper is not None else None,
-            uris=uris,
-            app_name=f"hivewire-history-{settings.table}",
-            master=config.optional(keys.SPARK_MASTER),
-            conf=config.with_prefix(keys.SPARK_CONF_PREFIX.name),
-            metastore_version=config.optional(keys.SPARK_METASTORE_VERSION),
+        spark = _off_the_main_thread(
+            lambda: session(
+                zookeeper=zookeeper,
+                namespace=config.read(keys.SPARK_NAMESPACE) if zookeeper is not None else None,
+                uris=uris,
+                app_name=f"hivewire-history-{settings.table}",
+                master=config.optional(keys.SPARK_MASTER),
+                conf=config.with_prefix(keys.SPARK_CONF_PREFIX.name),
+                metastore_version=config.optional(keys.SPARK_METASTORE_VERSION),
+            )
         )
     except ConfigError as e:
         raise usage(e, FLAGS) from e
@@ -64,3 +76,27 @@ def spark_history(**params: object) -> None:
             run_history(spark, settings, stop)
     finally:
         spark.stop()
+
+
+_T = TypeVar("_T")
+
+
+def _off_the_main_thread(make: Callable[[], _T]) -> _T:
+    """``make()`` run on a thread of its own (the main thread keeps taking signals meanwhile); its exception,
+    if any, raised here."""
+    made: list[_T] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            made.append(make())
+        except BaseException as e:  # raised again on the main thread
+            failed.append(e)
+
+    thread = threading.Thread(target=run, name="hivewire-spark-session", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.2)
+    if failed:
+        raise failed[0]
+    return made[0]

@@ -458,7 +458,13 @@ class KafkaSink:
             cursor.close()
 
     def _new_producer(self) -> _Producer:
-        return _Producer(self._producer_factory, self._config, self._refusal, self._error, self.reachability.up)
+        return _Producer(self._producer_factory, self._config, self._refusal, self._error, self._broker_up)
+
+    def _broker_up(self) -> None:
+        """A statistics report with a broker up: Kafka is reachable again, unless it refuses the shim (said
+        once, and cleared by the next delivery)."""
+        if self.refused is None:
+            self.reachability.up()
 
     def _error(self, err: Any) -> None:
         """librdkafka's errors other than refusals: every broker down is an outage (said by

@@ -345,7 +345,12 @@ class Bench:
             handled = self._handled(port, contender)
         finally:
             proc.send_signal(signal.SIGTERM)
-            proc.wait(120)
+            try:
+                proc.wait(120)
+            except subprocess.TimeoutExpired:
+                proc.kill()  # a run that does not stop within two minutes is not left behind
+                proc.wait()
+                print(f"hivewire run did not stop within 120 s of SIGTERM: killed; its log: {log}", file=sys.stderr)
         if handled < result.events:
             sys.exit(f"hivewire run committed {result.events} events but its listeners handled {handled}")
         errors = [line for line in log.read_text(errors="replace").splitlines() if "ERROR" in line]

@@ -10,12 +10,11 @@ reports each statistics interval whether a broker is up, sending or not.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hivewire.runtime._kafka_log import LibrdkafkaLog
+from hivewire.runtime._kafka_log import LibrdkafkaLog, broker_states
 
 __all__ = ["PRODUCER_DEFAULTS"]
 
@@ -131,9 +130,8 @@ class _Producer:
         self.producer = factory({**config, **statistics, "error_cb": self._on_error})
 
     def _on_statistics(self, text: str) -> None:
-        with contextlib.suppress(ValueError, AttributeError):
-            if any(b.get("state") == "UP" for b in json.loads(text).get("brokers", {}).values()):
-                self._on_broker_up()
+        if "UP" in broker_states(text):
+            self._on_broker_up()
 
     def _on_error(self, error: Any) -> None:
         if callable(self._user_error_cb):

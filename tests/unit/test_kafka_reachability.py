@@ -11,6 +11,7 @@ import pytest
 from confluent_kafka import KafkaError
 
 from hivewire.runtime._kafka import KafkaSource
+from hivewire.runtime._kafka_log import broker_states
 
 
 def statistics(**states: str) -> str:
@@ -61,4 +62,28 @@ def test_no_broker_up_is_an_outage_at_the_second_report_in_a_row(source: KafkaSo
     source._statistics(statistics(b1="DOWN", b2="DOWN", b3="CONNECT"))
     assert not source.reachability.reachable
     source._statistics(statistics(b1="UP", b2="DOWN", b3="DOWN"))
+    assert source.reachability.reachable
+
+
+@pytest.mark.parametrize(
+    ("report", "states"),
+    [
+        (statistics(b1="DOWN", b2="UP"), ["DOWN", "UP"]),
+        (json.dumps({"brokers": {}}), []),
+        ("{not json", []),
+        ("[1, 2]", []),
+        (json.dumps({"brokers": ["UP"]}), []),
+        (json.dumps({"brokers": {"b1": "UP", "b2": {"state": "INIT"}}}), ["INIT"]),
+    ],
+)
+def test_a_statistics_report_gives_the_brokers_states_and_nothing_for_what_is_not_one(
+    report: str, states: list[str]
+) -> None:
+    assert broker_states(report) == states
+
+
+def test_a_malformed_statistics_report_changes_nothing(source: KafkaSource) -> None:
+    source._statistics(statistics(b1="UP"))
+    source._statistics("{not json")
+    source._statistics("[]")
     assert source.reachability.reachable

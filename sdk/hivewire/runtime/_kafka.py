@@ -55,7 +55,6 @@ run --group-instance-id`` sets, is the user's choice, not a default: docs/runtim
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -75,7 +74,7 @@ from hivewire.config._kafka import CONSUMER_PREFIX, KafkaValue, consumer_setting
 from hivewire.errors import ConfigError, HivewireError, SourceError
 from hivewire.runtime._kafka_bad_setting import bad_setting
 from hivewire.runtime._kafka_letters import DEFAULT_MAX_MESSAGE, DeadLetterProducer
-from hivewire.runtime._kafka_log import LibrdkafkaLog
+from hivewire.runtime._kafka_log import LibrdkafkaLog, broker_states
 from hivewire.runtime._kafka_readers import KafkaReader, KafkaTail, reason
 from hivewire.runtime._kafka_refusal import Refusal, refusal
 from hivewire.runtime._retention import RetentionWatch
@@ -252,14 +251,11 @@ class KafkaSource:
             log.warning("Kafka client error: %s", err.str())
 
     def _statistics(self, text: str) -> None:
-        try:
-            brokers = json.loads(text).get("brokers", {})
-        except ValueError:
-            return
-        if any(b.get("state") == "UP" for b in brokers.values()):
+        states = broker_states(text)
+        if "UP" in states:
             self._none_up = False
             self.reachability.up()
-        elif brokers and self.reachability.connected_once:
+        elif states and self.reachability.connected_once:
             # No connection up at this report: an outage if the previous report had none either (a consumer
             # whose broker just died connects to another within the interval).
             if self._none_up:

@@ -1,5 +1,8 @@
 """librdkafka's log lines, as hivewire's clients pass them to Python logging (:class:`LibrdkafkaLog`).
 
+Also :func:`broker_states`, the brokers' connection states in one of librdkafka's statistics reports, which
+hivewire's consumer and the shim's producer read to say a broker answers again.
+
 Invariant: lines about a connection failure, about what librdkafka retries while a broker takes over, and about
 a refusal are logged at DEBUG only: something else speaks for each of them once (a
 :class:`~hivewire._reachability.Reachability` for outages, the client's error callback for refusals), where
@@ -9,6 +12,7 @@ level.
 
 from __future__ import annotations
 
+import json
 import logging
 
 from hivewire.runtime._kafka_refusal import RefusalLog
@@ -30,3 +34,16 @@ class LibrdkafkaLog:
         facility = args[0] if args else ""
         quiet = facility in _CONNECTION_FACILITIES or facility in _RETRIED_FACILITIES
         self._out.log(logging.DEBUG if quiet else level, fmt, *args)
+
+
+def broker_states(statistics: str) -> list[str]:
+    """The connection state of each broker (``"UP"``, ``"DOWN"``, ``"CONNECT"``, ...) in one librdkafka statistics
+    report (its ``stats_cb`` JSON); none for a report that is not the JSON object librdkafka writes."""
+    try:
+        report = json.loads(statistics)
+    except ValueError:
+        return []
+    brokers = report.get("brokers") if isinstance(report, dict) else None
+    if not isinstance(brokers, dict):
+        return []
+    return [str(b.get("state")) for b in brokers.values() if isinstance(b, dict)]

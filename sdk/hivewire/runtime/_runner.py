@@ -124,6 +124,8 @@ class Runner:
         self.assigned: set[TopicPartition] = set()
         #: When a rebalance took the last assigned partition (None: some assigned, or none ever).
         self.unassigned_since: float | None = None
+        # held while either of those two changes and while /health reads them (another thread)
+        self._assignment_lock = threading.Lock()
         self.positions: dict[TopicPartition, int] = {}  # the next offset to read, per partition polled
         self.committed: dict[TopicPartition, int] = {}  # the last offset committed (or read from), per partition
         # Undecodable records dead-lettered and not yet acknowledged: bounded like a listener's backlog.
@@ -367,9 +369,10 @@ class Runner:
 
     def _on_assign(self, partitions: list[TopicPartition]) -> None:
         log.info("assigned %s", sorted(partitions))
-        self.assigned |= set(partitions)
-        if self.assigned:
-            self.unassigned_since = None
+        with self._assignment_lock:
+            self.assigned |= set(partitions)
+            if self.assigned:
+                self.unassigned_since = None
         self.tracker.assign(partitions)
         if self.membership is not None:
             self.membership.hold(self.assigned)
@@ -384,12 +387,13 @@ class Runner:
             # would hold the polling thread (and liveness) for as long as the broker is away. A commit that
             # does not make it means those records are read again by the new owner (at least once).
             self.source.commit(final, wait=False)
-        if self.assigned and not self.assigned - set(partitions):
-            # a rebalance takes them back to hand them out again: ready meanwhile; lost ones (the group
-            # dropped this member) are not coming back by themselves
-            lost = isinstance(self.source, SupportsLoss) and self.source.losing
-            self.unassigned_since = None if lost else time.monotonic()
-        self.assigned -= set(partitions)
+        with self._assignment_lock:
+            if self.assigned and not self.assigned - set(partitions):
+                # a rebalance takes them back to hand them out again: ready meanwhile; lost ones (the group
+                # dropped this member) are not coming back by themselves
+                lost = isinstance(self.source, SupportsLoss) and self.source.losing
+                self.unassigned_since = None if lost else time.monotonic()
+            self.assigned -= set(partitions)
         if self.switches is not None:
             self.switches.revoked(partitions)
         if self.membership is not None:
@@ -447,10 +451,9 @@ class Runner:
     def health(self) -> dict[str, Any]:
         """``/health``: see :func:`hivewire.runtime._health.health`."""
         now = time.monotonic()
-        # the assignment before the time it emptied: a revocation sets the time first (answered from another
-        # thread than the polling one, which changes both)
-        assigned = frozenset(self.assigned)
-        since = self.unassigned_since
+        with self._assignment_lock:  # answered from another thread than the polling one, which changes both
+            assigned = frozenset(self.assigned)
+            since = self.unassigned_since
         return health(
             polling=self.started and not self.stopping.is_set() and now - self.last_poll < 30,
             paused=self.paused,

@@ -16,9 +16,7 @@ import struct
 import subprocess
 import sys
 import threading
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from confluent_kafka import TopicPartition as KafkaPartition
 from hmsclient import hmsclient
 from oracle import Recorded, RecordedMetastore
 from runtime_harness import topic_size
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire.events._notification import from_notification
@@ -325,7 +324,7 @@ def test_kill_9_at_random_moments_never_skips_an_event(
         proc = subprocess.Popen([sys.executable, str(script), uri, str(position), str(handled)], env=env)
         try:
             target = len(handled_ids(handled)) + rng.randint(3, 20)
-            assert wait_until(lambda p=proc, t=target: len(handled_ids(handled)) >= t or p.poll() is not None, 120)
+            wait_for(lambda p=proc, t=target: len(handled_ids(handled)) >= t or p.poll() is not None, "events", 120)
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.wait(30)
@@ -335,15 +334,6 @@ def test_kill_9_at_random_moments_never_skips_an_event(
     ids = handled_ids(handled)
     assert set(ids) >= set(range(first, last + 1))  # every event id handled at least once
     assert min(ids) == first and FilePosition(position).load() == last
-
-
-def wait_until(condition: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 # -- the bridge ---------------------------------------------------------------------------------------------
@@ -393,7 +383,7 @@ def test_the_bridge_publishes_each_event_once_across_kill_9(
     for target in (10, 30):
         proc = subprocess.Popen(command, env=env)
         try:
-            assert wait_until(lambda p=proc, t=target: topic_size(kafka, topic) >= t or p.poll() is not None, 120)
+            wait_for(lambda p=proc, t=target: topic_size(kafka, topic) >= t or p.poll() is not None, "messages", 120)
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.wait(30)

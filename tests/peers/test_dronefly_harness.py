@@ -9,10 +9,9 @@ listener does).
 
 from __future__ import annotations
 
-import time
-
 from callback_recorder import comparable
 from dronefly import DroneFly, HivewireRun, of_database
+from waiting import wait_for
 
 import hivewire as hw
 from hivewire.tools._testing import make_partition, make_table, produce
@@ -21,13 +20,13 @@ from hivewire.tools._testing import make_partition, make_table, produce
 def wait_for_records(
     peer: DroneFly | HivewireRun, db: str, count: int, timeout: float = 120
 ) -> list[dict[str, object]]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def enough() -> list[dict[str, object]] | None:
         records = of_database(peer.records(), db)
-        if len(records) >= count:
-            return records
-        time.sleep(0.5)
-    raise AssertionError(f"{len(of_database(peer.records(), db))} of {count} records of {db} in {peer.recording}")
+        return records if len(records) >= count else None
+
+    found: list[dict[str, object]] = wait_for(enough, f"{count} records of {db} in {peer.recording}", timeout, 0.5)
+    return found
 
 
 def test_both_releases_and_hivewire_record_the_same_callbacks(
@@ -69,7 +68,5 @@ def test_a_message_drone_fly_cannot_read_shows_in_its_errors(
     dronefly_108.caught_up(kafka, peers_topic)
     mark = dronefly_108.mark()
     produce(kafka, peers_topic, [b'{"eventType": "ON_NOTHING_KNOWN"}'])
-    deadline = time.monotonic() + 60
-    while not dronefly_108.errors(mark) and time.monotonic() < deadline:
-        time.sleep(0.5)
+    wait_for(lambda: dronefly_108.errors(mark), "an error in Drone Fly 1.0.8's log", 60, 0.5)
     assert any("Cannot unmarshal" in line for line in dronefly_108.errors(mark)), dronefly_108.log_tail(30)

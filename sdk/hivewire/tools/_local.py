@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import random
 import re
 import shlex
 import shutil
@@ -36,9 +37,30 @@ from hivewire.errors import HivewireError, PrerequisiteError
 MIN_JAVA = 17
 
 
+#: Where :func:`free_port` picks from: below the kernel's ephemeral range (``ip_local_port_range``, from 32768 by
+#: default), which every outgoing connection takes its local port from. A port the kernel hands out for
+#: ``bind(0)`` is in that range, and between the check and the service's own bind an outgoing connection (a
+#: Kafka client's, say) may take it: the service then fails with "Address already in use" (seen in the tests).
+_PICK_FROM = 10000
+_random = random.SystemRandom()  # not the global generator: a test seeding it would make processes pick alike
+
+
+def _ephemeral_start() -> int:
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    return 32768
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    """A TCP port nothing listens on right now (free on every interface), outside the range the kernel gives
+    outgoing connections, so none of those takes it before the service that asked binds it."""
+    end = _ephemeral_start()
+    for _ in range(100 if end - _PICK_FROM >= 1000 else 0):
+        port = _random.randrange(_PICK_FROM, end)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s, contextlib.suppress(OSError):
+            s.bind(("0.0.0.0", port))  # all addresses: a listener on any of them holds the port
+            return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:  # no room below the range: the kernel's pick
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
